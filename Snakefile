@@ -1,0 +1,24 @@
+# Reproduction of "Let it Calm: Exploratory Annealed Decoding for Verifiable RL".
+#   snakemake --cores all                                   # default CPU profile (configs/config.yaml)
+#   snakemake --cores all --configfile configs/smoke.yaml   # tiny CI-sized run (deltas over the default)
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "configs/config.yaml"
+
+
+# Jobs find the environment's `python` through PATH (see workflow/rules/common.smk).
+envvars:
+    "PATH",
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/schedule.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        get_final_figures(),

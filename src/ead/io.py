@@ -1,0 +1,57 @@
+"""Atomic writes and logging shared by every job: nothing half-written is ever left at an output path."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+
+@contextmanager
+def atomic_path(path: str | Path):
+    """Yield a temporary path in the target's directory; rename it onto ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_table(df: pd.DataFrame, path: str | Path) -> None:
+    """Write a tidy table atomically as CSV or Parquet, chosen by the file suffix."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        if path.suffix == ".csv":
+            df.to_csv(tmp, index=False)
+        elif path.suffix == ".parquet":
+            df.to_parquet(tmp, index=False)
+        else:
+            raise ValueError(f"Unsupported table format {path.suffix!r} for {path}; use .csv or .parquet")
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a table written by :func:`write_table`."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"Result table {path} does not exist; run the rule that produces it first")
+    if path.suffix == ".csv":
+        return pd.read_csv(path)
+    if path.suffix == ".parquet":
+        return pd.read_parquet(path)
+    raise ValueError(f"Unsupported table format {path.suffix!r} for {path}; use .csv or .parquet")
+
+
+def setup_logging(name: str) -> logging.Logger:
+    """Log to stderr (Snakemake redirects it to the rule's log file)."""
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    return logging.getLogger(name)

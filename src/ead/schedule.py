@@ -1,0 +1,188 @@
+"""Temperature schedules: what temperature each response token is sampled at.
+
+Every sampler in this package takes "a schedule". A schedule maps (response position t, RL global step s)
+to a temperature. Positions are 0-based and count response tokens only (the prompt is not counted).
+
+* ``FixedTemperature(tau)``: tau everywhere (standard temperature sampling).
+* ``AnnealedSchedule(...)``: Exploratory Annealed Decoding (EAD, paper Sec. 4)::
+
+      tau_t = 1                                                   for t < c (warm-up)
+      tau_t = max(1 + tau_max - exp(t / (decay_scale * d_s)), tau_min)   otherwise
+      d_s   = min(d0 + step_factor * s, d_max)                    (global-step-aware decay)
+
+  ``decay_scale = 1`` is the paper's formula. The authors' code divides by ``20 * d_s``; set
+  ``decay_scale = 20`` to reproduce that reading (see README, "Where we differ from the reference code").
+
+The arithmetic lives in one vectorised function, :func:`annealed_temperature`, which accepts numpy arrays,
+torch tensors or Python scalars, broadcasts per-row parameters against positions, and is shared by the
+HF and vLLM samplers so that every engine computes bit-for-bit the same temperatures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+__all__ = [
+    "AnnealedSchedule",
+    "FixedTemperature",
+    "Schedule",
+    "SCHEDULES",
+    "annealed_temperature",
+    "build_schedule",
+    "register_schedule",
+    "step_decay",
+]
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+def step_decay(step, d0: float, step_factor: float, d_max: float):
+    """Global-step-aware decay ``d_s = min(d0 + step_factor * s, d_max)`` (scalar or array)."""
+    if _is_torch(step):
+        return (d0 + step_factor * step).clamp(max=d_max)
+    if isinstance(step, np.ndarray):
+        return np.minimum(d0 + step_factor * step, d_max)
+    return min(d0 + step_factor * step, d_max)
+
+
+def annealed_temperature(positions, tau_max, tau_min, decay, warmup):
+    """EAD temperature at 0-based response ``positions`` for an *effective* decay ``decay``.
+
+    ``decay`` already contains the step (d_s) and any decay_scale factor. All arguments broadcast, so a
+    batch with per-row parameters passes ``positions`` of shape (B,) and parameters of shape (B,).
+    Returns the same array type as ``positions`` (numpy, torch, or float for scalars).
+    """
+    if _is_torch(positions):
+        import torch
+
+        t = positions.to(torch.float64)
+        tau_max, tau_min, decay, warmup = (
+            torch.as_tensor(a, dtype=torch.float64, device=t.device) for a in (tau_max, tau_min, decay, warmup)
+        )
+        annealed = torch.maximum(1.0 + tau_max - torch.exp(t / decay), tau_min)
+        return torch.where(t < warmup, torch.ones_like(annealed), annealed)
+    if isinstance(positions, np.ndarray) or any(isinstance(a, np.ndarray) for a in (tau_max, tau_min, decay, warmup)):
+        t = np.asarray(positions, dtype=np.float64)
+        annealed = np.maximum(1.0 + np.asarray(tau_max) - np.exp(t / np.asarray(decay)), tau_min)
+        return np.where(t < warmup, 1.0, annealed)
+    if positions < warmup:
+        return 1.0
+    return max(1.0 + tau_max - math.exp(positions / decay), tau_min)
+
+
+class Schedule:
+    """Interface: ``temperatures(positions, step=0)`` -> temperatures with the type/shape of ``positions``."""
+
+    name: ClassVar[str]
+
+    def temperatures(self, positions, step: int = 0):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        """Parameters plus ``name``; ``build_schedule(s.to_dict())`` rebuilds an equal schedule."""
+        return {"name": self.name, **asdict(self)}
+
+
+SCHEDULES: dict[str, type[Schedule]] = {}
+
+
+def register_schedule(name: str):
+    """Class decorator adding a schedule to the registry under ``name`` (verl-style registry)."""
+
+    def decorator(cls):
+        if name in SCHEDULES:
+            raise ValueError(f"Schedule {name!r} is already registered by {SCHEDULES[name].__name__}")
+        cls.name = name
+        SCHEDULES[name] = cls
+        return cls
+
+    return decorator
+
+
+@register_schedule("fixed")
+@dataclass(frozen=True)
+class FixedTemperature(Schedule):
+    """Standard temperature sampling at a constant ``tau``."""
+
+    tau: float = 1.0
+
+    def __post_init__(self):
+        if not self.tau > 0:
+            raise ValueError(f"fixed schedule: tau must be > 0, got tau={self.tau}")
+
+    def temperatures(self, positions, step: int = 0):
+        if _is_torch(positions):
+            import torch
+
+            return torch.full(positions.shape, float(self.tau), dtype=torch.float64, device=positions.device)
+        if isinstance(positions, np.ndarray):
+            return np.full(positions.shape, float(self.tau))
+        return float(self.tau)
+
+
+@register_schedule("ead")
+@dataclass(frozen=True)
+class AnnealedSchedule(Schedule):
+    """Exploratory Annealed Decoding: hot early, cool late, warm-up at tau = 1, decay growing with step."""
+
+    tau_max: float = 1.2
+    tau_min: float = 0.1
+    d0: float = 25.0
+    step_factor: float = 5.0
+    d_max: float = 40000.0
+    warmup: int = 10
+    decay_scale: float = 1.0
+
+    def __post_init__(self):
+        problems = []
+        if not self.tau_min > 0:
+            problems.append(f"tau_min must be > 0, got tau_min={self.tau_min}")
+        if self.tau_min > self.tau_max:
+            problems.append(f"tau_min must be <= tau_max, got tau_min={self.tau_min} > tau_max={self.tau_max}")
+        if not self.d0 > 0:
+            problems.append(f"d0 must be > 0, got d0={self.d0}")
+        if self.step_factor < 0:
+            problems.append(f"step_factor must be >= 0, got step_factor={self.step_factor}")
+        if self.d_max < self.d0:
+            problems.append(f"d_max must be >= d0, got d_max={self.d_max} < d0={self.d0}")
+        if self.warmup < 0:
+            problems.append(f"warmup (c) must be >= 0, got warmup={self.warmup}")
+        if not self.decay_scale > 0:
+            problems.append(f"decay_scale must be > 0, got decay_scale={self.decay_scale}")
+        if problems:
+            raise ValueError("ead schedule: " + "; ".join(problems))
+
+    def decay(self, step=0):
+        """d_s for global step ``step`` (scalar or array), *without* decay_scale."""
+        return step_decay(step, self.d0, self.step_factor, self.d_max)
+
+    def effective_decay(self, step=0):
+        """The divisor of t in the exponent: ``decay_scale * d_s``."""
+        return self.decay_scale * self.decay(step)
+
+    def temperatures(self, positions, step: int = 0):
+        return annealed_temperature(positions, self.tau_max, self.tau_min, self.effective_decay(step), self.warmup)
+
+
+def build_schedule(spec: dict | Schedule) -> Schedule:
+    """Build a schedule from ``{"name": <registered name>, **params}``; unknown names list the known ones."""
+    if isinstance(spec, Schedule):
+        return spec
+    if not isinstance(spec, dict) or "name" not in spec:
+        raise ValueError(f"A schedule spec must be a mapping with a 'name' key, got {spec!r}")
+    params = {k: v for k, v in spec.items() if k != "name"}
+    name = spec["name"]
+    if name not in SCHEDULES:
+        raise ValueError(f"Unsupported schedule {name!r}. Supported schedules are: {sorted(SCHEDULES)}")
+    cls = SCHEDULES[name]
+    known = set(cls.__dataclass_fields__)
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ValueError(f"Unknown parameter(s) {unknown} for schedule {name!r}; known: {sorted(known)}")
+    return cls(**params)

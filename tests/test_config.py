@@ -1,0 +1,65 @@
+"""Config validation: each bad value fails with one message naming the key and the value."""
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ead.config import ConfigError, validate_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def load(*names):
+    """Layer config files the way Snakemake does (later files override keys of earlier ones)."""
+    merged = {}
+    for name in names:
+        _deep_update(merged, yaml.safe_load((ROOT / "configs" / name).read_text()))
+    return merged
+
+
+def _deep_update(base, delta):
+    for key, value in delta.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _deep_update(base[key], value)
+        else:
+            base[key] = value
+
+
+@pytest.mark.parametrize("profile", [("config.yaml",), ("config.yaml", "smoke.yaml")])
+def test_shipped_profiles_are_valid(profile):
+    validate_config(load(*profile), SCHEMA)
+
+
+def with_change(section, key, value):
+    config = copy.deepcopy(load("config.yaml"))
+    config[section][key] = value
+    return config
+
+
+@pytest.mark.parametrize(
+    "config, expected",
+    [
+        (with_change("ead", "tau_maxx", 1.2), r"unknown key\(s\) ead\.tau_maxx"),
+        (with_change("ead", "tau_max", "hot"), r"ead\.tau_max = 'hot': 'hot' is not of type 'number'"),
+        (with_change("ead", "warmup", 2.5), r"ead\.warmup = 2\.5: 2\.5 is not of type 'integer'"),
+        (with_change("ead", "tau_min", 1.5), r"ead\.tau_min = 1\.5 must be <= ead\.tau_max = 1\.2"),
+        (with_change("ead", "d0", 0), r"ead\.d0 = 0 must be > 0"),
+        (with_change("ead", "d0", -5), r"ead\.d0 = -5 must be > 0"),
+        (with_change("ead", "warmup", -1), r"ead\.warmup = -1 must be >= 0"),
+        (with_change("schedule_figure", "decays", []), r"schedule_figure\.decays = \[\]"),
+    ],
+)
+def test_bad_values_name_key_and_value(config, expected):
+    with pytest.raises(ConfigError, match=expected) as info:
+        validate_config(config, SCHEMA)
+    assert "\n" not in str(info.value)
+
+
+def test_unknown_top_level_key():
+    config = load("config.yaml")
+    config["eadd"] = {}
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) eadd"):
+        validate_config(config, SCHEMA)

@@ -1,0 +1,101 @@
+"""The EAD schedule against hand-computed values (paper Sec. 4, reference-code decay scale)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from ead.schedule import AnnealedSchedule, FixedTemperature, annealed_temperature, build_schedule
+
+PAPER = AnnealedSchedule(tau_max=1.2, tau_min=0.1, d0=25, step_factor=5, d_max=40000, warmup=10, decay_scale=1)
+
+
+def test_warmup_positions_use_tau_one():
+    assert all(PAPER.temperatures(t) == 1.0 for t in range(10))
+    # The first annealed position: 1 + 1.2 - e^(10/25) = 2.2 - 1.4918246976 = 0.7081753024
+    assert PAPER.temperatures(10) == pytest.approx(0.7081753024, abs=1e-10)
+
+
+def test_floor_at_tau_min():
+    # t = 18: 2.2 - e^0.72 = 2.2 - 2.0544332106 = 0.1455667894, above the floor
+    assert PAPER.temperatures(18) == pytest.approx(0.1455667894, abs=1e-10)
+    # t = 19: 2.2 - e^0.76 = 0.0617... < 0.1, so the floor holds
+    assert PAPER.temperatures(19) == 0.1
+    assert PAPER.temperatures(5000) == 0.1
+
+
+def test_decay_grows_with_step_and_is_capped():
+    assert PAPER.decay(0) == 25
+    assert PAPER.decay(100) == 525
+    assert PAPER.decay(7995) == 40000  # 25 + 5 * 7995 = 40000 exactly
+    assert PAPER.decay(10_000) == 40000  # 25 + 50000 = 50025 is capped
+    # At step 100 the floor is reached only at t = 390: e^(389/525) = 2.0980 -> 0.1020; e^(390/525) = 2.1020 -> floor
+    assert PAPER.temperatures(389, step=100) == pytest.approx(2.2 - math.exp(389 / 525), abs=1e-12)
+    assert PAPER.temperatures(389, step=100) > 0.1
+    assert PAPER.temperatures(390, step=100) == 0.1
+
+
+def test_decay_scale_twenty_reproduces_reference_code():
+    reference = AnnealedSchedule(decay_scale=20)  # defaults: tau_max 1.2, tau_min 0.1, d0 25, c 10
+    assert reference.effective_decay(0) == 500
+    # tau stays above 1 until t = 91: 2.2 - e^(91/500) = 1.000386..., 2.2 - e^(92/500) = 0.997984...
+    assert reference.temperatures(91) == pytest.approx(1.0003858, abs=1e-6)
+    assert reference.temperatures(92) == pytest.approx(0.9979842, abs=1e-6)
+    # Versus the paper reading at the same t: already at the floor
+    assert PAPER.temperatures(92) == 0.1
+
+
+def test_numpy_torch_and_scalar_agree():
+    positions = np.arange(0, 600)
+    as_numpy = PAPER.temperatures(positions, step=7)
+    as_torch = PAPER.temperatures(torch.arange(0, 600), step=7)
+    as_scalar = np.array([PAPER.temperatures(int(t), step=7) for t in positions])
+    assert isinstance(as_torch, torch.Tensor) and as_torch.dtype == torch.float64
+    # math.exp, numpy and torch may differ in the last bit of exp
+    np.testing.assert_allclose(as_numpy, as_scalar, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(as_torch.numpy(), as_scalar, rtol=0, atol=1e-14)
+
+
+def test_per_row_parameters_broadcast():
+    positions = torch.tensor([0, 12, 12, 300])
+    tau = annealed_temperature(positions, tau_max=torch.tensor([1.2, 1.2, 1.5, 1.2], dtype=torch.float64),
+                               tau_min=0.1, decay=torch.tensor([25.0, 25.0, 100.0, 500.0], dtype=torch.float64),
+                               warmup=torch.tensor([10, 10, 10, 400]))
+    expected = [1.0, 2.2 - math.exp(12 / 25), 2.5 - math.exp(12 / 100), 1.0]
+    np.testing.assert_allclose(tau.numpy(), expected, rtol=0, atol=1e-12)
+
+
+def test_fixed_temperature_is_a_constant_schedule():
+    fixed = FixedTemperature(0.6)
+    assert fixed.temperatures(0) == 0.6 and fixed.temperatures(10_000, step=50) == 0.6
+    np.testing.assert_array_equal(fixed.temperatures(np.arange(5)), np.full(5, 0.6))
+    assert torch.equal(fixed.temperatures(torch.arange(3)), torch.full((3,), 0.6, dtype=torch.float64))
+
+
+def test_registry_round_trip_and_errors():
+    assert build_schedule(PAPER.to_dict()) == PAPER
+    assert build_schedule({"name": "fixed", "tau": 1.2}) == FixedTemperature(1.2)
+    with pytest.raises(ValueError, match=r"Unsupported schedule 'cosine'.*\['ead', 'fixed'\]"):
+        build_schedule({"name": "cosine"})
+    with pytest.raises(ValueError, match=r"Unknown parameter\(s\) \['tau_maxx'\]"):
+        build_schedule({"name": "ead", "tau_maxx": 1.2})
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"tau_min": 1.5, "tau_max": 1.2}, r"tau_min=1.5 > tau_max=1.2"),
+        ({"d0": 0}, r"d0 must be > 0, got d0=0"),
+        ({"warmup": -1}, r"warmup \(c\) must be >= 0, got warmup=-1"),
+        ({"decay_scale": 0}, r"decay_scale must be > 0"),
+        ({"tau": 0}, None),
+    ],
+)
+def test_invalid_parameters_are_rejected(params, message):
+    if "tau" in params:
+        with pytest.raises(ValueError, match=r"tau must be > 0, got tau=0"):
+            FixedTemperature(**params)
+        return
+    with pytest.raises(ValueError, match=message):
+        AnnealedSchedule(**params)

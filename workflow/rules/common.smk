@@ -1,0 +1,48 @@
+# All Python of the workflow: config validation, the output grid, input functions and CLI helpers.
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from ead.config import ConfigError, validate_config
+
+try:
+    validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
+except ConfigError as error:
+    # One line naming the key and value; a traceback would bury it.
+    print(f"Config error: {error}", file=sys.stderr)
+    sys.exit(1)
+
+# Jobs call `python`: put the interpreter running Snakemake first on PATH so that jobs use the same
+# environment (and its installed `ead` package) even when the venv is not activated.
+os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+
+# The software environment of every rule (used with --software-deployment-method conda).
+CONDA_ENV = "../../environment.yml"
+
+FIGURE_FORMATS = ["png", "pdf"]
+
+
+wildcard_constraints:
+    fmt="png|pdf",
+
+
+def figure_paths(name):
+    """Both renderings of one figure; plot rules output these."""
+    return {fmt: f"figures/{name}.{fmt}" for fmt in FIGURE_FORMATS}
+
+
+def get_final_figures():
+    """Every figure `rule all` renders. A figure joins this list only once its pipeline is real."""
+    figures = ["fig03_annealing_schedule"]
+    return [path for name in figures for path in figure_paths(name).values()]
+
+
+def cli_args(options):
+    """Render a mapping as `--key value` CLI flags (lists become repeated values), shell-quoted."""
+    parts = []
+    for key, value in options.items():
+        flag = f"--{key.replace('_', '-')}"
+        values = value if isinstance(value, (list, tuple)) else [value]
+        parts.append(" ".join([flag] + [shlex.quote(str(v)) for v in values]))
+    return " ".join(parts)

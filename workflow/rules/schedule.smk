@@ -1,0 +1,37 @@
+# Paper Figure 3: the EAD annealing schedule for several decay rates d.
+
+
+rule schedule_table:
+    output:
+        table="results/schedule/schedule_table.csv",
+    params:
+        args=cli_args(
+            {
+                "tau_max": config["ead"]["tau_max"],
+                "tau_min": config["ead"]["tau_min"],
+                "warmup": config["ead"]["warmup"],
+                "decay_scale": config["ead"]["decay_scale"],
+                "decays": config["schedule_figure"]["decays"],
+                "max_position": config["schedule_figure"]["max_position"],
+            }
+        ),
+    log:
+        "results/logs/schedule/schedule_table.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.analyses.schedule_table {params.args} --out {output.table} > {log} 2>&1"
+
+
+rule fig03_annealing_schedule:
+    input:
+        table=rules.schedule_table.output.table,
+    output:
+        **figure_paths("fig03_annealing_schedule"),
+    log:
+        "results/logs/figures/fig03_annealing_schedule.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.plots.fig03_annealing_schedule --table {input.table}"
+        " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
