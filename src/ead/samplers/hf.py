@@ -1,0 +1,149 @@
+"""EAD (or any schedule) for torch/transformers models: a LogitsProcessor and a KV-cached sampling loop.
+
+The sampling loop returns, for every response token, everything RL and the analyses need:
+
+* ``token_ids``           the sampled token (pad after the row finished),
+* ``behaviour_logprobs``  log pi_schedule(y_t) = log_softmax(logits / tau_t)[y_t], the sampler's own log-prob
+                          (TIS divides by this),
+* ``target_logprobs``     log_softmax(logits)[y_t] at tau = 1, the policy being trained,
+* ``entropies``           full-vocabulary entropy of softmax(logits) at tau = 1,
+* ``response_mask``       1 for real response tokens (the EOS token included), 0 after the row finished.
+
+Prompts are left-padded; response position t counts from the first response token (0-based), so every row of
+a batch is at the same t and a schedule gives one temperature per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from transformers import LogitsProcessor
+
+from ead.schedule import Schedule
+
+
+class ScheduleLogitsProcessor(LogitsProcessor):
+    """Divide logits by the schedule's tau_t, t = response position (for ``model.generate``).
+
+    ``prompt_length`` is the padded prompt length of the batch (``input_ids.shape[1]`` before generation);
+    set ``SamplingParams``-style temperature to 1.0 (the default of ``generate``) so tau is applied once.
+    """
+
+    def __init__(self, schedule: Schedule, prompt_length: int, step: int = 0):
+        self.schedule = schedule
+        self.prompt_length = prompt_length
+        self.step = step
+
+    def temperature(self, position: int) -> float:
+        return float(self.schedule.temperatures(position, self.step))
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        position = input_ids.shape[1] - self.prompt_length
+        tau = self.temperature(position)
+        return scores if tau == 1.0 else scores / tau
+
+
+@dataclass
+class SampledBatch:
+    """Per-token outputs of :func:`sample`, each of shape (batch, response_length) unless noted."""
+
+    token_ids: torch.LongTensor
+    response_mask: torch.BoolTensor
+    behaviour_logprobs: torch.FloatTensor
+    target_logprobs: torch.FloatTensor
+    entropies: torch.FloatTensor
+    temperatures: torch.FloatTensor  # (response_length,): tau_t used at each position
+    finished: torch.BoolTensor  # (batch,): row ended with an EOS token (False = hit max_new_tokens)
+
+    @property
+    def lengths(self) -> torch.LongTensor:
+        return self.response_mask.sum(-1)
+
+
+def left_pad(sequences: list[list[int]], pad_id: int) -> tuple[torch.LongTensor, torch.LongTensor]:
+    """Left-pad token lists into (input_ids, attention_mask)."""
+    width = max(len(s) for s in sequences)
+    input_ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, tokens in enumerate(sequences):
+        if tokens:
+            input_ids[row, width - len(tokens):] = torch.tensor(tokens, dtype=torch.long)
+            attention_mask[row, width - len(tokens):] = 1
+    return input_ids, attention_mask
+
+
+def _at_least_float32(logits: torch.Tensor) -> torch.Tensor:
+    """Softmax in float32 for half-precision models; keep float64 models exact."""
+    return logits.to(torch.promote_types(logits.dtype, torch.float32))
+
+
+@torch.no_grad()
+def sample(
+    model,
+    input_ids: torch.LongTensor,
+    attention_mask: torch.LongTensor,
+    schedule: Schedule,
+    *,
+    max_new_tokens: int,
+    eos_token_ids,
+    pad_token_id: int,
+    step: int = 0,
+    greedy: bool = False,
+    generator: torch.Generator | None = None,
+) -> SampledBatch:
+    """Sample one response per (left-padded) prompt row under ``schedule`` at RL step ``step``.
+
+    ``greedy`` takes the argmax (the schedule is then irrelevant and behaviour log-probs are 0, a point mass).
+    Uses the model's KV cache: one forward pass over the prompts, then one token per step.
+    """
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    eos = torch.as_tensor(sorted(set([eos_token_ids] if isinstance(eos_token_ids, int) else eos_token_ids)))
+    batch = input_ids.shape[0]
+    attention_mask = attention_mask.to(torch.long)
+    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    output = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=True)
+    cache, logits = output.past_key_values, _at_least_float32(output.logits[:, -1, :])
+    next_position = position_ids[:, -1] + 1
+
+    finished = torch.zeros(batch, dtype=torch.bool)
+    columns = {name: [] for name in ("token_ids", "response_mask", "behaviour", "target", "entropy")}
+    temperatures = []
+    for t in range(max_new_tokens):
+        target = torch.log_softmax(logits, dim=-1)
+        tau = float(schedule.temperatures(t, step))
+        if greedy:
+            token = logits.argmax(-1)
+            behaviour_logprob = torch.zeros(batch, dtype=logits.dtype)
+        else:
+            behaviour = target if tau == 1.0 else torch.log_softmax(logits / tau, dim=-1)
+            token = torch.multinomial(behaviour.exp(), 1, generator=generator).squeeze(-1)
+            behaviour_logprob = behaviour.gather(-1, token[:, None]).squeeze(-1)
+        active = ~finished
+        token = torch.where(active, token, torch.full_like(token, pad_token_id))
+        columns["token_ids"].append(token)
+        columns["response_mask"].append(active)
+        columns["behaviour"].append(torch.where(active, behaviour_logprob, 0.0))
+        columns["target"].append(torch.where(active, target.gather(-1, token[:, None]).squeeze(-1), 0.0))
+        columns["entropy"].append(torch.where(active, -(target.exp() * target).sum(-1), 0.0))
+        temperatures.append(tau)
+        finished = finished | (active & torch.isin(token, eos))
+        if bool(finished.all()) or t == max_new_tokens - 1:
+            break
+        attention_mask = torch.cat([attention_mask, active[:, None].to(torch.long)], dim=-1)
+        output = model(input_ids=token[:, None], attention_mask=attention_mask, position_ids=next_position[:, None],
+                       past_key_values=cache, use_cache=True)
+        cache, logits = output.past_key_values, _at_least_float32(output.logits[:, -1, :])
+        next_position = next_position + 1
+
+    stack = lambda name: torch.stack(columns[name], dim=1)  # noqa: E731
+    return SampledBatch(
+        token_ids=stack("token_ids"),
+        response_mask=stack("response_mask"),
+        behaviour_logprobs=stack("behaviour"),
+        target_logprobs=stack("target"),
+        entropies=stack("entropy"),
+        temperatures=torch.tensor(temperatures, dtype=torch.float64),
+        finished=finished,
+    )

@@ -1,0 +1,144 @@
+"""HF sampler: exact behaviour log-probs, warm-up at tau = 1, EOS handling, and the sampled distribution."""
+
+import math
+
+import pytest
+import torch
+
+from ead.samplers.hf import ScheduleLogitsProcessor, left_pad, sample
+from ead.schedule import AnnealedSchedule, FixedTemperature, Schedule
+from tests.conftest import make_tiny_llama
+
+EOS, PAD = 2, 0
+
+
+def full_forward_logits(model, input_ids, attention_mask, response_ids, response_mask):
+    """Logits predicting each response token, from one uncached forward pass over prompt + response."""
+    ids = torch.cat([input_ids, response_ids], dim=1)
+    mask = torch.cat([attention_mask, response_mask.long()], dim=1)
+    position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=mask, position_ids=position_ids).logits.float()
+    prompt_length = input_ids.shape[1]
+    return logits[:, prompt_length - 1 : prompt_length - 1 + response_ids.shape[1]]
+
+
+@pytest.fixture
+def prompts():
+    # Different lengths, so left padding and per-row position ids are exercised.
+    return left_pad([[1, 5, 9, 4], [1, 7], [1, 3, 3, 8, 12, 6], [1, 20, 21]], pad_id=PAD)
+
+
+@pytest.mark.parametrize("step, tau_min", [(0, 0.1), (40, 0.1), (0, 0.8)])
+def test_behaviour_logprobs_are_exact_under_ead(prompts, step, tau_min):
+    # A cached and an uncached float32 forward pass round the logits differently (~1e-6 relative; HF's RMSNorm
+    # computes in float32 whatever the model dtype) and 1/tau amplifies it: logits of moderate size (|h| < 5)
+    # keep that rounding below the 1e-5 tolerance.
+    model = make_tiny_llama(initializer_range=0.2)
+    atol = 1e-5
+    schedule = AnnealedSchedule(tau_max=1.2, tau_min=tau_min, d0=25, warmup=10, decay_scale=1)
+    input_ids, attention_mask = prompts
+    out = sample(model, input_ids, attention_mask, schedule, max_new_tokens=40, eos_token_ids=[EOS],
+                 pad_token_id=PAD, step=step, generator=torch.Generator().manual_seed(0))
+    logits = full_forward_logits(model, input_ids, attention_mask, out.token_ids, out.response_mask)
+    taus = torch.tensor([schedule.temperatures(t, step) for t in range(out.token_ids.shape[1])], dtype=torch.float64)
+    torch.testing.assert_close(out.temperatures, taus)
+    expected_behaviour = torch.log_softmax(logits / taus[None, :, None].float(), -1).gather(-1, out.token_ids[..., None])
+    expected_target = torch.log_softmax(logits, -1).gather(-1, out.token_ids[..., None])
+    mask = out.response_mask
+    assert mask.sum() > 40  # the check covers many tokens
+    torch.testing.assert_close(out.behaviour_logprobs[mask], expected_behaviour.squeeze(-1)[mask], atol=atol, rtol=0)
+    torch.testing.assert_close(out.target_logprobs[mask], expected_target.squeeze(-1)[mask], atol=atol, rtol=0)
+    # Warm-up: positions t < c are sampled at tau = 1, so behaviour and target coincide there.
+    torch.testing.assert_close(out.behaviour_logprobs[:, :10], out.target_logprobs[:, :10], atol=0, rtol=0)
+    # After warm-up the annealed temperatures differ from 1, so the two log-probs differ somewhere.
+    assert (out.behaviour_logprobs[:, 10:] - out.target_logprobs[:, 10:])[mask[:, 10:]].abs().max() > 1e-2
+    # Entropy at tau = 1 over the full vocabulary.
+    log_p = torch.log_softmax(logits, -1)
+    torch.testing.assert_close(out.entropies[mask], -(log_p.exp() * log_p).sum(-1)[mask], atol=atol, rtol=0)
+
+
+def test_eos_ends_a_row_and_everything_after_is_masked(tiny_llama, prompts):
+    input_ids, attention_mask = prompts
+    # tau 3 flattens the distribution so EOS (1 of 32 tokens) shows up within 60 tokens.
+    out = sample(tiny_llama, input_ids, attention_mask, FixedTemperature(3.0), max_new_tokens=60,
+                 eos_token_ids=[EOS], pad_token_id=PAD, generator=torch.Generator().manual_seed(1))
+    assert out.finished.any()
+    for row in range(out.token_ids.shape[0]):
+        tokens, mask = out.token_ids[row], out.response_mask[row]
+        hits = (tokens == EOS).nonzero().flatten()
+        if out.finished[row]:
+            end = int(hits[0])  # the EOS token belongs to the response; nothing real after it
+            assert mask[: end + 1].all() and not mask[end + 1 :].any()
+            assert (tokens[end + 1 :] == PAD).all() and out.lengths[row] == end + 1
+            assert (out.behaviour_logprobs[row, end + 1 :] == 0).all()
+        else:
+            assert mask.all() and len(hits) == 0 and out.lengths[row] == 60
+
+
+def test_greedy_takes_the_argmax(tiny_llama, prompts):
+    input_ids, attention_mask = prompts
+    out = sample(tiny_llama, input_ids, attention_mask, FixedTemperature(1.0), max_new_tokens=12,
+                 eos_token_ids=[EOS], pad_token_id=PAD, greedy=True)
+    logits = full_forward_logits(tiny_llama, input_ids, attention_mask, out.token_ids, out.response_mask)
+    mask = out.response_mask
+    assert torch.equal(out.token_ids[mask], logits.argmax(-1)[mask])
+    assert (out.behaviour_logprobs == 0).all()
+
+
+class FrozenPrefixThen(Schedule):
+    """Near-greedy (tau = 1e-4) for t < k, so every row shares one prefix; then the wrapped schedule."""
+
+    name = "frozen_prefix_test"
+
+    def __init__(self, inner, k):
+        self.inner, self.k = inner, k
+
+    def temperatures(self, positions, step=0):
+        return 1e-4 if positions < self.k else self.inner.temperatures(positions, step)
+
+
+def chi_square_p_value(counts, probabilities):
+    expected = probabilities * counts.sum()
+    keep = expected >= 5  # pool sparse cells so the chi-square approximation holds
+    observed = torch.cat([counts[keep], counts[~keep].sum(0, keepdim=True)])
+    expected = torch.cat([expected[keep], expected[~keep].sum(0, keepdim=True)])
+    if expected[-1] < 5:
+        observed, expected = observed[:-1], expected[:-1]
+    statistic = ((observed - expected) ** 2 / expected).sum()
+    dof = len(observed) - 1
+    return float(torch.special.gammaincc(torch.tensor(dof / 2.0), statistic / 2.0))
+
+
+@pytest.mark.parametrize("position", [0, 3])
+def test_sampled_tokens_follow_softmax_of_logits_over_tau(position, tiny_llama):
+    # warmup 0 so position 0 is annealed too: tau_0 = tau_max = 1.5; tau_3 = 2.5 - e^(3/4) = 0.383
+    ead = AnnealedSchedule(tau_max=1.5, tau_min=0.1, d0=4, warmup=0)
+    schedule = FrozenPrefixThen(ead, k=position)
+    rows = 20000
+    input_ids, attention_mask = left_pad([[1, 5, 9, 4]] * rows, pad_id=PAD)
+    out = sample(tiny_llama, input_ids, attention_mask, schedule, max_new_tokens=position + 1, eos_token_ids=[],
+                 pad_token_id=PAD, generator=torch.Generator().manual_seed(2))
+    if position:
+        assert len(torch.unique(out.token_ids[:, :position], dim=0)) == 1  # one shared prefix
+    logits = full_forward_logits(tiny_llama, input_ids[:1], attention_mask[:1], out.token_ids[:1], out.response_mask[:1])
+    tau = ead.temperatures(position)
+    assert tau == pytest.approx(1.5 if position == 0 else 2.5 - math.exp(0.75))
+    probabilities = torch.softmax(logits[0, position].double() / tau, -1)
+    counts = torch.bincount(out.token_ids[:, position], minlength=probabilities.numel()).double()
+    assert chi_square_p_value(counts, probabilities) > 1e-3
+    # The same counts are clearly inconsistent with tau = 1, so the test has power.
+    assert chi_square_p_value(counts, torch.softmax(logits[0, position].double(), -1)) < 1e-6
+
+
+def test_logits_processor_in_hf_generate(tiny_llama, prompts):
+    input_ids, attention_mask = prompts
+    schedule = AnnealedSchedule(tau_max=1.2, tau_min=0.1, d0=10, warmup=3)
+    processor = ScheduleLogitsProcessor(schedule, prompt_length=input_ids.shape[1])
+    torch.manual_seed(3)
+    out = tiny_llama.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=True, top_k=0, top_p=1.0,
+                              temperature=1.0, max_new_tokens=15, logits_processor=[processor],
+                              output_scores=True, output_logits=True, return_dict_in_generate=True, pad_token_id=PAD)
+    for t, (scores, raw) in enumerate(zip(out.scores, out.logits)):
+        tau = schedule.temperatures(t)
+        torch.testing.assert_close(scores, raw / tau, atol=1e-6, rtol=1e-6)
