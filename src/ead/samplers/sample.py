@@ -1,0 +1,183 @@
+"""Sample N completions per prompt under a named schedule, with HF (CPU) or vLLM, into a tidy table.
+
+One row per (prompt, sample): prompt_id, sample_id, text, num_tokens, finished (ended with EOS),
+sum_behaviour_logprob (log pi_schedule of the whole response), sum_target_logprob (tau = 1; HF only),
+mean_entropy (tau = 1, full vocabulary; HF only), and the per-token arrays (token_ids, behaviour_logprobs,
+target_logprobs, entropies) as list columns, plus the settings that produced them (engine, model, schedule,
+step, seed, max_new_tokens).
+
+Run (HF on CPU):
+    python -m ead.samplers.sample --model results/models/smollm2-135m-instruct --prompts prompts.parquet \
+        --schedule '{"name": "ead", "tau_max": 1.2, "tau_min": 0.1, "d0": 25}' --n 4 --max-new-tokens 128 \
+        --out samples.parquet
+Run with vLLM (inside an environment that has vLLM, e.g. .venv-vllm): add ``--engine vllm``.
+The prompts table needs an id column and a prompt column (names set by --id-column / --prompt-column).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from ead.io import read_table, setup_logging, write_table
+from ead.samplers.hf import left_pad, sample
+from ead.schedule import AnnealedSchedule, FixedTemperature, Schedule, build_schedule
+
+ENGINES = ("hf", "vllm")
+
+
+def load_hf_model(model_dir: str | Path, dtype: torch.dtype = torch.float32):
+    """Load a local HF model + tokenizer (safetensors only, no remote code, no hub access)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model_dir = Path(model_dir)
+    if not (model_dir / "config.json").exists():
+        raise FileNotFoundError(f"{model_dir} is not a saved HF model directory (no config.json)")
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, use_safetensors=True, dtype=dtype)
+    return model.eval(), tokenizer
+
+
+def encode_prompts(tokenizer, prompts: list[str], chat_template: bool) -> list[list[int]]:
+    """Token ids of each prompt; with ``chat_template`` the prompt is one user turn plus the assistant header."""
+    if chat_template:
+        return [tokenizer.apply_chat_template([{"role": "user", "content": p}], add_generation_prompt=True,
+                                              tokenize=True, return_dict=False) for p in prompts]
+    return [tokenizer(p, add_special_tokens=True)["input_ids"] for p in prompts]
+
+
+def _schedule_columns(schedule: Schedule, step: int) -> dict:
+    return {"schedule": schedule.name, "schedule_params": json.dumps(schedule.to_dict(), sort_keys=True), "step": step}
+
+
+def sample_hf(model, tokenizer, prompt_ids: list, prompts: list[str], schedule: Schedule, *, n: int,
+              max_new_tokens: int, seed: int, step: int = 0, batch_size: int = 32, chat_template: bool = False,
+              greedy: bool = False) -> pd.DataFrame:
+    """Sample ``n`` completions of each prompt with the HF sampler; see the module docstring for columns."""
+    encoded = encode_prompts(tokenizer, prompts, chat_template)
+    jobs = [(pid, encoded[i], k) for i, pid in enumerate(prompt_ids) for k in range(n)]
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    eos_ids = model.generation_config.eos_token_id or tokenizer.eos_token_id
+    generator = torch.Generator().manual_seed(seed)
+    rows = []
+    for start in tqdm(range(0, len(jobs), batch_size), desc="sampling (hf)", unit="batch"):
+        chunk = jobs[start:start + batch_size]
+        input_ids, attention_mask = left_pad([tokens for _, tokens, _ in chunk], pad_id)
+        out = sample(model, input_ids, attention_mask, schedule, max_new_tokens=max_new_tokens,
+                     eos_token_ids=eos_ids, pad_token_id=pad_id, step=step, greedy=greedy, generator=generator)
+        for row, (pid, _, k) in enumerate(chunk):
+            mask = out.response_mask[row]
+            tokens = out.token_ids[row][mask].tolist()
+            entropies = out.entropies[row][mask]
+            rows.append({
+                "prompt_id": pid, "sample_id": k,
+                "text": tokenizer.decode(tokens, skip_special_tokens=True),
+                "num_tokens": len(tokens), "finished": bool(out.finished[row]),
+                "sum_behaviour_logprob": float(out.behaviour_logprobs[row][mask].sum()),
+                "sum_target_logprob": float(out.target_logprobs[row][mask].sum()),
+                "mean_entropy": float(entropies.mean()) if len(tokens) else float("nan"),
+                "token_ids": tokens,
+                "behaviour_logprobs": out.behaviour_logprobs[row][mask].tolist(),
+                "target_logprobs": out.target_logprobs[row][mask].tolist(),
+                "entropies": entropies.tolist(),
+            })
+    table = pd.DataFrame(rows)
+    return table.assign(engine="hf", greedy=greedy, seed=seed, max_new_tokens=max_new_tokens,
+                        **_schedule_columns(schedule, step))
+
+
+def vllm_sampling_params(schedule: Schedule, *, n: int, max_new_tokens: int, seed: int, step: int = 0,
+                         greedy: bool = False):
+    """vLLM SamplingParams for a schedule: EAD through extra_args at temperature 1.0, fixed tau natively."""
+    from vllm import SamplingParams
+
+    from ead.samplers.vllm_processors import ead_extra_args
+
+    common = dict(n=n, max_tokens=max_new_tokens, seed=seed, logprobs=0)
+    if greedy:
+        return SamplingParams(temperature=0.0, **common)
+    if isinstance(schedule, AnnealedSchedule):
+        return SamplingParams(temperature=1.0, extra_args=ead_extra_args(schedule, step), **common)
+    if isinstance(schedule, FixedTemperature):
+        return SamplingParams(temperature=schedule.tau, **common)
+    raise ValueError(f"No vLLM mapping for schedule {schedule.name!r}; supported: ead, fixed")
+
+
+def sample_vllm(llm, prompt_ids: list, prompts: list[str], schedule: Schedule, *, n: int, max_new_tokens: int,
+                seed: int, step: int = 0, chat_template: bool = False, greedy: bool = False) -> pd.DataFrame:
+    """Sample with a vLLM ``LLM`` built by :func:`build_vllm` (behaviour log-probs = processed log-probs)."""
+    params = vllm_sampling_params(schedule, n=n, max_new_tokens=max_new_tokens, seed=seed, step=step, greedy=greedy)
+    tokenizer = llm.get_tokenizer()
+    encoded = encode_prompts(tokenizer, prompts, chat_template)
+    outputs = llm.generate([{"prompt_token_ids": ids} for ids in encoded], params, use_tqdm=True)
+    rows = []
+    for pid, request in zip(prompt_ids, outputs):
+        for k, completion in enumerate(request.outputs):
+            tokens = list(completion.token_ids)
+            behaviour = [step_logprobs[token].logprob for token, step_logprobs in zip(tokens, completion.logprobs)]
+            rows.append({
+                "prompt_id": pid, "sample_id": k, "text": completion.text, "num_tokens": len(tokens),
+                "finished": completion.finish_reason == "stop",
+                "sum_behaviour_logprob": 0.0 if greedy else float(sum(behaviour)),
+                "sum_target_logprob": float("nan"), "mean_entropy": float("nan"),
+                "token_ids": tokens, "behaviour_logprobs": behaviour, "target_logprobs": None, "entropies": None,
+            })
+    table = pd.DataFrame(rows)
+    return table.assign(engine="vllm", greedy=greedy, seed=seed, max_new_tokens=max_new_tokens,
+                        **_schedule_columns(schedule, step))
+
+
+def build_vllm(model_dir: str | Path, dtype: str = "float32", **engine_kwargs):
+    """A vLLM engine with the EAD processor registered and processed (post-schedule) log-probs returned."""
+    from vllm import LLM
+
+    return LLM(model=str(model_dir), dtype=dtype, logprobs_mode="processed_logprobs",
+               logits_processors=["ead.samplers.vllm_processors:EADLogitsProcessor"], **engine_kwargs)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="local HF model directory (safetensors)")
+    parser.add_argument("--prompts", required=True, help="table (.csv/.parquet) with id and prompt columns")
+    parser.add_argument("--id-column", default="id")
+    parser.add_argument("--prompt-column", default="prompt")
+    parser.add_argument("--limit", type=int, default=None, help="use only the first N prompts")
+    parser.add_argument("--schedule", required=True, help='JSON, e.g. {"name": "fixed", "tau": 0.6}')
+    parser.add_argument("--step", type=int, default=0, help="RL global step (feeds d_s of the EAD schedule)")
+    parser.add_argument("--n", type=int, required=True, help="completions per prompt")
+    parser.add_argument("--max-new-tokens", type=int, required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--engine", choices=ENGINES, default="hf")
+    parser.add_argument("--batch-size", type=int, default=32, help="sequences per HF batch")
+    parser.add_argument("--chat-template", action="store_true", help="wrap each prompt as a user turn")
+    parser.add_argument("--greedy", action="store_true")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    log = setup_logging("sample")
+
+    schedule = build_schedule(json.loads(args.schedule))
+    table = read_table(args.prompts)
+    for column in (args.id_column, args.prompt_column):
+        if column not in table.columns:
+            raise SystemExit(f"{args.prompts}: no column {column!r}; columns are {list(table.columns)}")
+    table = table.head(args.limit) if args.limit else table
+    ids, prompts = table[args.id_column].tolist(), table[args.prompt_column].tolist()
+    options = dict(n=args.n, max_new_tokens=args.max_new_tokens, seed=args.seed, step=args.step,
+                   chat_template=args.chat_template, greedy=args.greedy)
+    if args.engine == "hf":
+        torch.manual_seed(args.seed)
+        model, tokenizer = load_hf_model(args.model)
+        samples = sample_hf(model, tokenizer, ids, prompts, schedule, batch_size=args.batch_size, **options)
+    else:
+        samples = sample_vllm(build_vllm(args.model, enforce_eager=True), ids, prompts, schedule, **options)
+    write_table(samples.assign(model=str(args.model)), args.out)
+    log.info("wrote %d samples (%d prompts x %d) to %s", len(samples), len(prompts), args.n, args.out)
+
+
+if __name__ == "__main__":
+    main()

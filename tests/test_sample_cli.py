@@ -1,0 +1,51 @@
+"""The sampling CLI (HF engine): table shape, per-token consistency, seeding, and input errors."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ead.samplers.sample import main
+
+
+@pytest.fixture
+def prompts_csv(tmp_path):
+    path = tmp_path / "prompts.csv"
+    pd.DataFrame({"id": ["a", "b", "c"], "prompt": ["1+2=", "numbers: 3 4\n", "x"]}).to_csv(path, index=False)
+    return path
+
+
+def run(tiny_model_dir, prompts_csv, out, *extra):
+    schedule = json.dumps({"name": "ead", "tau_max": 1.2, "tau_min": 0.1, "d0": 25, "warmup": 3})
+    main(["--model", str(tiny_model_dir), "--prompts", str(prompts_csv), "--schedule", schedule, "--n", "4",
+          "--max-new-tokens", "24", "--seed", "7", "--batch-size", "5", "--step", "3", "--out", str(out), *extra])
+    return pd.read_parquet(out)
+
+
+def test_table_has_one_row_per_sample_with_consistent_per_token_columns(tiny_model_dir, prompts_csv, tmp_path):
+    table = run(tiny_model_dir, prompts_csv, tmp_path / "samples.parquet")
+    assert len(table) == 12
+    assert sorted(zip(table.prompt_id, table.sample_id)) == [(p, k) for p in "abc" for k in range(4)]
+    assert (table.num_tokens <= 24).all() and (table.num_tokens >= 1).all()
+    for row in table.itertuples():
+        assert len(row.token_ids) == len(row.behaviour_logprobs) == len(row.entropies) == row.num_tokens
+        assert row.sum_behaviour_logprob == pytest.approx(float(np.sum(row.behaviour_logprobs)), abs=1e-5)
+        # warm-up c = 3: the first three tokens are sampled at tau = 1
+        np.testing.assert_allclose(row.behaviour_logprobs[:3], row.target_logprobs[:3], atol=1e-6)
+        assert row.finished == (row.num_tokens < 24 or row.token_ids[-1] == 2)
+    settings = table.iloc[0]
+    assert settings.engine == "hf" and settings.schedule == "ead" and settings.step == 3 and settings.seed == 7
+    assert json.loads(settings.schedule_params)["warmup"] == 3
+
+
+def test_same_seed_same_samples(tiny_model_dir, prompts_csv, tmp_path):
+    first = run(tiny_model_dir, prompts_csv, tmp_path / "one.parquet")
+    second = run(tiny_model_dir, prompts_csv, tmp_path / "two.parquet")
+    pd.testing.assert_frame_equal(first, second)
+
+
+def test_missing_prompt_column_is_named(tiny_model_dir, prompts_csv, tmp_path):
+    with pytest.raises(SystemExit, match=r"no column 'question'"):
+        run(tiny_model_dir, prompts_csv, tmp_path / "x.parquet", "--prompt-column", "question")
+    assert not (tmp_path / "x.parquet").exists()
