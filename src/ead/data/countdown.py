@@ -1,0 +1,356 @@
+"""Countdown: a seeded synthetic task with verifiable, multi-path solutions, small enough for RL on a CPU.
+
+A problem gives 3 or 4 numbers from 1-20 and a target (1-199). The response must reach the target with
+``+ - * /`` using every number exactly once, written as a chain of equations and the boxed target::
+
+    Numbers: 5 6 7 12          <- prompt (``problem_prompt``)
+    Target: 41
+
+    7*5=35                     <- response (e.g. the reference chain in the ``solution`` column)
+    35+12=47
+    47-6=41
+    \\boxed{41}
+
+Rules (classic Countdown): every intermediate result is a positive integer, division must be exact.
+Every generated problem has at least ``min_solutions`` (default 2) genuinely different solutions (distinct
+up to commutativity and associativity), so a policy can find several solution paths; that is what makes
+exploration matter here. With the defaults (seed 0, 20000/500/1000) problems have 3.7 solutions on average
+(median 2, max 53); 91% of training problems have 4 numbers, because only ~2000 three-number problems
+with two or more solutions exist. Generation takes ~70 s on one core.
+
+Reward (decided here, used by :func:`ead.rewards.grade` with ``task="countdown"``): **the verified chain**.
+A response scores 1 only if every line is a correct equation over the available numbers, each given number
+(and each intermediate result) is used exactly once, exactly one number remains and equals the target, and
+the final ``\\boxed{}`` holds that target. A response that only writes ``\\boxed{target}`` scores 0.
+
+Splits: a problem is ``(sorted numbers, target)``. Its split is chosen by a seeded hash of that key
+(80% train / 10% val / 10% test buckets), so splits never share a problem, and the test set for a seed does
+not change when ``n_train`` changes. Generation is deterministic given the seed and the sizes.
+
+Run: ``python -m ead.data.build --dataset countdown --out results/data/countdown.parquet --seed 0``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import random
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported lazily: the grader imports this module in RL loops
+    import pandas as pd
+
+__all__ = [
+    "ChainCheck",
+    "CountdownProblem",
+    "generate_countdown",
+    "parse_problem",
+    "problem_prompt",
+    "reference_string",
+    "render_chain",
+    "solve",
+    "verify_chain",
+]
+
+MIN_NUMBER, MAX_NUMBER = 1, 20
+MAX_TARGET = 199
+SPLIT_BUCKETS = {"train": range(0, 80), "val": range(80, 90), "test": range(90, 100)}
+
+# A response longer than this cannot be a 3-equation chain of small numbers; refuse it before parsing.
+MAX_RESPONSE_CHARS = 2000
+MAX_OPERAND_DIGITS = 7
+
+
+@dataclass(frozen=True)
+class CountdownProblem:
+    numbers: tuple[int, ...]  # sorted ascending
+    target: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "numbers", tuple(sorted(int(n) for n in self.numbers)))
+
+
+def problem_prompt(problem: CountdownProblem) -> str:
+    """The prompt text shown to the policy (no chat template)."""
+    return f"Numbers: {' '.join(map(str, problem.numbers))}\nTarget: {problem.target}\n"
+
+
+def reference_string(problem: CountdownProblem) -> str:
+    """Compact reference passed to the grader (the ``answer`` column): ``"3 5 7 12 -> 41"``."""
+    return f"{' '.join(map(str, problem.numbers))} -> {problem.target}"
+
+
+_COMPACT_RE = re.compile(r"^\s*((?:\d+\s+)*\d+)\s*->\s*(\d+)\s*$")
+_PROMPT_RE = re.compile(r"Numbers:\s*((?:\d+[ \t]+)*\d+)\s*\n\s*Target:\s*(\d+)")
+
+
+def parse_problem(text: str) -> CountdownProblem:
+    """Parse a reference string (``"3 5 7 12 -> 41"``) or a prompt (``"Numbers: ...\\nTarget: ..."``)."""
+    match = _COMPACT_RE.match(text) or _PROMPT_RE.search(text)
+    if match is None:
+        raise ValueError(
+            f"Not a countdown problem: {text[:100]!r}; expected '3 5 7 12 -> 41' or 'Numbers: 3 5 7 12\\nTarget: 41'"
+        )
+    return CountdownProblem(tuple(int(n) for n in match.group(1).split()), int(match.group(2)))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Exhaustive solver. An expression is an int (a given number) or a tuple (op, left, right). Trees are
+# enumerated up to commutativity of + and * (operands in a canonical order); "distinct solutions" are
+# distinct normal forms (also up to associativity, see _normal_form), so 2+9+14 counts once however it is
+# bracketed, while the policy may still write it as several different chains.
+# ---------------------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1 << 20)
+def _canonical(expr) -> str:
+    if isinstance(expr, int):
+        return str(expr)
+    op, left, right = expr
+    return f"({_canonical(left)}{op}{_canonical(right)})"
+
+
+def _combine(a: int, ea, b: int, eb):
+    """All (value, expr) from combining two sub-results; intermediate values stay positive integers."""
+    if (a, _canonical(ea)) < (b, _canonical(eb)):  # canonical operand order for commutative ops
+        a, ea, b, eb = b, eb, a, ea
+    yield a + b, ("+", ea, eb)
+    yield a * b, ("*", ea, eb)
+    if a > b:
+        yield a - b, ("-", ea, eb)
+    elif b > a:
+        yield b - a, ("-", eb, ea)
+    if b and a % b == 0:
+        yield a // b, ("/", ea, eb)
+    if a and b % a == 0 and (a != b or _canonical(ea) != _canonical(eb)):
+        yield b // a, ("/", eb, ea)
+
+
+@lru_cache(maxsize=32768)
+def _reach(numbers: tuple[int, ...]) -> dict[int, dict[str, object]]:
+    """value -> {canonical string: expr} for every expression using all of ``numbers`` exactly once."""
+    if len(numbers) == 1:
+        return {numbers[0]: {str(numbers[0]): numbers[0]}}
+    out: dict[int, dict[str, object]] = {}
+    n = len(numbers)
+    seen_splits = set()
+    rest_idx = range(1, n)
+    # Unordered two-block partitions: the block holding index 0 plus any proper subset of the rest.
+    for k in range(0, n - 1):
+        for extra in itertools.combinations(rest_idx, k):
+            left_idx = (0, *extra)
+            left = tuple(numbers[i] for i in left_idx)
+            right = tuple(numbers[i] for i in range(n) if i not in left_idx)
+            split = tuple(sorted((left, right)))
+            if split in seen_splits:  # duplicate numbers give the same partition twice
+                continue
+            seen_splits.add(split)
+            for a, exprs_a in _reach(left).items():
+                for b, exprs_b in _reach(right).items():
+                    for ea in exprs_a.values():
+                        for eb in exprs_b.values():
+                            for value, expr in _combine(a, ea, b, eb):
+                                out.setdefault(value, {})[_canonical(expr)] = expr
+    return out
+
+
+def solve(numbers) -> dict[int, list[str]]:
+    """Every reachable value (using all numbers) -> sorted distinct solutions (normal forms, see below)."""
+    forms = _forms(tuple(sorted(int(n) for n in numbers)))
+    return {value: sorted(by_form) for value, by_form in forms.items()}
+
+
+@lru_cache(maxsize=32768)
+def _forms(numbers: tuple[int, ...]) -> dict[int, dict[str, list]]:
+    """value -> {normal form: [expression trees]} (see :func:`_normal_form`)."""
+    out: dict[int, dict[str, list]] = {}
+    for value, exprs in _reach(numbers).items():
+        by_form = out.setdefault(value, {})
+        for key in sorted(exprs):
+            by_form.setdefault(_normal_form(exprs[key]), []).append(exprs[key])
+    return out
+
+
+@lru_cache(maxsize=1 << 20)
+def _normal_form(expr) -> str:
+    """Canonical form up to commutativity AND associativity: ``a-(b-c)`` and ``(a+c)-b`` are one solution.
+
+    Sums/differences are flattened into signed terms, products/quotients into numerator and denominator
+    factors, each sorted, so only genuinely different ways of computing the target count as different.
+    """
+    def flat(node, group, sign, acc):
+        if isinstance(node, tuple) and node[0] in group:
+            op, left, right = node
+            flat(left, group, sign, acc)
+            flat(right, group, sign if op == group[0] else not sign, acc)
+        else:
+            acc[sign].append(_normal_form(node))
+
+    if isinstance(expr, int):
+        return str(expr)
+    group = "+-" if expr[0] in "+-" else "*/"
+    acc = {True: [], False: []}
+    flat(expr, group, True, acc)
+    pos, neg = sorted(acc[True]), sorted(acc[False])
+    return "(" + group[0].join(pos) + "".join(group[1] + term for term in neg) + ")"
+
+
+def render_chain(expr) -> str:
+    """Render an expression tree as an equation chain (post-order) ending in the boxed result."""
+    lines: list[str] = []
+
+    def walk(node) -> int:
+        if isinstance(node, int):
+            return node
+        op, left, right = node
+        a, b = walk(left), walk(right)
+        value = {"+": a + b, "-": a - b, "*": a * b, "/": a // b if b else 0}[op]
+        lines.append(f"{a}{op}{b}={value}")
+        return value
+
+    result = walk(expr)
+    return "\n".join([*lines, f"\\boxed{{{result}}}"])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Verifier
+# ---------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ChainCheck:
+    valid: bool  # True iff the chain is a full, correct solution of the problem
+    boxed: str | None  # the content of the last \boxed{} (None if there is none)
+    reason: str  # "ok" or why the chain was rejected
+
+
+_NUM = rf"\d{{1,{MAX_OPERAND_DIGITS}}}"
+_EQUATION_RE = re.compile(rf"^({_NUM})\s*([-+*/x×÷])\s*({_NUM})\s*=\s*({_NUM})$")
+_BOXED_LINE_RE = re.compile(r"^\\boxed\{\s*([^{}]*?)\s*\}\.?$")
+_OPS = {"x": "*", "×": "*", "÷": "/"}
+
+
+def verify_chain(response: str, problem: CountdownProblem) -> ChainCheck:
+    """Strictly check an equation-chain response against a problem. Never raises on any input string.
+
+    Accepted format: non-empty lines, each ``a op b = c`` (op one of + - * / x × ÷, whitespace ignored),
+    then a last line ``\\boxed{N}``. Blank lines are ignored; any other line rejects the chain.
+    """
+    if not isinstance(response, str):
+        return ChainCheck(False, None, "response is not a string")
+    if len(response) > MAX_RESPONSE_CHARS:
+        return ChainCheck(False, None, f"response longer than {MAX_RESPONSE_CHARS} characters")
+    lines = [line.strip() for line in response.strip().splitlines() if line.strip()]
+    if not lines:
+        return ChainCheck(False, None, "empty response")
+    boxed_match = _BOXED_LINE_RE.match(lines[-1])
+    if boxed_match is None:
+        return ChainCheck(False, None, "last line is not \\boxed{N}")
+    boxed = boxed_match.group(1)
+    pool = list(problem.numbers)  # multiset of numbers still available
+    value = None
+    for line in lines[:-1]:
+        match = _EQUATION_RE.match(line)
+        if match is None:
+            return ChainCheck(False, boxed, f"not an equation: {line[:40]!r}")
+        a, op, b, c = int(match.group(1)), _OPS.get(match.group(2), match.group(2)), int(match.group(3)), int(match.group(4))
+        for operand in (a, b):
+            if operand not in pool:
+                return ChainCheck(False, boxed, f"{operand} is not available in {line!r}")
+            pool.remove(operand)
+        if op == "/":
+            if b == 0 or a % b:
+                return ChainCheck(False, boxed, f"inexact division in {line!r}")
+            value = a // b
+        else:
+            value = {"+": a + b, "-": a - b, "*": a * b}[op]
+        if value != c:
+            return ChainCheck(False, boxed, f"wrong arithmetic in {line!r}")
+        if value <= 0:
+            return ChainCheck(False, boxed, f"non-positive intermediate result in {line!r}")
+        pool.append(value)
+    if len(pool) != 1:
+        return ChainCheck(False, boxed, f"numbers left unused: {sorted(pool)}")
+    if pool[0] != problem.target:
+        return ChainCheck(False, boxed, f"chain reaches {pool[0]}, not the target {problem.target}")
+    if boxed != str(problem.target):
+        return ChainCheck(False, boxed, f"boxed {boxed!r} is not the target {problem.target}")
+    return ChainCheck(True, boxed, "ok")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Generator
+# ---------------------------------------------------------------------------------------------------------
+
+def _split_of(problem: CountdownProblem, seed: int) -> str:
+    key = f"countdown|{seed}|{','.join(map(str, problem.numbers))}|{problem.target}".encode()
+    bucket = int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % 100
+    return next(name for name, buckets in SPLIT_BUCKETS.items() if bucket in buckets)
+
+
+def generate_countdown(
+    seed: int = 0,
+    n_train: int = 20000,
+    n_val: int = 500,
+    n_test: int = 1000,
+    min_solutions: int = 2,
+    p_four_numbers: float = 0.5,
+    max_target: int = MAX_TARGET,
+) -> pd.DataFrame:
+    """Generate the three splits as one tidy table (see the module docstring for the rules).
+
+    Each drawn problem: 3 or 4 numbers (4 with probability ``p_four_numbers``) uniform in 1-20 with
+    replacement; the target is uniform over the values in [1, max_target] that have at least
+    ``min_solutions`` distinct solutions (normal forms). The reference ``solution`` is one of them, drawn
+    at random and rendered as a chain. Columns: id, question, answer (the grader's reference string),
+    source, split, numbers, target, solution, num_solutions (normal forms), num_trees, solutions.
+    """
+    import pandas as pd
+
+    wanted = {"train": n_train, "val": n_val, "test": n_test}
+    if min(wanted.values()) < 0 or min_solutions < 1:
+        raise ValueError(f"sizes must be >= 0 and min_solutions >= 1, got {wanted}, min_solutions={min_solutions}")
+    rng = random.Random(seed)
+    rows: dict[str, list[dict]] = {name: [] for name in wanted}
+    seen: set[CountdownProblem] = set()
+    attempts, max_attempts = 0, 50 * sum(wanted.values()) + 10000
+    while any(len(rows[name]) < wanted[name] for name in wanted):
+        attempts += 1
+        if attempts > max_attempts:
+            counts = {name: len(r) for name, r in rows.items()}
+            raise RuntimeError(f"countdown generator gave up after {attempts} draws: have {counts}, want {wanted}")
+        count = 4 if rng.random() < p_four_numbers else 3
+        numbers = tuple(sorted(rng.randint(MIN_NUMBER, MAX_NUMBER) for _ in range(count)))
+        forms = _forms(numbers)
+        targets = sorted(v for v, by_form in forms.items() if 1 <= v <= max_target and len(by_form) >= min_solutions)
+        if not targets:
+            continue
+        problem = CountdownProblem(numbers, rng.choice(targets))
+        # Draw the reference before the dedup check so the random stream does not depend on earlier draws'
+        # split assignment. Each genuinely different solution (normal form) is equally likely.
+        by_form = forms[problem.target]
+        reference_form = rng.choice(sorted(by_form))
+        reference_tree = rng.choice(by_form[reference_form])
+        if problem in seen:
+            continue
+        seen.add(problem)
+        split = _split_of(problem, seed)
+        if len(rows[split]) >= wanted[split]:
+            continue
+        rows[split].append(
+            {
+                "id": f"countdown/s{seed}/{split}/{len(rows[split])}",
+                "question": problem_prompt(problem),
+                "answer": reference_string(problem),
+                "source": "countdown",
+                "split": split,
+                "numbers": list(problem.numbers),
+                "target": problem.target,
+                "solution": render_chain(reference_tree),
+                "num_solutions": len(by_form),
+                "num_trees": sum(len(trees) for trees in by_form.values()),
+                "solutions": sorted(by_form),
+            }
+        )
+    return pd.DataFrame([row for name in wanted for row in rows[name]])

