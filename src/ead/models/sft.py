@@ -1,0 +1,162 @@
+"""Supervised fine-tuning of the tiny policy on the countdown train split (reference solution chains).
+
+Trains from scratch on CPU, checkpointing every ``--checkpoint-every`` steps; a killed run restarted with the
+same arguments resumes from the last checkpoint and ends with exactly the weights of an uninterrupted run (the
+batch of step s is drawn from a generator seeded by (seed, s), so nothing depends on how the run was split).
+Writes the model (safetensors + tokenizer) to ``--out`` and a per-step training table to ``--log-table``.
+
+Run:
+    python -m ead.models.sft --data results/data/countdown.parquet --out results/models/tiny_policy \
+        --log-table results/models/tiny_policy_sft_log.csv --checkpoint-dir results/checkpoints/sft \
+        --steps 400 --batch-size 128 --lr 2e-3 --seed 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from ead.io import read_table, setup_logging, write_table
+from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
+
+IGNORE = -100
+
+
+def encode_examples(tokenizer, questions, solutions) -> tuple[torch.LongTensor, torch.LongTensor]:
+    """Right-padded (input_ids, labels); labels cover the response (solution + EOS) only."""
+    rows = []
+    for question, solution in zip(questions, solutions):
+        prompt = encode_strict(tokenizer, question)
+        response = encode_strict(tokenizer, solution, add_special_tokens=False) + [tokenizer.eos_token_id]
+        rows.append((prompt + response, [IGNORE] * len(prompt) + response))
+    width = max(len(ids) for ids, _ in rows)
+    input_ids = torch.full((len(rows), width), tokenizer.pad_token_id, dtype=torch.long)
+    labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
+    for i, (ids, target) in enumerate(rows):
+        input_ids[i, : len(ids)] = torch.tensor(ids)
+        labels[i, : len(target)] = torch.tensor(target)
+    return input_ids, labels
+
+
+def learning_rate(step: int, total: int, peak: float, warmup: int) -> float:
+    """Linear warm-up then cosine decay to 10% of the peak."""
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = (step - warmup) / max(1, total - warmup)
+    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def _save_checkpoint(directory: Path, model, optimizer, step: int, log_rows: list[dict]) -> None:
+    staging = directory.with_name(directory.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging / "model", safe_serialization=True)
+    torch.save({"optimizer": optimizer.state_dict(), "step": step}, staging / "trainer_state.pt")
+    (staging / "log.json").write_text(json.dumps(log_rows))
+    shutil.rmtree(directory, ignore_errors=True)
+    staging.rename(directory)
+
+
+def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: int, batch_size: int, lr: float,
+          warmup_steps: int, seed: int, checkpoint_every: int, shape: TinyPolicyShape, log_every: int = 10):
+    log = setup_logging("sft")
+    table = read_table(data)
+    train_rows = table[table["split"] == "train"]
+    if train_rows.empty:
+        raise SystemExit(f"{data}: no rows with split == 'train'")
+    tokenizer = build_tokenizer()
+    input_ids, labels = encode_examples(tokenizer, train_rows["question"], train_rows["solution"])
+    log.info("%d training examples, max length %d tokens", len(input_ids), input_ids.shape[1])
+    if input_ids.shape[1] > shape.max_position_embeddings:
+        raise SystemExit(f"examples of {input_ids.shape[1]} tokens exceed max_position_embeddings "
+                         f"{shape.max_position_embeddings}")
+
+    from transformers import LlamaForCausalLM
+
+    checkpoint = Path(checkpoint_dir)
+    model = build_model(tokenizer, shape, seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
+    start, log_rows = 0, []
+    if (checkpoint / "trainer_state.pt").exists():
+        model = LlamaForCausalLM.from_pretrained(checkpoint / "model", local_files_only=True, use_safetensors=True,
+                                                 dtype=torch.float32)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
+        state = torch.load(checkpoint / "trainer_state.pt", weights_only=True)
+        optimizer.load_state_dict(state["optimizer"])
+        start, log_rows = state["step"], json.loads((checkpoint / "log.json").read_text())
+        log.info("resuming from %s at step %d", checkpoint, start)
+    model.train()
+    n_params = sum(p.numel() for p in model.parameters())
+    log.info("tiny policy: %.2fM parameters, vocab %d", n_params / 1e6, len(tokenizer))
+
+    window_tokens, window_start = 0, time.perf_counter()
+    for step in tqdm(range(start, steps), initial=start, total=steps, desc="sft", unit="step"):
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + step)
+        index = torch.randint(len(input_ids), (batch_size,), generator=generator)
+        batch_ids, batch_labels = input_ids[index], labels[index]
+        width = int((batch_ids != tokenizer.pad_token_id).sum(-1).max())
+        batch_ids, batch_labels = batch_ids[:, :width], batch_labels[:, :width]
+        attention_mask = (batch_ids != tokenizer.pad_token_id).long()
+        current_lr = learning_rate(step, steps, lr, warmup_steps)
+        for group in optimizer.param_groups:
+            group["lr"] = current_lr
+        loss = model(input_ids=batch_ids, attention_mask=attention_mask, labels=batch_labels).loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        window_tokens += int(attention_mask.sum())
+        if (step + 1) % log_every == 0 or step + 1 == steps:
+            elapsed = time.perf_counter() - window_start
+            log_rows.append({"step": step + 1, "loss": float(loss), "lr": current_lr, "grad_norm": float(grad_norm),
+                             "tokens_per_s": window_tokens / elapsed})
+            log.info("step %d loss %.4f lr %.2e", step + 1, float(loss), current_lr)
+            window_tokens, window_start = 0, time.perf_counter()
+        if (step + 1) % checkpoint_every == 0 and step + 1 < steps:
+            _save_checkpoint(checkpoint, model, optimizer, step + 1, log_rows)
+
+    out = Path(out)
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging, safe_serialization=True)
+    tokenizer.save_pretrained(staging)
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    settings = {"seed": seed, "steps": steps, "batch_size": batch_size, "peak_lr": lr, "warmup_steps": warmup_steps,
+                "parameters": n_params, **asdict(shape)}
+    write_table(pd.DataFrame(log_rows).assign(**settings), log_table)
+    shutil.rmtree(checkpoint, ignore_errors=True)  # the run is complete; its checkpoint is no longer needed
+    log.info("saved the tiny policy to %s", out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, help="countdown table with question/solution/split columns")
+    parser.add_argument("--out", required=True, help="output model directory")
+    parser.add_argument("--log-table", required=True, help="per-step training table (.csv/.parquet)")
+    parser.add_argument("--checkpoint-dir", required=True, help="resume state (deleted when the run completes)")
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--warmup-steps", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checkpoint-every", type=int, default=50)
+    for field, default in asdict(TinyPolicyShape()).items():
+        parser.add_argument(f"--{field.replace('_', '-')}", type=int, default=default)
+    args = parser.parse_args(argv)
+    shape = TinyPolicyShape(**{field: getattr(args, field) for field in asdict(TinyPolicyShape())})
+    train(args.data, args.out, args.log_table, args.checkpoint_dir, steps=args.steps, batch_size=args.batch_size,
+          lr=args.lr, warmup_steps=args.warmup_steps, seed=args.seed, checkpoint_every=args.checkpoint_every,
+          shape=shape)
+
+
+if __name__ == "__main__":
+    main()
