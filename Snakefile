@@ -16,9 +16,12 @@ envvars:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/schedule.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/models.smk"
 
 
 rule all:
     default_target: True
     input:
         get_final_figures(),
+        get_final_tables(),

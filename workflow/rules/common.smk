@@ -38,10 +38,31 @@ def get_final_figures():
     return [path for name in figures for path in figure_paths(name).values()]
 
 
+def get_final_tables():
+    """Result tables and models `rule all` also produces (data, models, base-model evaluation)."""
+    datasets = [f"results/data/{name}.parquet" for name in config["data"]["real"]]
+    return datasets + [
+        "results/data/countdown.parquet",
+        "results/models/smollm2-135m-instruct",
+        "results/eval/tiny_policy_base.csv",
+    ]
+
+
+def get_base_eval_args():
+    """CLI flags of the tiny policy's base evaluation; the sampler is a fixed temperature, declared in config."""
+    settings = dict(config["base_eval"])
+    tau = settings.pop("tau")
+    schedule = shlex.quote(f'{{"name": "fixed", "tau": {tau}}}')
+    return f"{cli_args(settings)} --schedule {schedule}"
+
+
 def cli_args(options):
-    """Render a mapping as `--key value` CLI flags (lists become repeated values), shell-quoted."""
+    """Render a mapping as `--key value` CLI flags (lists become repeated values), shell-quoted.
+
+    Keys are sorted so that reordering keys in a config file does not change the params and trigger a rerun.
+    """
     parts = []
-    for key, value in options.items():
+    for key, value in sorted(options.items()):
         flag = f"--{key.replace('_', '-')}"
         values = value if isinstance(value, (list, tuple)) else [value]
         parts.append(" ".join([flag] + [shlex.quote(str(v)) for v in values]))

