@@ -1,0 +1,76 @@
+"""Tiny-policy SFT: the tokenizer is strict, and a run killed mid-way resumes to the exact same weights."""
+
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from ead.data.countdown import generate_countdown
+from ead.io import write_table
+from ead.models.tiny_policy import build_tokenizer, encode_strict
+
+TINY = ["--hidden-size", "32", "--num-hidden-layers", "2", "--num-attention-heads", "2", "--intermediate-size", "64"]
+
+
+def test_tokenizer_round_trips_countdown_text_and_rejects_unknown_characters():
+    tokenizer = build_tokenizer()
+    text = "Numbers: 3 5 7 12\nTarget: 41\n7*5=35\n35+12=47\n47-3=44\n\\boxed{41}"
+    ids = encode_strict(tokenizer, text)
+    assert ids[0] == tokenizer.bos_token_id and len(ids) == len(text) + 1
+    assert tokenizer.decode(ids, skip_special_tokens=True) == text
+    with pytest.raises(ValueError, match=r"characters \['%'\] are not in the tiny policy's alphabet"):
+        encode_strict(tokenizer, "50%")
+
+
+@pytest.fixture(scope="module")
+def countdown_table(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "countdown.parquet"
+    write_table(generate_countdown(seed=1, n_train=200, n_val=5, n_test=5), path)
+    return path
+
+
+def sft_command(data, out, checkpoint, steps=300):
+    return [sys.executable, "-m", "ead.models.sft", "--data", str(data), "--out", str(out / "model"),
+            "--log-table", str(out / "log.csv"), "--checkpoint-dir", str(checkpoint), "--steps", str(steps),
+            "--batch-size", "8", "--checkpoint-every", "10", "--seed", "3", *TINY]
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_to_identical_weights(countdown_table, tmp_path):
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    subprocess.run(sft_command(countdown_table, straight, tmp_path / "ckpt_a"), check=True, capture_output=True)
+
+    process = subprocess.Popen(sft_command(countdown_table, resumed, tmp_path / "ckpt_b"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not (tmp_path / "ckpt_b" / "trainer_state.pt").exists():
+        assert process.poll() is None, "the run ended before its first checkpoint; nothing was interrupted"
+        assert time.time() < deadline
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (resumed / "model").exists()
+    rerun = subprocess.run(sft_command(countdown_table, resumed, tmp_path / "ckpt_b"), capture_output=True,
+                           text=True, check=True)
+    assert "resuming from" in rerun.stderr
+
+    weights_a = load_file(straight / "model" / "model.safetensors")
+    weights_b = load_file(resumed / "model" / "model.safetensors")
+    assert weights_a.keys() == weights_b.keys()
+    for name in weights_a:
+        assert torch.equal(weights_a[name], weights_b[name]), name
+    columns = ["step", "loss", "lr", "grad_norm"]  # tokens_per_s is wall-clock
+    pd.testing.assert_frame_equal(pd.read_csv(straight / "log.csv")[columns], pd.read_csv(resumed / "log.csv")[columns])
+    assert not (tmp_path / "ckpt_b").exists()  # a finished run cleans up its checkpoint
+
+
+def test_missing_train_split_is_named(tmp_path):
+    data = tmp_path / "val_only.csv"
+    pd.DataFrame({"question": ["Numbers: 1 2\nTarget: 3\n"], "solution": ["1+2=3\n\\boxed{3}"], "split": ["val"]}).to_csv(data, index=False)
+    result = subprocess.run(sft_command(data, tmp_path, tmp_path / "ckpt"), capture_output=True, text=True)
+    assert result.returncode != 0 and "no rows with split == 'train'" in result.stderr
