@@ -1,8 +1,14 @@
 """Shared fixtures: tiny randomly initialised HF models (no hub, no download)."""
 
+import importlib.util
+
 import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
+
+# tests/vllm runs inside .venv-vllm (vLLM pins another transformers); from the main environment it is run by
+# tests/test_vllm_suite.py in that venv, so it is not collected here.
+collect_ignore = [] if importlib.util.find_spec("vllm") else ["vllm"]
 
 
 def make_tiny_llama(vocab_size=32, hidden_size=32, layers=2, heads=4, seed=0, initializer_range=0.5):

@@ -1,0 +1,457 @@
+"""EAD as vLLM logits processors: per-request annealed temperature, vectorised over the batch.
+
+Each request opts in through ``SamplingParams.extra_args`` (build them with :func:`ead_extra_args`)::
+
+    SamplingParams(temperature=1.0, extra_args={"tau_max": 1.2, "tau_min": 0.1, "d": 500.0, "c": 10})
+
+``d`` is the *effective* decay (RL step and decay_scale already folded in, see
+:meth:`ead.schedule.AnnealedSchedule.effective_decay`), ``c`` the warm-up length. The processor divides the
+logits of the token at response position ``t`` (0-based count of output tokens generated so far) by
+``tau_t = annealed_temperature(t, tau_max, tau_min, d, c)``. ``temperature`` must stay 1.0 so vLLM does not
+scale a second time. Requests without these keys are left untouched (their rows are divided by exactly 1, a bitwise no-op).
+With ``LLM(..., logprobs_mode="processed_logprobs")`` and ``SamplingParams(logprobs=0)`` vLLM returns the
+log-prob of each sampled token under the annealed distribution (the behaviour policy needed for TIS).
+
+vLLM has two logits-processor interfaces and this module implements both:
+
+* :class:`EADLogitsProcessorV1`: ``vllm.v1.sample.logits_processor.LogitsProcessor`` (the V1 model runner;
+  vLLM 0.24.0 as pinned by verl 0.9.1, and vLLM >= 0.32 with ``VLLM_USE_V2_MODEL_RUNNER=0``). State is kept
+  per persistent-batch row and updated from ``BatchUpdate`` (removed, added, moved) in ``update_state``.
+* :class:`EADLogitsProcessorV2`: ``vllm.v1.worker.gpu.sample.logits_processor.LogitsProcessor`` (Model Runner
+  V2, the default in vLLM >= 0.32 when Triton is available). State is kept per request slot; the position
+  comes from the runner's on-device ``pos`` and ``prompt_len`` so ``apply`` needs no host data per step.
+* :class:`EADLogitsProcessor`: one class implementing both interfaces, dispatching on the constructor
+  arguments the runner passes. Use this one for the ``vllm.logits_processors`` entry point: every installed
+  plugin in that group is loaded by whichever runner is active, and the V2 loader rejects plugins that do
+  not subclass its interface.
+* :class:`PerRowLoopEADLogitsProcessor`: BENCHMARK BASELINE ONLY. A per-request Python callable applied row
+  by row (how the authors' vLLM V0 code did it, one lambda per sequence). Do not use it for experiments.
+
+Registration (either)::
+
+    LLM(model, logits_processors=["ead.samplers.vllm_processors:EADLogitsProcessor"],
+        logprobs_mode="processed_logprobs")
+    # or install the package with the `vllm.logits_processors` entry point (see README).
+
+Importing this module does not import vLLM: the classes are built on first attribute access (PEP 562
+module ``__getattr__``), which is also how vLLM's FQCN and entry-point loaders resolve them. The helpers
+:func:`ead_extra_args` and :func:`parse_ead_extra_args` work without vLLM.
+
+Tests: ``.venv-vllm/bin/python -m pytest tests/vllm`` (see workflow/scripts/setup_vllm_venv.sh).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ead.schedule import AnnealedSchedule, annealed_temperature
+
+__all__ = [
+    "EAD_EXTRA_ARG_KEYS",
+    "PER_ROW_LOOP_EXTRA_ARGS_KEY",
+    "EADRequestParams",
+    "EADLogitsProcessor",
+    "EADLogitsProcessorV1",
+    "EADLogitsProcessorV2",
+    "PerRowLoopEADLogitsProcessor",
+    "ead_extra_args",
+    "parse_ead_extra_args",
+]
+
+#: Keys of ``SamplingParams.extra_args`` read by the EAD processors.
+EAD_EXTRA_ARG_KEYS = ("tau_max", "tau_min", "d", "c")
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EADRequestParams:
+    """One request's EAD parameters (``d`` = effective decay, ``c`` = warm-up length in tokens)."""
+
+    tau_max: float
+    tau_min: float
+    d: float
+    c: float
+
+    def as_row(self) -> tuple[float, float, float, float]:
+        return (self.tau_max, self.tau_min, self.d, self.c)
+
+
+def ead_extra_args(schedule: AnnealedSchedule, step: int = 0) -> dict[str, float]:
+    """``SamplingParams.extra_args`` for sampling with ``schedule`` at RL global step ``step``."""
+    return {
+        "tau_max": float(schedule.tau_max),
+        "tau_min": float(schedule.tau_min),
+        "d": float(schedule.effective_decay(step)),
+        "c": float(schedule.warmup),
+    }
+
+
+def parse_ead_extra_args(extra_args: dict[str, Any] | None) -> EADRequestParams | None:
+    """EAD parameters from ``extra_args``; None if the request does not use EAD.
+
+    Raises ValueError when only some keys are given or a value is out of range, so a typo fails the request
+    instead of silently sampling at tau = 1.
+    """
+    if not extra_args:
+        return None
+    present = [key for key in EAD_EXTRA_ARG_KEYS if key in extra_args]
+    if not present:
+        return None
+    missing = [key for key in EAD_EXTRA_ARG_KEYS if key not in extra_args]
+    if missing:
+        raise ValueError(f"EAD extra_args: missing {missing}; an EAD request needs all of {list(EAD_EXTRA_ARG_KEYS)}")
+    try:
+        params = EADRequestParams(*(float(extra_args[key]) for key in EAD_EXTRA_ARG_KEYS))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"EAD extra_args must be numbers, got {[extra_args[k] for k in EAD_EXTRA_ARG_KEYS]}") from err
+    problems = []
+    if not (params.tau_min > 0 and math.isfinite(params.tau_max)):
+        problems.append(f"need 0 < tau_min and finite tau_max, got tau_min={params.tau_min}, tau_max={params.tau_max}")
+    if params.tau_min > params.tau_max:
+        problems.append(f"need tau_min <= tau_max, got {params.tau_min} > {params.tau_max}")
+    if not params.d > 0:
+        problems.append(f"need d > 0, got d={params.d}")
+    if not params.c >= 0:
+        problems.append(f"need c >= 0, got c={params.c}")
+    if problems:
+        raise ValueError("EAD extra_args: " + "; ".join(problems))
+    return params
+
+
+def _validate_request(sampling_params) -> EADRequestParams | None:
+    """Shared ``validate_params`` body: parse extra_args and refuse a second temperature scaling."""
+    params = parse_ead_extra_args(sampling_params.extra_args)
+    if params is not None and sampling_params.temperature != 1.0:
+        raise ValueError(
+            "EAD requests must use SamplingParams(temperature=1.0): the EAD logits processor divides the "
+            f"logits by tau_t itself, got temperature={sampling_params.temperature}"
+        )
+    return params
+
+
+# Columns of the per-row / per-slot parameter tables.
+_TAU_MAX, _TAU_MIN, _DECAY, _WARMUP = range(4)
+
+# id(vllm_config) -> weak reference to the EAD processor that owns that engine. vLLM instantiates every
+# loaded class, so registering EAD both by entry point and by FQCN would divide the logits twice; the
+# second instance for the same engine stays inactive instead.
+_ENGINE_OWNERS: dict[int, weakref.ref] = {}
+
+
+def _claim_engine(vllm_config, processor) -> bool:
+    """True if ``processor`` is the first live EAD processor of this engine (and so the one that acts)."""
+    owner_ref = _ENGINE_OWNERS.get(id(vllm_config))
+    owner = owner_ref() if owner_ref is not None else None
+    if owner is not None and owner is not processor:
+        logger.warning(
+            "EAD logits processor loaded twice for one vLLM engine (entry point and logits_processors=?); "
+            "the second instance (%s) is inactive so logits are divided by tau only once.",
+            type(processor).__name__,
+        )
+        return False
+    _ENGINE_OWNERS[id(vllm_config)] = weakref.ref(processor)
+    return True
+
+
+def _build_v1_class():
+    """EAD processor for the V1 model runner's interface (``update_state(BatchUpdate)`` + ``apply(logits)``)."""
+    import torch
+    from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
+
+    class EADLogitsProcessorV1(LogitsProcessor):
+        """EAD for vLLM's V1 model runner. Rows are persistent-batch indices.
+
+        ``update_state`` (host, once per step) keeps the parameters of every EAD row, holds a reference to
+        the row's live output-token list (vLLM appends to it, so its length is t), and computes the
+        temperature vector with one vectorised ``annealed_temperature`` call. ``apply`` is a single
+        broadcast division of the logits by that vector.
+        """
+
+        def __init__(self, vllm_config, device: torch.device, is_pin_memory: bool):
+            max_rows = vllm_config.scheduler_config.max_num_seqs
+            self.device = device
+            self.is_pin_memory = is_pin_memory
+            self.row_params = np.zeros((max_rows, 4), dtype=np.float64)
+            # row -> the request's output token ids (a live reference); only rows that use EAD.
+            self.row_output_ids: dict[int, list[int]] = {}
+            self.num_rows = 0
+            self.temperatures: torch.Tensor | None = None  # on device, one per row; None = no EAD row
+            self.is_active = _claim_engine(vllm_config, self)
+
+        @classmethod
+        def validate_params(cls, sampling_params) -> None:
+            _validate_request(sampling_params)
+
+        def is_argmax_invariant(self) -> bool:
+            # Dividing by tau > 0 keeps the argmax, so vLLM runs this after its own temperature step and
+            # skips it for greedy requests.
+            return True
+
+        def _apply_batch_update(self, batch_update: BatchUpdate) -> None:
+            # Order documented by vLLM: removed, then added (may reuse removed rows), then moved.
+            for row in batch_update.removed:
+                self.row_output_ids.pop(row, None)
+            for added in batch_update.added:
+                # (row, params, prompt ids, output ids); indexed from both ends to tolerate the older 3-tuple.
+                row, sampling_params, output_ids = added[0], added[1], added[-1]
+                params = parse_ead_extra_args(sampling_params.extra_args)
+                if params is None:
+                    self.row_output_ids.pop(row, None)
+                else:
+                    self.row_params[row] = params.as_row()
+                    self.row_output_ids[row] = output_ids
+            for src, dst, direction in batch_update.moved:
+                src_ids = self.row_output_ids.pop(src, None)
+                dst_ids = self.row_output_ids.pop(dst, None)
+                if direction == MoveDirectionality.SWAP:
+                    self.row_params[[src, dst]] = self.row_params[[dst, src]]
+                    if dst_ids is not None:
+                        self.row_output_ids[src] = dst_ids
+                else:  # one-way move: dst takes src's request, src becomes empty
+                    self.row_params[dst] = self.row_params[src]
+                if src_ids is not None:
+                    self.row_output_ids[dst] = src_ids
+
+        def update_state(self, batch_update: BatchUpdate | None) -> None:
+            if not self.is_active:
+                return
+            if batch_update is not None:
+                self._apply_batch_update(batch_update)
+                self.num_rows = batch_update.batch_size
+            if not self.row_output_ids:
+                self.temperatures = None
+                return
+            rows = np.fromiter(self.row_output_ids, dtype=np.int64, count=len(self.row_output_ids))
+            # t = number of output tokens so far; vLLM appends to these lists (placeholders under async
+            # scheduling count too), so their lengths are current when update_state runs before the step.
+            positions = np.fromiter(
+                (len(ids) for ids in self.row_output_ids.values()), dtype=np.int64, count=len(rows)
+            )
+            params = self.row_params[rows]
+            temperatures = np.ones(max(self.num_rows, int(rows.max()) + 1), dtype=np.float32)
+            temperatures[rows] = annealed_temperature(
+                positions, params[:, _TAU_MAX], params[:, _TAU_MIN], params[:, _DECAY], params[:, _WARMUP]
+            )
+            if np.all(temperatures == 1.0):  # e.g. every EAD row still in warm-up: skip a pass over the logits
+                self.temperatures = None
+                return
+            # A fresh (pinned) host tensor each step: reusing one buffer could be overwritten while an
+            # earlier non-blocking copy is still in flight.
+            host = torch.from_numpy(temperatures)
+            if self.is_pin_memory:
+                host = host.pin_memory()
+            self.temperatures = host.to(self.device, non_blocking=True)
+
+        def apply(self, logits: torch.Tensor) -> torch.Tensor:
+            if self.temperatures is None:
+                return logits
+            # One logits row per persistent-batch row (custom processors are refused with spec decoding).
+            temperatures = self.temperatures[: logits.shape[0]]
+            return logits.div_(temperatures.to(logits.dtype).unsqueeze(1))
+
+    return EADLogitsProcessorV1
+
+
+def _build_v2_class():
+    """EAD processor for Model Runner V2's interface (``add_request`` per slot + ``apply(logits, ctx)``)."""
+    import torch
+    from vllm.v1.worker.gpu.buffer_utils import UvaBackedTensor
+    from vllm.v1.worker.gpu.sample.logits_processor import LogitsProcessor
+
+    class EADLogitsProcessorV2(LogitsProcessor):
+        """EAD for vLLM's Model Runner V2. State is indexed by the runner's persistent request slot.
+
+        ``add_request`` writes the slot's parameters into host tables; ``apply_staged_writes`` publishes them
+        to the device (``UvaBackedTensor``, as vLLM's built-in V2 processors do: round-robin pinned buffers,
+        so no blocking copy and no race with steps still in flight); ``apply`` gathers the rows' slots,
+        derives each row's output position from the runner's own ``pos`` and ``prompt_len``
+        (t = pos + 1 - prompt_len, because the logits at input position ``pos`` predict the token at
+        ``pos + 1``), and divides in one pass.
+        """
+
+        def __init__(self, vllm_config, req_states):
+            self.req_states = req_states
+            num_slots = req_states.max_num_reqs
+            self.slot_params = UvaBackedTensor((num_slots, 4), dtype=torch.float64)
+            self.slot_uses_ead = UvaBackedTensor(num_slots, dtype=torch.bool)
+            self.has_staged_writes = False
+            self.is_active = _claim_engine(vllm_config, self)
+
+        @classmethod
+        def validate_params(cls, sampling_params) -> None:
+            _validate_request(sampling_params)
+
+        def is_argmax_invariant(self) -> bool:
+            return True
+
+        def add_request(self, req_idx: int, sampling_params) -> bool:
+            params = parse_ead_extra_args(sampling_params.extra_args) if self.is_active else None
+            # Slots are recycled, so a non-EAD request must clear what the previous occupant left.
+            self.slot_uses_ead.np[req_idx] = params is not None
+            if params is not None:
+                self.slot_params.np[req_idx] = params.as_row()
+            self.has_staged_writes = True
+            return params is not None
+
+        def apply_staged_writes(self) -> None:
+            if self.has_staged_writes:
+                self.slot_params.copy_to_uva()
+                self.slot_uses_ead.copy_to_uva()
+                self.has_staged_writes = False
+
+        def apply(self, logits: torch.Tensor, ctx) -> torch.Tensor:
+            # Host-side check (no device sync): skip steps without any EAD request.
+            if not self.slot_uses_ead.np[ctx.idx_mapping_np].any():
+                return logits
+            slots = ctx.expanded_idx_mapping.long()
+            params = self.slot_params.gpu[slots]
+            positions = ctx.pos.long() + 1 - self.req_states.prompt_len.gpu[slots].long()
+            # Rows still in chunked prefill have t < 0; their samples are discarded, clamp for a finite tau.
+            positions = positions.clamp_(min=0)
+            temperatures = annealed_temperature(
+                positions, params[:, _TAU_MAX], params[:, _TAU_MIN], params[:, _DECAY], params[:, _WARMUP]
+            )
+            temperatures = torch.where(self.slot_uses_ead.gpu[slots], temperatures, torch.ones_like(temperatures))
+            return logits.div_(temperatures.to(logits.dtype).unsqueeze(1))
+
+    return EADLogitsProcessorV2
+
+
+def _v2_interface_available() -> bool:
+    try:
+        import vllm.v1.worker.gpu.sample.logits_processor  # noqa: F401
+    except ImportError:  # vLLM < 0.32 has no Model Runner V2 logits-processor interface
+        return False
+    return True
+
+
+def _build_dual_class():
+    """One class that works under whichever runner loads it (the entry-point target)."""
+    import torch
+    from vllm.v1.sample.logits_processor import LogitsProcessor as V1Interface
+
+    v1_cls = _lazy("EADLogitsProcessorV1")
+    bases = [V1Interface]
+    v2_cls = None
+    if _v2_interface_available():
+        from vllm.v1.worker.gpu.sample.logits_processor import LogitsProcessor as V2Interface
+
+        v2_cls = _lazy("EADLogitsProcessorV2")
+        bases.append(V2Interface)
+
+    class EADLogitsProcessor(*bases):
+        """EAD for both vLLM runners; dispatches on the constructor arguments the runner passes.
+
+        V1 runner: ``cls(vllm_config, device, is_pin_memory)`` -> delegates to :class:`EADLogitsProcessorV1`.
+        Model Runner V2: ``cls(vllm_config, req_states)`` -> delegates to :class:`EADLogitsProcessorV2`.
+        It subclasses both interfaces because vLLM >= 0.32's V2 loader refuses entry-point plugins that do
+        not subclass the V2 interface, while the V1 loader loads every plugin of the same group.
+        """
+
+        def __init__(self, vllm_config, *runner_args):
+            if runner_args and isinstance(runner_args[0], torch.device):
+                self.runner = "v1"
+                self.impl = v1_cls(vllm_config, *runner_args)
+            elif v2_cls is not None:
+                self.runner = "v2"
+                self.impl = v2_cls(vllm_config, *runner_args)
+            else:
+                raise TypeError(f"EADLogitsProcessor: unrecognised runner arguments {runner_args!r}")
+
+        @classmethod
+        def validate_params(cls, sampling_params) -> None:
+            _validate_request(sampling_params)
+
+        def is_argmax_invariant(self) -> bool:
+            return True
+
+        def update_state(self, batch_update) -> None:  # V1 runner only
+            self.impl.update_state(batch_update)
+
+        def add_request(self, req_idx: int, sampling_params) -> bool:  # Model Runner V2 only
+            return self.impl.add_request(req_idx, sampling_params)
+
+        def apply_staged_writes(self) -> None:  # Model Runner V2 only
+            self.impl.apply_staged_writes()
+
+        def apply(self, logits, ctx=None):
+            return self.impl.apply(logits) if ctx is None else self.impl.apply(logits, ctx)
+
+    return EADLogitsProcessor
+
+
+#: extra_args key read by the benchmark-only per-row-loop processor (a nested dict with the EAD keys). It is a
+#: separate key so both processors can be loaded in one engine and each request picks exactly one of them.
+PER_ROW_LOOP_EXTRA_ARGS_KEY = "ead_per_row_loop_benchmark"
+
+
+def _build_per_row_loop_class():
+    """BENCHMARK BASELINE ONLY: the reference's per-sequence-callable design on vLLM's V1 adapter."""
+    from vllm.v1.sample.logits_processor import AdapterLogitsProcessor
+
+    def loop_params(sampling_params) -> EADRequestParams | None:
+        return parse_ead_extra_args((sampling_params.extra_args or {}).get(PER_ROW_LOOP_EXTRA_ARGS_KEY))
+
+    class PerRowLoopEADLogitsProcessor(AdapterLogitsProcessor):
+        """BENCHMARK BASELINE ONLY (V1 runner): one Python callable per request, applied row by row.
+
+        Mirrors the authors' vLLM V0 implementation (a lambda per sequence reading ``len(output_ids)``).
+        vLLM's ``AdapterLogitsProcessor.apply`` loops over rows in Python and launches small per-row ops;
+        ``benchmarks/bench_vllm_processors.py`` measures what that costs against :class:`EADLogitsProcessorV1`.
+        Requests opt in with ``extra_args={PER_ROW_LOOP_EXTRA_ARGS_KEY: {"tau_max": ..., "tau_min": ...,
+        "d": ..., "c": ...}}``.
+        """
+
+        @classmethod
+        def validate_params(cls, sampling_params) -> None:
+            loop_params(sampling_params)
+
+        def is_argmax_invariant(self) -> bool:
+            return True
+
+        def new_req_logits_processor(self, params):
+            ead = loop_params(params)
+            if ead is None:
+                return None
+
+            def divide_by_annealed_temperature(output_ids, logits_row):
+                tau = annealed_temperature(len(output_ids), ead.tau_max, ead.tau_min, ead.d, ead.c)
+                return logits_row / tau
+
+            return divide_by_annealed_temperature
+
+    return PerRowLoopEADLogitsProcessor
+
+
+_CLASS_BUILDERS = {
+    "EADLogitsProcessorV1": _build_v1_class,
+    "EADLogitsProcessorV2": _build_v2_class,
+    "EADLogitsProcessor": _build_dual_class,
+    "PerRowLoopEADLogitsProcessor": _build_per_row_loop_class,
+}
+_BUILT_CLASSES: dict[str, type] = {}
+
+
+def _lazy(name: str) -> type:
+    if name not in _BUILT_CLASSES:
+        cls = _CLASS_BUILDERS[name]()
+        # vLLM's loaders and pickling resolve classes by module + name: make the built class look defined here.
+        cls.__module__ = __name__
+        cls.__qualname__ = name
+        _BUILT_CLASSES[name] = cls
+        globals()[name] = cls
+    return _BUILT_CLASSES[name]
+
+
+def __getattr__(name: str):
+    """Build a processor class on first access, importing vLLM only then (PEP 562)."""
+    if name in _CLASS_BUILDERS:
+        return _lazy(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
