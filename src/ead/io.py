@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -25,6 +26,22 @@ def atomic_path(path: str | Path):
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def atomic_directory(path: str | Path):
+    """Yield an empty staging directory beside ``path``; if the block succeeds it replaces ``path`` whole."""
+    path = Path(path)
+    staging = path.with_name(path.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    shutil.rmtree(path, ignore_errors=True)
+    staging.rename(path)
 
 
 def write_table(df: pd.DataFrame, path: str | Path) -> None:

@@ -25,7 +25,8 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from ead.io import read_table, setup_logging, write_table
+from ead.io import atomic_directory, read_table, setup_logging, write_table
+from ead.models import save_hf_model
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 
 IGNORE = -100
@@ -56,13 +57,10 @@ def learning_rate(step: int, total: int, peak: float, warmup: int) -> float:
 
 
 def _save_checkpoint(directory: Path, model, optimizer, step: int, log_rows: list[dict]) -> None:
-    staging = directory.with_name(directory.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging / "model", safe_serialization=True)
-    torch.save({"optimizer": optimizer.state_dict(), "step": step}, staging / "trainer_state.pt")
-    (staging / "log.json").write_text(json.dumps(log_rows))
-    shutil.rmtree(directory, ignore_errors=True)
-    staging.rename(directory)
+    with atomic_directory(directory) as staging:
+        model.save_pretrained(staging / "model", safe_serialization=True)
+        torch.save({"optimizer": optimizer.state_dict(), "step": step}, staging / "trainer_state.pt")
+        (staging / "log.json").write_text(json.dumps(log_rows))
 
 
 def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: int, batch_size: int, lr: float,
@@ -123,13 +121,7 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
         if (step + 1) % checkpoint_every == 0 and step + 1 < steps:
             _save_checkpoint(checkpoint, model, optimizer, step + 1, log_rows)
 
-    out = Path(out)
-    staging = out.with_name(out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging, safe_serialization=True)
-    tokenizer.save_pretrained(staging)
-    shutil.rmtree(out, ignore_errors=True)
-    staging.rename(out)
+    save_hf_model(out, model, tokenizer)
     settings = {"seed": seed, "steps": steps, "batch_size": batch_size, "peak_lr": lr, "warmup_steps": warmup_steps,
                 "parameters": n_params, **asdict(shape)}
     write_table(pd.DataFrame(log_rows).assign(**settings), log_table)

