@@ -80,13 +80,15 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
     from transformers import LlamaForCausalLM
 
     checkpoint = Path(checkpoint_dir)
-    model = build_model(tokenizer, shape, seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
-    start, log_rows = 0, []
-    if (checkpoint / "trainer_state.pt").exists():
+    resuming = (checkpoint / "trainer_state.pt").exists()
+    if resuming:
         model = LlamaForCausalLM.from_pretrained(checkpoint / "model", local_files_only=True, use_safetensors=True,
                                                  dtype=torch.float32)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
+    else:
+        model = build_model(tokenizer, shape, seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
+    start, log_rows = 0, []
+    if resuming:
         state = torch.load(checkpoint / "trainer_state.pt", weights_only=True)
         optimizer.load_state_dict(state["optimizer"])
         start, log_rows = state["step"], json.loads((checkpoint / "log.json").read_text())
