@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from ead.rl_grid import rl_config_problems
 from ead.schedule import AnnealedSchedule
 
 
@@ -55,6 +56,9 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     if base_eval["n"] < max(base_eval["k"]):
         raise ConfigError(f"base_eval.n = {base_eval['n']} must be >= every k in base_eval.k = {base_eval['k']} "
                           "(unbiased Pass@k needs n >= k samples)")
+    rl_problems = rl_config_problems(config)
+    if rl_problems:
+        raise ConfigError(rl_problems[0])
     try:  # the schedule's own checks are the final word, so config and code cannot disagree
         AnnealedSchedule(**ead)
     except ValueError as error:

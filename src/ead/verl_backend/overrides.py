@@ -1,0 +1,215 @@
+"""One grid cell -> Hydra overrides of verl 0.9.1's ``ppo_trainer`` config (``python -m verl.trainer.main_ppo``).
+
+ALL mapping from our config to verl keys lives in :func:`verl_overrides`, so a change of layout on either side
+is one edit. The keys and why (verl 0.9.1 source, paths relative to site-packages/verl):
+
+* algorithm: ``algorithm.adv_estimator=grpo`` (group-normalised outcome advantages for every algorithm here),
+  ``actor.policy_loss.loss_mode`` / ``clip_cov_*`` / ``kl_cov_ratio`` / ``ppo_kl_coef``, ``actor.clip_ratio_*``,
+  ``actor.loss_agg_mode``, ``actor.use_kl_loss`` / ``kl_loss_coef`` / ``kl_loss_type``; no entropy bonus, no KL in
+  the reward, no dynamic sampling, no length penalty (paper Sec. 5.1).
+* sampler: fixed tau -> ``rollout.temperature=tau`` (the trainer divides its logits by the same value:
+  trainer/ppo/v1/trainer_base.py passes ``rollout.temperature`` as the actor's temperature, so the policy is trained
+  on logits / tau, rl.fixed_tau_trains_at = behaviour). EAD -> ``rollout.temperature=1.0`` (trainer at tau = 1),
+  the vLLM processor ``ead.samplers.vllm_processors:EADLogitsProcessor`` in
+  ``rollout.engine_kwargs.vllm.logits_processors`` (forwarded to ``vllm serve --logits-processors``,
+  workers/rollout/vllm_rollout/vllm_async_server.py), and our agent loop (``rollout.agent.agent_loop_config_path``
+  + ``default_agent_loop``) that puts the step's EAD parameters into each request's ``extra_args``.
+  With rl.fixed_tau_trains_at = one, fixed-tau cells also go through the agent loop, which sets the request
+  temperature while the trainer stays at 1.
+* TIS: ``algorithm.rollout_correction.rollout_is=token|sequence``, ``rollout_is_threshold=cap``,
+  ``bypass_mode=false`` (bypass would make old = rollout log-probs and every weight 1), with
+  ``rollout.calculate_log_probs=true`` and ``rollout.logprobs_mode=processed_logprobs`` (behaviour log-probs after
+  the EAD processor).
+* reward: ``reward.custom_reward_function.path=pkg://ead.verl_backend.reward`` (our grader).
+* validation: ``rollout.val_kwargs`` (do_sample, n, temperature; top_p 1, top_k -1), ``trainer.test_freq``,
+  ``trainer.val_before_train``, ``data.val_max_samples``, dumps in ``trainer.validation_data_dir``. Validation
+  rows carry ``agent_name=single_turn_agent`` (see ead.verl_backend.data), so every cell is evaluated by the same
+  fixed-temperature sampler, never by its own training sampler.
+* metrics: ``trainer.logger=[console,file]``; the file logger writes to ``$VERL_FILE_LOGGER_PATH``
+  (utils/tracking.py, FileLogger) set by :mod:`ead.verl_backend.run`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ead.rl_grid import Cell, resolve_cell
+
+__all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "cell_verl_settings", "hydra_value",
+           "uses_agent_loop", "verl_overrides"]
+
+#: Name of our agent loop in verl's agent-loop registry.
+AGENT_LOOP_NAME = "ead_schedule_agent"
+AGENT_LOOP_TARGET = "ead.verl_backend.agent_loop.ScheduleAgentLoop"
+EAD_PROCESSOR_FQCN = "ead.samplers.vllm_processors:EADLogitsProcessor"
+REWARD_MODULE = "pkg://ead.verl_backend.reward"
+
+
+@dataclass(frozen=True)
+class CellPaths:
+    """Files one run reads and writes (absolute paths: Ray workers may start elsewhere)."""
+
+    model: str  # local HF model directory
+    train_files: str  # verl-format parquet
+    val_files: str
+    agent_loop_config: str  # YAML written by ead.verl_backend.run (agent_loop_entries)
+    run_dir: str  # checkpoints/, validation/ go here
+
+
+def hydra_value(value) -> str:
+    """A Python value in Hydra's override grammar (strings quoted when they need it)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
+    text = str(value)
+    if text and all(ch.isalnum() or ch in "_-./" for ch in text) and not text[0].isdigit():
+        return text
+    return json.dumps(text)  # a double-quoted string, escapes as Hydra expects
+
+
+def cell_verl_settings(config: dict, cell: Cell) -> dict:
+    """rl.verl with the policy's own overrides (paper_models.<policy>.verl) applied."""
+    return {**config["rl"]["verl"], **config["paper_models"][cell.policy].get("verl", {})}
+
+
+def uses_agent_loop(config: dict, cell: Cell) -> bool:
+    """True if the cell's training rollouts go through our agent loop (EAD, or fixed tau trained at tau = 1)."""
+    sampler = config["rl"]["samplers"][cell.sampler]
+    return sampler["kind"] == "ead" or config["rl"]["fixed_tau_trains_at"] == "one"
+
+
+def agent_loop_entries(config: dict, cell: Cell) -> list[dict]:
+    """Content of the agent-loop config file (``rollout.agent.agent_loop_config_path``): verl instantiates
+    ``_target_`` with the other keys as keyword arguments (experimental/agent_loop/agent_loop.py, AgentLoopWorker)."""
+    return [{"name": AGENT_LOOP_NAME, "_target_": AGENT_LOOP_TARGET, "schedule": resolve_cell(config, cell).schedule}]
+
+
+def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
+    """Hydra overrides (``key=value`` strings) that make verl's ppo_trainer run ``cell``. The one mapping."""
+    rl = config["rl"]
+    resolved = resolve_cell(config, cell)
+    algorithm, schedule = resolved.algorithm, resolved.schedule
+    settings = cell_verl_settings(config, cell)
+    evaluation = rl["eval"]
+    actor, rollout = "actor_rollout_ref.actor", "actor_rollout_ref.rollout"
+    is_ead = schedule["name"] == "ead"
+    trains_at_one = is_ead or config["rl"]["fixed_tau_trains_at"] == "one"
+    o: dict[str, object] = {
+        # data (paper_data, converted by ead.verl_backend.data)
+        "data.train_files": paths.train_files,
+        "data.val_files": paths.val_files,
+        "data.train_batch_size": rl["prompts_per_step"],
+        "data.max_prompt_length": settings["max_prompt_length"],
+        "data.max_response_length": rl["max_new_tokens"],
+        "data.val_max_samples": evaluation["limit"],
+        "data.filter_overlong_prompts": True,
+        "data.truncation": "error",
+        "data.shuffle": True,
+        "data.seed": cell.seed,
+        # model: a local directory (downloaded by the paper profile's model rule); never remote code
+        "actor_rollout_ref.model.path": paths.model,
+        "actor_rollout_ref.model.trust_remote_code": False,
+        "actor_rollout_ref.model.use_remove_padding": True,
+        "actor_rollout_ref.model.enable_gradient_checkpointing": True,
+        # algorithm
+        "algorithm.adv_estimator": "grpo",
+        "algorithm.use_kl_in_reward": False,
+        f"{actor}.strategy": settings["strategy"],
+        f"{actor}.optim.lr": resolved.lr,
+        f"{actor}.ppo_mini_batch_size": rl["prompts_per_step"] // rl["mini_batches"],
+        f"{actor}.ppo_micro_batch_size_per_gpu": settings["micro_batch_size_per_gpu"],
+        f"{actor}.ppo_epochs": 1,
+        f"{actor}.data_loader_seed": cell.seed,
+        f"{actor}.entropy_coeff": 0,
+        f"{actor}.clip_ratio_low": algorithm["clip_ratio_low"],
+        f"{actor}.clip_ratio_high": algorithm["clip_ratio_high"],
+        f"{actor}.loss_agg_mode": algorithm["loss_agg_mode"],
+        f"{actor}.use_kl_loss": algorithm["use_kl_loss"],
+        f"{actor}.policy_loss.loss_mode": algorithm["loss_mode"],
+        # rollout (vLLM)
+        f"{rollout}.name": "vllm",
+        f"{rollout}.mode": "async",
+        f"{rollout}.n": cell.n,
+        f"{rollout}.temperature": 1.0 if trains_at_one else schedule["tau"],
+        f"{rollout}.top_p": 1.0,
+        f"{rollout}.top_k": -1,
+        f"{rollout}.seed": cell.seed,
+        f"{rollout}.calculate_log_probs": True,
+        f"{rollout}.logprobs_mode": "processed_logprobs",
+        f"{rollout}.tensor_model_parallel_size": settings["tensor_model_parallel_size"],
+        f"{rollout}.gpu_memory_utilization": settings["gpu_memory_utilization"],
+        f"{rollout}.log_prob_micro_batch_size_per_gpu": settings["log_prob_micro_batch_size_per_gpu"],
+        f"{rollout}.agent.agent_loop_config_path": paths.agent_loop_config,
+        f"{rollout}.agent.default_agent_loop": AGENT_LOOP_NAME if uses_agent_loop(config, cell) else "single_turn_agent",
+        # sampled validation at the declared temperature
+        f"{rollout}.val_kwargs.do_sample": True,
+        f"{rollout}.val_kwargs.n": evaluation["n"],
+        f"{rollout}.val_kwargs.temperature": evaluation["tau"],
+        f"{rollout}.val_kwargs.top_p": 1.0,
+        f"{rollout}.val_kwargs.top_k": -1,
+        # TIS (off unless the sampler asks for it)
+        "algorithm.rollout_correction.rollout_is": resolved.tis,
+        "algorithm.rollout_correction.bypass_mode": False,
+        # reward: our grader
+        "reward.custom_reward_function.path": REWARD_MODULE,
+        "reward.custom_reward_function.name": "compute_score",
+        # trainer
+        "trainer.use_v1": True,  # the v1 trainer hands `global_steps` to agent loops (ppo/v1/agent_loop_tq.py)
+        "trainer.critic_warmup": 0,
+        "trainer.logger": ["console", "file"],
+        "trainer.project_name": "ead-paper",
+        "trainer.experiment_name": "_".join([cell.policy, cell.algorithm, cell.sampler, f"n{cell.n}",
+                                             f"seed{cell.seed}"]),
+        "trainer.nnodes": settings["nnodes"],
+        "trainer.n_gpus_per_node": settings["n_gpus_per_node"],
+        "trainer.total_training_steps": rl["steps"],
+        "trainer.total_epochs": 1000,  # bounded by total_training_steps; 860k prompts / 1024 = 840 steps per epoch
+        "trainer.test_freq": evaluation["every"],
+        "trainer.val_before_train": True,
+        "trainer.save_freq": settings["save_freq"],
+        "trainer.resume_mode": "auto",
+        "trainer.default_local_dir": f"{paths.run_dir}/checkpoints",
+        "trainer.validation_data_dir": f"{paths.run_dir}/validation",
+    }
+    if resolved.tis is not None:
+        o["algorithm.rollout_correction.rollout_is_threshold"] = resolved.tis_cap
+    if algorithm["use_kl_loss"]:
+        o[f"{actor}.kl_loss_coef"] = algorithm["kl_loss_coef"]
+        o[f"{actor}.kl_loss_type"] = algorithm["kl_loss_type"]
+        o["actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"] = settings["log_prob_micro_batch_size_per_gpu"]
+    for key in ("clip_cov_ratio", "clip_cov_lb", "clip_cov_ub", "kl_cov_ratio", "ppo_kl_coef"):
+        if key in algorithm:
+            o[f"{actor}.policy_loss.{key}"] = algorithm[key]
+    if is_ead:
+        o[f"{rollout}.engine_kwargs.vllm.logits_processors"] = [EAD_PROCESSOR_FQCN]
+    overrides = [f"{key}={hydra_value(value)}" for key, value in o.items()]
+    # engine_kwargs.vllm is an empty dict in verl's config, so a new key needs Hydra's `+` (append) prefix.
+    overrides = [("+" + item) if item.startswith(f"{rollout}.engine_kwargs.vllm.") else item for item in overrides]
+    return overrides + list(settings["extra_overrides"])
+
+
+def compose_verl_config(overrides: list[str]):
+    """verl 0.9.1's ``ppo_trainer`` config with ``overrides`` applied, composed offline (no GPU, no Ray).
+
+    Hydra rejects unknown keys and bad values here, so this is how the tests (and ``run --check``) verify that
+    every override names a real key. Returns a resolved OmegaConf DictConfig.
+    """
+    from pathlib import Path
+
+    import verl
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    config_dir = str(Path(verl.__file__).parent / "trainer" / "config")
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        cfg = compose(config_name="ppo_trainer", overrides=overrides)
+    OmegaConf.resolve(cfg)
+    return cfg
