@@ -1,0 +1,100 @@
+"""Run one RL grid cell with verl 0.9.1 on GPUs and write its result tables (paper profile).
+
+    python -m ead.verl_backend.run --config CONFIG.json --policy qwen2.5-math-1.5b --algorithm dapo \\
+        --sampler ead_tis --n 8 --seed 0 --model results/paper/models/qwen2.5-math-1.5b \\
+        --train results/paper/data/train.parquet --val results/paper/data/val.parquet \\
+        --run-dir results/rl_runs/<cell> --steps-out .../steps.csv --eval-out .../eval.csv
+
+Writes into ``--run-dir``: ``agent_loop.yaml`` (our agent loop and the cell's schedule), ``overrides.txt`` (the
+Hydra overrides, one per line: the run's provenance), ``metrics.jsonl`` (verl's file logger), ``validation/``
+(verl's validation dumps) and ``checkpoints/``; then converts them (:mod:`ead.verl_backend.convert`).
+A restarted job resumes from the last checkpoint (``trainer.resume_mode=auto``); the previous ``metrics.jsonl`` is
+kept as ``metrics.<k>.jsonl`` because verl's file logger truncates its file on start.
+
+``--check`` composes verl's config with the overrides (no GPU needed), prints the command and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from ead.config import ConfigError
+from ead.rl_grid import Cell, rl_config_problems
+from ead.verl_backend.convert import convert_run, metrics_files
+from ead.verl_backend.overrides import CellPaths, agent_loop_entries, compose_verl_config, verl_overrides
+
+
+def check_cell(config: dict, cell: Cell) -> None:
+    problems = rl_config_problems(config)
+    if problems:
+        raise ConfigError(problems[0])
+    rl = config["rl"]
+    if rl["backend"] != "verl":
+        raise ConfigError(f"rl.backend = {rl['backend']!r}: ead.verl_backend.run runs verl cells only")
+    for key, known in (("algorithm", rl["algorithms"]), ("sampler", rl["samplers"]), ("policy", config["paper_models"])):
+        if getattr(cell, key) not in known:
+            raise ConfigError(f"{key} {getattr(cell, key)!r} is not defined; known: {sorted(known)}")
+
+
+def prepare(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
+    """Write agent_loop.yaml and overrides.txt into the run directory; return the overrides."""
+    run_dir = Path(paths.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    Path(paths.agent_loop_config).write_text(yaml.safe_dump(agent_loop_entries(config, cell), sort_keys=False))
+    overrides = verl_overrides(config, cell, paths)
+    (run_dir / "overrides.txt").write_text("\n".join(overrides) + "\n")
+    return overrides
+
+
+def keep_previous_metrics(run_dir: Path) -> None:
+    current = run_dir / "metrics.jsonl"
+    if current.exists():
+        current.rename(run_dir / f"metrics.{len(metrics_files(run_dir))}.jsonl")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, help="the workflow config as JSON (a file path or a JSON string)")
+    for name in ("policy", "algorithm", "sampler"):
+        parser.add_argument(f"--{name}", required=True)
+    parser.add_argument("--n", type=int, required=True)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--model", required=True, help="local model directory")
+    parser.add_argument("--train", required=True, help="verl-format training parquet")
+    parser.add_argument("--val", required=True, help="verl-format validation parquet")
+    parser.add_argument("--run-dir", required=True)
+    parser.add_argument("--steps-out", required=True)
+    parser.add_argument("--eval-out", required=True)
+    parser.add_argument("--check", action="store_true", help="compose verl's config and print the command only")
+    args = parser.parse_args(argv)
+
+    text = Path(args.config).read_text() if Path(args.config).is_file() else args.config
+    config = json.loads(text)
+    cell = Cell(args.policy, args.algorithm, args.sampler, args.n, args.seed)
+    check_cell(config, cell)
+    run_dir = Path(args.run_dir).resolve()
+    paths = CellPaths(model=str(Path(args.model).resolve()), train_files=str(Path(args.train).resolve()),
+                      val_files=str(Path(args.val).resolve()), agent_loop_config=str(run_dir / "agent_loop.yaml"),
+                      run_dir=str(run_dir))
+    overrides = prepare(config, cell, paths)
+    command = [sys.executable, "-m", "verl.trainer.main_ppo", *overrides]
+    print(shlex.join(command), flush=True)
+    compose_verl_config(overrides)  # unknown keys or bad values fail here, before any GPU is touched
+    if args.check:
+        return
+    keep_previous_metrics(run_dir)
+    env = {**os.environ, "VERL_FILE_LOGGER_PATH": str(run_dir / "metrics.jsonl")}
+    subprocess.run(command, env=env, check=True)
+    convert_run(run_dir, cell.columns(), config["rl"]["eval"]["k"], args.steps_out, args.eval_out)
+
+
+if __name__ == "__main__":
+    main()
