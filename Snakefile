@@ -1,6 +1,7 @@
 # Reproduction of "Let it Calm: Exploratory Annealed Decoding for Verifiable RL".
 #   snakemake --cores all                                   # default CPU profile (configs/config.yaml)
 #   snakemake --cores all --configfile configs/smoke.yaml   # tiny CI-sized run (deltas over the default)
+#   snakemake --configfile configs/paper.yaml --workflow-profile workflow/profiles/slurm   # paper scale, GPUs
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -20,8 +21,15 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"
 
 
+# The RL cell rule of the paper profile (verl on GPUs); the CPU backend's rules live in rl.smk.
+if config.get("rl", {}).get("backend") == "verl":
+
+    include: "workflow/rules/rl_verl.smk"
+
+
 rule all:
     default_target: True
     input:
         get_final_figures(),
         get_final_tables(),
+        get_rl_cell_tables(),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ead.schedule import AnnealedSchedule
 
-__all__ = ["Cell", "ResolvedCell", "cell_dir", "grid_cells", "resolve_cell", "rl_config_problems"]
+__all__ = ["Cell", "ResolvedCell", "cell_config", "cell_dir", "grid_cells", "resolve_cell", "rl_config_problems"]
 
 
 @dataclass(frozen=True, order=True)
@@ -81,6 +81,33 @@ def resolve_cell(config: dict, cell: Cell) -> ResolvedCell:
         tis_cap=float(sampler["tis_cap"]) if "tis" in sampler else None,
         lr=_lr_for(rl, cell.n),
     )
+
+
+def cell_config(config: dict, cell: Cell) -> dict:
+    """The smallest config that determines ``cell`` (a valid config on its own: one experiment, one cell).
+
+    Jobs receive this instead of the whole config, so their parameters (and Snakemake's rerun decisions) change
+    only when something that affects the cell changes.
+    """
+    rl = config["rl"]
+    lr = _lr_for(rl, cell.n)
+    subset = {
+        "ead": config["ead"],
+        "rl": {
+            **{key: value for key, value in rl.items() if key not in ("algorithms", "samplers", "experiments",
+                                                                       "lr_by_n")},
+            "lr_by_n": {cell.n: lr} if lr is not None else {},
+            "algorithms": {cell.algorithm: rl["algorithms"][cell.algorithm]},
+            "samplers": {cell.sampler: rl["samplers"][cell.sampler]},
+            "experiments": {"cell": {"policies": [cell.policy], "algorithms": [cell.algorithm],
+                                     "samplers": [cell.sampler], "n": [cell.n], "seeds": [cell.seed]}},
+        },
+    }
+    if "paper_models" in config:
+        subset["paper_models"] = {cell.policy: config["paper_models"][cell.policy]}
+    if "paper_data" in config:
+        subset["paper_data"] = config["paper_data"]
+    return subset
 
 
 _ALGORITHM_NEEDS = {

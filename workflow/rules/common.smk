@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from ead.config import ConfigError, validate_config
+from ead.rl_grid import cell_dir, grid_cells
 
 try:
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
@@ -19,6 +20,8 @@ os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.enviro
 
 # The software environment of every rule (used with --software-deployment-method conda).
 CONDA_ENV = "../../environment.yml"
+# The paper profile's GPU environment (verl[vllm]); see docs/paper_scale.md.
+CONDA_ENV_GPU = "../../environment-gpu.yml"
 
 FIGURE_FORMATS = ["png", "pdf"]
 
@@ -38,8 +41,20 @@ def get_final_figures():
     return [path for name in figures for path in figure_paths(name).values()]
 
 
+def get_rl_cell_tables():
+    """steps.csv and eval.csv of every RL grid cell (empty when the config has no `rl` section)."""
+    if "rl" not in config:
+        return []
+    return [f"{cell_dir(cell)}/{table}.csv" for cell in grid_cells(config["rl"]) for table in ("steps", "eval")]
+
+
 def get_final_tables():
-    """Result tables and models `rule all` also produces (data, models, base-model evaluation)."""
+    """Result tables and models `rule all` also produces (data, models, base-model evaluation).
+
+    The paper profile (rl.backend: verl) runs on GPUs and does not need the CPU profile's offline data and models.
+    """
+    if config.get("rl", {}).get("backend") == "verl":
+        return []
     datasets = [f"results/data/{name}.parquet" for name in config["data"]["real"]]
     return datasets + [
         "results/data/countdown.parquet",
