@@ -20,8 +20,6 @@ os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.enviro
 
 # The software environment of every rule (used with --software-deployment-method conda).
 CONDA_ENV = "../../environment.yml"
-# The paper profile's GPU environment (verl[vllm]); see docs/paper_scale.md.
-CONDA_ENV_GPU = "../../environment-gpu.yml"
 
 FIGURE_FORMATS = ["png", "pdf"]
 

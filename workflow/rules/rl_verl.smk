@@ -1,6 +1,8 @@
 # Paper profile (rl.backend: verl, configs/paper.yaml): hub models and data, and one verl run per RL grid cell.
 # Included by the Snakefile only when rl.backend is verl, so the default and smoke profiles never touch a hub.
-# GPU and time requests per rule live in workflow/profiles/slurm/config.yaml.
+# GPU and time requests per rule live in workflow/profiles/slurm/config.yaml. These rules have no `conda:` env: run
+# Snakemake inside the GPU environment (workflow/scripts/setup_gpu.sh or environment-gpu.yml + `pip install --no-deps
+# -e .`), because the package pins the CPU torch build that verl[vllm] replaces (see docs/paper_scale.md).
 import json
 import shlex
 
@@ -30,8 +32,6 @@ rule paper_model:
         source=get_paper_model_params,
     log:
         "results/logs/paper/models/{policy}.log",
-    conda:
-        CONDA_ENV_GPU
     shell:
         "python -m ead.verl_backend.hub model --hub-id {params.source[hub_id]} --revision {params.source[revision]}"
         " --out {output.model} > {log} 2>&1"
@@ -47,8 +47,6 @@ rule paper_data:
         "results/logs/paper/data/{role}.log",
     wildcard_constraints:
         role="train|val",
-    conda:
-        CONDA_ENV_GPU
     shell:
         "python -m ead.verl_backend.hub data --spec {params.spec} --instruction {params.instruction}"
         " --role {wildcards.role} --out {output.table} > {log} 2>&1"
@@ -75,8 +73,6 @@ rule rl_cell_verl:
         sampler="[A-Za-z0-9._-]+",
         n=r"\d+",
         seed=r"\d+",
-    conda:
-        CONDA_ENV_GPU
     shell:
         "python -m ead.verl_backend.run --config {params.config} --policy {wildcards.policy}"
         " --algorithm {wildcards.algorithm} --sampler {wildcards.sampler} --n {wildcards.n} --seed {wildcards.seed}"
