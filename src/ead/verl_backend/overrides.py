@@ -120,6 +120,7 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         # algorithm
         "algorithm.adv_estimator": "grpo",
         "algorithm.use_kl_in_reward": False,
+        "critic.enable": False,  # GRPO advantages need no value model
         f"{actor}.strategy": settings["strategy"],
         f"{actor}.optim.lr": resolved.lr,
         f"{actor}.ppo_mini_batch_size": rl["prompts_per_step"] // rl["mini_batches"],

@@ -76,7 +76,7 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="compose verl's config and print the command only")
     args = parser.parse_args(argv)
 
-    text = Path(args.config).read_text() if Path(args.config).is_file() else args.config
+    text = args.config if args.config.lstrip().startswith("{") else Path(args.config).read_text()
     config = json.loads(text)
     cell = Cell(args.policy, args.algorithm, args.sampler, args.n, args.seed)
     check_cell(config, cell)

@@ -1,0 +1,496 @@
+"""The paper-scale verl backend, checked without a GPU.
+
+* every cell of configs/paper.yaml composes with verl 0.9.1's real Hydra config, and the composed config carries
+  the paper's settings (loss mode, clip ratios, KL, TIS, temperatures, n, lr, batch sizes, validation);
+* our agent loop, built the way verl builds it (its config file + hydra.utils.instantiate) and run against a fake
+  LLM server, sends each request the step's EAD extra_args (d_s grows with the step and is capped);
+* verl's file-logger JSONL and validation dumps (tests/data/verl_run, constructed from verl's metric names)
+  become our steps.csv / eval.csv;
+* `snakemake -n --configfile configs/paper.yaml` lists the full paper DAG; the default and smoke profiles never
+  plan a hub download.
+"""
+
+import asyncio
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from ead.config import ConfigError, validate_config
+from ead.metrics import pass_at_k, worst_at_k
+from ead.rl_grid import Cell, cell_config, grid_cells, resolve_cell
+from ead.samplers.vllm_processors import ead_extra_args
+from ead.schedule import AnnealedSchedule, FixedTemperature
+from ead.verl_backend import convert, overrides
+from ead.verl_backend.agent_loop import schedule_sampling_params, step_of
+from ead.verl_backend.hub import verl_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+FIXTURE = ROOT / "tests" / "data" / "verl_run"
+PATHS = overrides.CellPaths(model="/models/m", train_files="/data/train.parquet", val_files="/data/val.parquet",
+                            agent_loop_config="/run/agent_loop.yaml", run_dir="/run")
+
+
+def _deep_update(base, delta):
+    for key, value in delta.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _deep_update(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+def paper_config():
+    """configs/config.yaml with configs/paper.yaml layered on top, as Snakemake does."""
+    config = {}
+    for name in ("config.yaml", "paper.yaml"):
+        _deep_update(config, yaml.safe_load((ROOT / "configs" / name).read_text()))
+    return config
+
+
+PAPER = paper_config()
+CELLS = grid_cells(PAPER["rl"])
+
+
+def test_paper_profile_is_valid_and_has_the_papers_grid():
+    validate_config(PAPER, SCHEMA)
+    rl = PAPER["rl"]
+    assert (rl["prompts_per_step"], rl["max_new_tokens"], rl["verl"]["max_prompt_length"]) == (1024, 3072, 1024)
+    assert rl["prompts_per_step"] // rl["mini_batches"] == 256 and rl["verl"]["micro_batch_size_per_gpu"] == 4
+    assert {int(k): v for k, v in rl["lr_by_n"].items()} == {4: 1e-6, 8: 2e-6, 16: 4e-6}
+    assert (PAPER["ead"]["tau_max"], PAPER["ead"]["d0"], PAPER["ead"]["tau_min"]) == (1.2, 25, 0.1)
+    assert {c.policy for c in CELLS} == {"qwen2.5-math-1.5b", "llama-3.2-1b-instruct", "qwen2.5-math-7b"}
+    assert {c.sampler for c in CELLS if c.policy == "qwen2.5-math-7b"} == {"tau0.6", "tau1.0", "tau1.2", "ead_tmin0.8"}
+    assert resolve_cell(PAPER, Cell("qwen2.5-math-7b", "dapo", "ead_tmin0.8", 8, 0)).schedule["tau_min"] == 0.8
+    assert {c.algorithm for c in CELLS} == {"dapo", "grpo", "clip_cov", "kl_cov"}
+    assert {c.n for c in CELLS} == {4, 8, 16}
+    assert len(CELLS) == len(set(CELLS)) == 28
+    assert (rl["eval"]["n"], rl["eval"]["tau"], rl["eval"]["greedy"]) == (16, 1.0, False)
+
+
+def test_ead_processor_fqcn_is_the_packages_entry_point():
+    entry_points = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
+    assert overrides.EAD_PROCESSOR_FQCN == entry_points["vllm.logits_processors"]["ead"]
+
+
+@pytest.fixture(scope="module")
+def composed():
+    """verl's real ppo_trainer config with our overrides, for every cell of the paper grid (~1 s each)."""
+    return {cell: overrides.compose_verl_config(overrides.verl_overrides(PAPER, cell, PATHS)) for cell in CELLS}
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=lambda c: f"{c.policy}-{c.algorithm}-{c.sampler}-n{c.n}")
+def test_every_paper_cell_composes_with_verls_config(composed, cell):
+    cfg = composed[cell]
+    rl, resolved = PAPER["rl"], resolve_cell(PAPER, cell)
+    algorithm = rl["algorithms"][cell.algorithm]
+    sampler = rl["samplers"][cell.sampler]
+    actor, rollout = cfg.actor_rollout_ref.actor, cfg.actor_rollout_ref.rollout
+    # algorithm
+    assert cfg.algorithm.adv_estimator == "grpo" and cfg.algorithm.use_kl_in_reward is False
+    assert actor.policy_loss.loss_mode == algorithm["loss_mode"]
+    assert (actor.clip_ratio_low, actor.clip_ratio_high) == (algorithm["clip_ratio_low"], algorithm["clip_ratio_high"])
+    assert actor.loss_agg_mode == "token-mean" and actor.entropy_coeff == 0
+    assert actor.use_kl_loss is algorithm["use_kl_loss"]
+    if algorithm["use_kl_loss"]:
+        assert (actor.kl_loss_coef, actor.kl_loss_type) == (0.001, "low_var_kl")
+    for key in ("clip_cov_ratio", "clip_cov_lb", "clip_cov_ub", "kl_cov_ratio", "ppo_kl_coef"):
+        if key in algorithm:
+            assert actor.policy_loss[key] == algorithm[key], key
+    # Minimal-RL sizes and the lr-by-n rule
+    assert cfg.data.train_batch_size == 1024 and actor.ppo_mini_batch_size == 256
+    assert actor.ppo_micro_batch_size_per_gpu == 4 and actor.ppo_epochs == 1
+    assert (cfg.data.max_prompt_length, cfg.data.max_response_length) == (1024, 3072)
+    assert actor.optim.lr == {4: 1e-6, 8: 2e-6, 16: 4e-6}[cell.n]
+    assert rollout.n == cell.n and rollout.name == "vllm"
+    # sampler: temperature, EAD processor and agent loop
+    processors = rollout.engine_kwargs.vllm.get("logits_processors")
+    if sampler["kind"] == "ead":
+        assert rollout.temperature == 1.0
+        assert list(processors) == ["ead.samplers.vllm_processors:EADLogitsProcessor"]
+        assert rollout.agent.default_agent_loop == overrides.AGENT_LOOP_NAME
+    else:
+        assert rollout.temperature == sampler["tau"]  # verl trains fixed-tau cells at logits / tau (behaviour)
+        assert processors is None and rollout.agent.default_agent_loop == "single_turn_agent"
+    assert rollout.agent.agent_loop_config_path == PATHS.agent_loop_config
+    # TIS: log-probs after the processor, weights min(pi_old / pi_behaviour, 2), never bypass mode
+    assert rollout.calculate_log_probs is True and rollout.logprobs_mode == "processed_logprobs"
+    correction = cfg.algorithm.rollout_correction
+    assert correction.bypass_mode is False
+    if "tis" in sampler:
+        assert (correction.rollout_is, correction.rollout_is_threshold) == ("token", 2.0)
+    else:
+        assert correction.rollout_is is None
+    # reward, validation, logging
+    assert (cfg.reward.custom_reward_function.path, cfg.reward.custom_reward_function.name) == (
+        "pkg://ead.verl_backend.reward", "compute_score")
+    val = rollout.val_kwargs
+    assert (val.do_sample, val.n, val.temperature, val.top_p, val.top_k) == (True, 16, 1.0, 1.0, -1)
+    assert cfg.trainer.test_freq == rl["eval"]["every"] and cfg.trainer.val_before_train is True
+    assert "file" in cfg.trainer.logger and cfg.trainer.use_v1 is True
+    assert cfg.trainer.total_training_steps == rl["steps"]
+    assert cfg.actor_rollout_ref.model.trust_remote_code is False
+    assert cfg.trainer.validation_data_dir == "/run/validation"
+    tp = 2 if cell.policy == "qwen2.5-math-7b" else 1
+    assert rollout.tensor_model_parallel_size == tp
+    assert resolved.lr == actor.optim.lr
+
+
+def test_composed_configs_pass_verls_own_validation(composed):
+    """verl's main_ppo checks (batch divisibility over GPUs, micro batches, actor/rollout dataclasses) accept
+    every cell, and the rollout-correction block builds verl's typed TIS config."""
+    from omegaconf import OmegaConf
+    from verl.trainer.config.algorithm import RolloutCorrectionConfig
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import omega_conf_to_dataclass, validate_config as verl_validate_config
+
+    for cell, cfg in composed.items():
+        use_ref = need_reference_policy(cfg)
+        assert use_ref is PAPER["rl"]["algorithms"][cell.algorithm]["use_kl_loss"]
+        assert need_critic(cfg) is False
+        verl_validate_config(config=cfg, use_reference_policy=use_ref, use_critic=False)
+        rollout = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
+        assert (rollout.val_kwargs.n, rollout.n) == (16, cell.n)
+        correction = RolloutCorrectionConfig(**OmegaConf.to_container(cfg.algorithm.rollout_correction))
+        assert correction.rollout_is == ("token" if cell.sampler == "ead_tis" else None)
+
+
+def test_fixed_tau_trained_at_one_goes_through_the_agent_loop():
+    config = json.loads(json.dumps(PAPER))
+    config["rl"]["fixed_tau_trains_at"] = "one"
+    cell = Cell("qwen2.5-math-1.5b", "dapo", "tau0.6", 8, 0)
+    cfg = overrides.compose_verl_config(overrides.verl_overrides(config, cell, PATHS))
+    assert cfg.actor_rollout_ref.rollout.temperature == 1.0  # the trainer's logits are not divided
+    assert cfg.actor_rollout_ref.rollout.agent.default_agent_loop == overrides.AGENT_LOOP_NAME
+    assert overrides.agent_loop_entries(config, cell)[0]["schedule"] == {"name": "fixed", "tau": 0.6}
+
+
+def test_hydra_values_are_quoted_when_needed():
+    assert overrides.hydra_value("ead.samplers.vllm_processors:EADLogitsProcessor") == \
+        '"ead.samplers.vllm_processors:EADLogitsProcessor"'
+    assert overrides.hydra_value(["console", "file"]) == "[console,file]"
+    assert overrides.hydra_value(None) == "null" and overrides.hydra_value(False) == "false"
+    assert overrides.hydra_value(2e-06) == "2e-06" and overrides.hydra_value("/a b/c") == '"/a b/c"'
+
+
+# ----------------------------------------------------------------------------------------------- agent loop
+
+class FakeServer:
+    """Stands in for verl's LLM server client: records the sampling params of every request."""
+
+    def __init__(self):
+        self.requests = []
+
+    async def generate(self, request_id, prompt_ids, sampling_params, **kwargs):
+        from verl.workers.rollout.replica import TokenOutput
+
+        self.requests.append({"prompt_ids": list(prompt_ids), "sampling_params": dict(sampling_params)})
+        return TokenOutput(token_ids=[5, 6, 7], log_probs=[-0.5, -0.25, -0.125])
+
+
+def run_agent_loop(tmp_path, config, cell, steps):
+    """Build our agent loop from its config file exactly as verl's AgentLoopWorker does, run one request per step."""
+    import hydra
+    from omegaconf import OmegaConf
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    from ead.models.tiny_policy import build_tokenizer
+
+    paths = overrides.CellPaths(**{**PATHS.__dict__, "agent_loop_config": str(tmp_path / "agent_loop.yaml")})
+    Path(paths.agent_loop_config).write_text(yaml.safe_dump(overrides.agent_loop_entries(config, cell)))
+    cfg = overrides.compose_verl_config(overrides.verl_overrides(config, cell, paths))
+    (entry,) = OmegaConf.load(cfg.actor_rollout_ref.rollout.agent.agent_loop_config_path)
+    assert entry.name == cfg.actor_rollout_ref.rollout.agent.default_agent_loop
+    tokenizer = build_tokenizer()
+    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    server = FakeServer()
+    base = dict(temperature=cfg.actor_rollout_ref.rollout.temperature, top_p=1.0, top_k=-1, repetition_penalty=1.0,
+                logprobs=True)  # what verl's AgentLoopWorkerTQ.generate_sequences builds
+
+    async def main():
+        loop = hydra.utils.instantiate(config=entry, trainer_config=DictConfigWrap(config=cfg), server_manager=server,
+                                       tokenizer=tokenizer, processor=None, hf_model_type=None,
+                                       dataset_cls=RLHFDataset, data_config=DictConfigWrap(cfg.data))
+        outputs = []
+        for step in steps:
+            outputs.append(await loop.run(dict(base), raw_prompt=[{"role": "user", "content": "12+3"}],
+                                          global_steps=step, index=0, uid="u", session_id=0))
+        return loop, outputs
+
+    loop, outputs = asyncio.run(main())
+    return loop, outputs, server.requests, base
+
+
+def test_agent_loop_sends_each_step_its_ead_extra_args(tmp_path):
+    cell = Cell("qwen2.5-math-1.5b", "dapo", "ead_tis", 8, 0)
+    steps = [1, 2, 100, 8000]
+    loop, outputs, requests, base = run_agent_loop(tmp_path, PAPER, cell, steps)
+    schedule = AnnealedSchedule(**PAPER["ead"])
+    assert loop.schedule == schedule
+    assert len(requests) == len(steps)
+    for step, request in zip(steps, requests):
+        params = request["sampling_params"]
+        assert params["temperature"] == 1.0  # the processor divides the logits itself
+        assert params["extra_args"] == ead_extra_args(schedule, step)
+        d_s = min(25 + 5 * step, 40000)
+        assert params["extra_args"]["d"] == 20 * d_s  # decay_scale 20 (the authors' code reading)
+        assert (params["extra_args"]["tau_max"], params["extra_args"]["tau_min"], params["extra_args"]["c"]) == (
+            1.2, 0.1, 10)
+        assert {k: v for k, v in params.items() if k not in ("temperature", "extra_args")} == {
+            k: v for k, v in base.items() if k != "temperature"}
+    assert requests[-1]["sampling_params"]["extra_args"]["d"] == 20 * 40000  # d_s capped at d_max
+    assert requests[0]["prompt_ids"] == requests[1]["prompt_ids"] and len(requests[0]["prompt_ids"]) > 0
+    assert all(out.response_ids == [5, 6, 7] and out.response_logprobs == [-0.5, -0.25, -0.125] for out in outputs)
+
+
+def test_agent_loop_for_the_7b_sampler_uses_tau_min_0_8(tmp_path):
+    cell = Cell("qwen2.5-math-7b", "dapo", "ead_tmin0.8", 8, 0)
+    _, _, requests, _ = run_agent_loop(tmp_path, PAPER, cell, [5])
+    assert requests[0]["sampling_params"]["extra_args"]["tau_min"] == 0.8
+
+
+def test_schedule_sampling_params_and_step():
+    base = {"temperature": 0.7, "top_p": 1.0, "extra_args": {"kv_transfer_params": {"a": 1}}}
+    params = schedule_sampling_params(base, AnnealedSchedule(d0=25, decay_scale=1), step=4)
+    assert params["temperature"] == 1.0 and params["extra_args"]["d"] == 45.0
+    assert params["extra_args"]["kv_transfer_params"] == {"a": 1} and base["temperature"] == 0.7  # base untouched
+    assert schedule_sampling_params(base, FixedTemperature(0.6), step=4)["temperature"] == 0.6
+    assert step_of({"global_steps": 7}) == 7
+    with pytest.raises(KeyError, match="global_steps"):
+        step_of({"index": 0})
+
+
+# ----------------------------------------------------------------------------------------------- converter
+
+CELL_COLUMNS = {"policy": "qwen2.5-math-1.5b", "algorithm": "dapo", "sampler": "ead_tis", "n": 8, "seed": 0}
+
+
+def fixture_lines():
+    return [json.loads(line) for line in (FIXTURE / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_file_logger_jsonl_becomes_steps_table():
+    records = convert.read_file_logger([FIXTURE / "metrics.jsonl"])
+    steps = convert.steps_table(records, CELL_COLUMNS)
+    assert list(steps.columns) == ["step", *convert.STEP_COLUMNS, *CELL_COLUMNS]
+    assert steps["step"].tolist() == [1, 2, 3]  # the step-0 line carries validation only
+    by_step = {line["step"]: line["data"] for line in fixture_lines()}
+    for _, row in steps.iterrows():
+        data = by_step[row["step"]]
+        for column, name in convert.STEP_COLUMNS.items():
+            assert row[column] == pytest.approx(data[name]), (column, name)
+    assert (steps[list(CELL_COLUMNS)] == pd.Series(CELL_COLUMNS)).all().all()
+
+
+def test_validation_dumps_become_unbiased_eval_rows():
+    records = convert.read_file_logger([FIXTURE / "metrics.jsonl"])
+    evaluation = convert.eval_table(records, CELL_COLUMNS, [1, 16], FIXTURE / "validation")
+    assert set(evaluation["estimator"]) == {"unbiased"}
+    assert sorted(set(evaluation["step"])) == [0, 2]
+    assert set(evaluation["metric"]) == {"pass@1", "worst@1", "pass@16", "worst@16"}
+    correct = {0: [12, 3, 0], 2: [15, 6, 1]}  # known counts in the dumps (3 problems x 16 samples)
+    for step, counts in correct.items():
+        rows = evaluation[evaluation["step"] == step].set_index("metric")
+        for k in (1, 16):
+            assert rows.loc[f"pass@{k}", "value"] == pytest.approx(pass_at_k([16] * 3, counts, k).mean())
+            assert rows.loc[f"worst@{k}", "value"] == pytest.approx(worst_at_k([16] * 3, counts, k).mean())
+        assert (rows["ci_low"] <= rows["value"]).all() and (rows["value"] <= rows["ci_high"]).all()
+        assert (rows["num_problems"] == 3).all() and (rows["num_samples"] == 16).all()
+    assert evaluation.set_index(["step", "metric"]).loc[(2, "pass@16"), "value"] == 1.0
+
+
+def test_without_dumps_eval_rows_come_from_verls_val_metrics(tmp_path):
+    records = convert.read_file_logger([FIXTURE / "metrics.jsonl"])
+    evaluation = convert.eval_table(records, CELL_COLUMNS, [1, 16], tmp_path / "no-dumps")
+    assert set(evaluation["estimator"]) == {"verl_bootstrap"} and sorted(set(evaluation["step"])) == [0, 2]
+    by_step = {line["step"]: line["data"] for line in fixture_lines()}
+    for step in (0, 2):
+        rows = evaluation[evaluation["step"] == step].set_index("metric")["value"]
+        data = by_step[step]
+        assert rows["pass@1"] == rows["worst@1"] == data["val-core/math/acc/mean@16"]
+        assert rows["pass@16"] == data["val-core/math/acc/best@16/mean"]
+        assert rows["worst@16"] == data["val-aux/math/acc/worst@16/mean"]
+    assert evaluation["ci_low"].isna().all()
+
+
+def test_convert_run_merges_restarted_loggers_and_writes_both_tables(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    # first attempt logged steps 0-2, the restart (resumed at step 2) logged 2-3 again with new values
+    (run / "metrics.1.jsonl").write_text("\n".join(lines[:3]) + "\n")
+    restarted = [json.loads(line) for line in lines[2:]]
+    restarted[0]["data"]["critic/score/mean"] = 0.99
+    (run / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in restarted))
+    convert.convert_run(run, CELL_COLUMNS, [1, 16], tmp_path / "out" / "steps.csv", tmp_path / "out" / "eval.csv")
+    steps = pd.read_csv(tmp_path / "out" / "steps.csv")
+    assert steps["step"].tolist() == [1, 2, 3]
+    assert steps.set_index("step").loc[2, "reward_mean"] == 0.99
+    evaluation = pd.read_csv(tmp_path / "out" / "eval.csv")
+    assert {"step", "metric", "value", "ci_low", "ci_high", *CELL_COLUMNS} <= set(evaluation.columns)
+    assert len(evaluation) == 8
+
+
+def test_converter_rejects_lines_that_are_not_from_the_file_logger(tmp_path):
+    bad = tmp_path / "metrics.jsonl"
+    bad.write_text('{"step": 1, "data": {"critic/score/mean": 0.1}}\n{"loss": 3}\n')
+    with pytest.raises(ValueError, match=r"metrics.jsonl:2: not a verl file-logger line"):
+        convert.read_file_logger([bad])
+
+
+# ----------------------------------------------------------------------------------------------- config, data, CLI
+
+def test_verl_rows_follow_verls_dataset_format():
+    records = [{"problem": "What is 1/2 + 1/2?", "solution": "It is \\boxed{1}."},
+               {"problem": "No answer here", "solution": "none"}]
+    table, dropped = verl_rows(records, question="problem", answer_from="solution_boxed", instruction="Box it.",
+                               source="AI-MO/NuminaMath-CoT", agent_name=None)
+    assert dropped == 1 and len(table) == 1
+    row = table.iloc[0]
+    assert row["prompt"] == [{"role": "user", "content": "What is 1/2 + 1/2? Box it."}]
+    assert row["reward_model"] == {"style": "rule", "ground_truth": "1"} and row["data_source"] == "math"
+    assert row["extra_info"]["index"] == 0 and "agent_name" not in table
+    val, _ = verl_rows([{"problem": "2+2", "answer": "4"}], question="problem", answer_from="answer",
+                       instruction="Box it.", source="HuggingFaceH4/MATH-500", agent_name="single_turn_agent")
+    assert val.iloc[0]["agent_name"] == "single_turn_agent"  # validation never uses the training sampler
+
+
+def test_reward_is_our_grader_with_acc_and_pred():
+    from ead.verl_backend.reward import compute_score
+
+    assert compute_score("math", "so the answer is \\boxed{0.5}", "1/2") == {"score": 1.0, "acc": 1.0, "pred": "1/2"}
+    assert compute_score("math", "I do not know", "3")["score"] == 0.0
+    with pytest.raises(ValueError, match="'chess' is not a grader task"):
+        compute_score("chess", "x", "y")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda c: c["rl"]["experiments"]["main"]["samplers"].append("tau9"), "rl.experiments.main.samplers: 'tau9'"),
+    (lambda c: c["rl"]["experiments"]["main"]["n"].append(32), "rl.experiments.main.n: 32 has no learning rate"),
+    (lambda c: c["rl"]["eval"].update(greedy=True), "rl.eval.greedy = true"),
+    (lambda c: c["rl"]["verl"].update(tensor_paralel=2), "unknown key(s) rl.verl.tensor_paralel"),
+    (lambda c: c["rl"]["samplers"]["ead_tis"].pop("tis_cap"), "rl.samplers.ead_tis: tis and tis_cap go together"),
+    (lambda c: c["rl"]["samplers"]["ead_tmin0.8"]["ead"].update(tau_min=2.0), "rl.samplers.ead_tmin0.8.ead:"),
+    (lambda c: c["rl"]["experiments"]["main"]["policies"].append("gpt5"), "'gpt5' is not in paper_models"),
+    (lambda c: c["paper_models"]["qwen2.5-math-7b"].update(hub_id="no-slash"), "paper_models.qwen2.5-math-7b.hub_id"),
+    (lambda c: c["rl"].update(mini_batches=3), "rl.prompts_per_step = 1024 must be a multiple of rl.mini_batches = 3"),
+    (lambda c: c["rl"]["algorithms"]["clip_cov"].pop("clip_cov_ratio"), "loss_mode 'clip_cov' needs clip_cov_ratio"),
+    (lambda c: c.pop("paper_data"), "needs the top-level `paper_data` section"),
+])
+def test_bad_paper_config_names_key_and_value(change, message):
+    config = json.loads(json.dumps(PAPER))
+    config["rl"]["lr_by_n"] = PAPER["rl"]["lr_by_n"]  # JSON would turn the int keys into strings
+    change(config)
+    with pytest.raises(ConfigError) as error:
+        validate_config(config, SCHEMA)
+    assert message in str(error.value)
+
+
+def test_cell_config_is_a_valid_minimal_config_for_the_run_cli(tmp_path):
+    cell = Cell("qwen2.5-math-1.5b", "grpo", "ead", 8, 0)
+    subset = json.loads(json.dumps(cell_config(PAPER, cell)))  # what the Snakemake rule passes (JSON)
+    assert grid_cells(subset["rl"]) == [cell] and list(subset["paper_models"]) == [cell.policy]
+    assert resolve_cell(subset, cell) == resolve_cell(PAPER, cell)
+    other = Cell("llama-3.2-1b-instruct", "dapo", "tau1.0", 4, 0)
+    changed = json.loads(json.dumps(PAPER))
+    changed["rl"]["lr_by_n"] = PAPER["rl"]["lr_by_n"]
+    changed["rl"]["samplers"]["tau1.0"]["tau"] = 0.9  # another cell's sampler
+    assert cell_config(changed, cell) == cell_config(PAPER, cell)
+    assert cell_config(changed, other) != cell_config(PAPER, other)
+
+    run_dir = tmp_path / "run"
+    result = subprocess.run(
+        [sys.executable, "-m", "ead.verl_backend.run", "--config", json.dumps(subset), "--policy", cell.policy,
+         "--algorithm", cell.algorithm, "--sampler", cell.sampler, "--n", "8", "--seed", "0",
+         "--model", str(tmp_path / "model"), "--train", str(tmp_path / "t.parquet"), "--val", str(tmp_path / "v.parquet"),
+         "--run-dir", str(run_dir), "--steps-out", str(tmp_path / "s.csv"), "--eval-out", str(tmp_path / "e.csv"),
+         "--check"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "-m verl.trainer.main_ppo" in result.stdout
+    written = (run_dir / "overrides.txt").read_text().splitlines()
+    assert "actor_rollout_ref.actor.kl_loss_coef=0.001" in written
+    assert f"actor_rollout_ref.rollout.agent.agent_loop_config_path={run_dir / 'agent_loop.yaml'}" in written
+    entries = yaml.safe_load((run_dir / "agent_loop.yaml").read_text())
+    assert entries[0]["_target_"] == "ead.verl_backend.agent_loop.ScheduleAgentLoop"
+    assert entries[0]["schedule"]["decay_scale"] == 20
+    assert not (tmp_path / "s.csv").exists()  # --check never trains
+
+
+def test_run_cli_refuses_a_cell_outside_the_config(tmp_path):
+    subset = json.loads(json.dumps(cell_config(PAPER, Cell("qwen2.5-math-1.5b", "dapo", "ead", 8, 0))))
+    from ead.verl_backend.run import main
+
+    with pytest.raises(ConfigError, match="sampler 'tau0.6' is not defined"):
+        main(["--config", json.dumps(subset), "--policy", "qwen2.5-math-1.5b", "--algorithm", "dapo",
+              "--sampler", "tau0.6", "--n", "8", "--seed", "0", "--model", "m", "--train", "t", "--val", "v",
+              "--run-dir", str(tmp_path), "--steps-out", "s", "--eval-out", "e", "--check"])
+
+
+# ----------------------------------------------------------------------------------------------- workflow
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    copy = tmp_path_factory.mktemp("workflow")
+    for name in ("Snakefile", "environment.yml", "environment-gpu.yml"):
+        shutil.copy(ROOT / name, copy / name)
+    for folder in ("workflow", "configs"):
+        shutil.copytree(ROOT / folder, copy / folder)
+    return copy
+
+
+def dry_run(workdir, *args):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--dry-run", "--cores", "1", *args], cwd=workdir,
+                            capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
+
+
+def job_counts(output):
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("Job stats"))
+    counts = {}
+    for line in lines[start + 3:]:
+        fields = line.split()
+        if len(fields) != 2 or not fields[1].isdigit():
+            break
+        counts[fields[0]] = int(fields[1])
+    return counts
+
+
+def test_paper_profile_dry_run_lists_every_cell(workdir):
+    output = dry_run(workdir, "--configfile", "configs/paper.yaml")
+    counts = job_counts(output)
+    assert counts["rl_cell_verl"] == len(CELLS) == 28
+    assert counts["paper_model"] == 3 and counts["paper_data"] == 2
+    assert "tiny_policy_sft" not in counts and "real_dataset" not in counts  # CPU-profile work is not planned
+    for cell in CELLS:
+        assert f"results/rl/{cell.policy}/{cell.algorithm}/{cell.sampler}/n{cell.n}/seed{cell.seed}/eval.csv" in output
+
+
+def test_slurm_profile_requests_the_gpus_verl_is_told_to_use():
+    profile = yaml.safe_load((ROOT / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
+    assert profile["executor"] == "slurm"
+    cell_resources = profile["set-resources"]["rl_cell_verl"]
+    verl = PAPER["rl"]["verl"]
+    assert cell_resources["gpu"] == verl["n_gpus_per_node"] * verl["nnodes"]
+    assert cell_resources["nodes"] == verl["nnodes"]
+    assert "gpu" not in profile["default-resources"]  # only the cell rule takes GPUs
+    assert {"paper_model", "paper_data"} <= set(profile["set-resources"])
+
+
+@pytest.mark.parametrize("profile", [[], ["--configfile", "configs/smoke.yaml"]], ids=["default", "smoke"])
+def test_cpu_profiles_never_plan_a_hub_download(workdir, profile):
+    counts = job_counts(dry_run(workdir, "--forceall", *profile))
+    assert not {"paper_model", "paper_data", "rl_cell_verl"} & set(counts)
