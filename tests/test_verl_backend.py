@@ -490,6 +490,16 @@ def test_slurm_profile_requests_the_gpus_verl_is_told_to_use():
     assert {"paper_model", "paper_data"} <= set(profile["set-resources"])
 
 
+def test_paper_profile_dry_run_with_the_slurm_profile(workdir):
+    """The workflow profile parses under snakemake-executor-plugin-slurm and gives only the cell rule GPUs."""
+    output = dry_run(workdir, "--printshellcmds", "--configfile", "configs/paper.yaml", "--workflow-profile",
+                     "workflow/profiles/slurm")
+    assert job_counts(output)["rl_cell_verl"] == 28
+    resources = [line for line in output.splitlines() if line.strip().startswith("resources:")]
+    assert sum("gpu=8" in line for line in resources) == 28
+    assert all("slurm_partition=gpu" in line for line in resources if "gpu=8" in line)
+
+
 @pytest.mark.parametrize("profile", [[], ["--configfile", "configs/smoke.yaml"]], ids=["default", "smoke"])
 def test_cpu_profiles_never_plan_a_hub_download(workdir, profile):
     counts = job_counts(dry_run(workdir, "--forceall", *profile))

@@ -1,0 +1,34 @@
+"""The sampling params our verl agent loop sends become a vLLM request that the EAD processor reads (no engine).
+
+verl 0.9.1's vLLM server turns the agent loop's dict into ``SamplingParams(max_tokens=..., **sampling_params)``
+after replacing ``logprobs=True`` by ``logprobs=0`` (workers/rollout/vllm_rollout/vllm_async_server.py,
+``generate``). Here the dict comes from :func:`ead.verl_backend.agent_loop.schedule_sampling_params` for several
+RL steps; vLLM must accept it and the processor must read the step's parameters from ``extra_args``.
+
+Run inside .venv-vllm: ``.venv-vllm/bin/python -m pytest tests/vllm/test_verl_request_path.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+vllm = pytest.importorskip("vllm", reason="vLLM is only installed in .venv-vllm (workflow/scripts/setup_vllm_venv.sh)")
+
+from ead.samplers import vllm_processors  # noqa: E402
+from ead.schedule import AnnealedSchedule  # noqa: E402
+from ead.verl_backend.agent_loop import schedule_sampling_params  # noqa: E402
+
+
+@pytest.mark.parametrize("step", [1, 50, 9000])
+def test_agent_loop_params_make_a_vllm_request_the_processor_reads(step):
+    schedule = AnnealedSchedule(tau_max=1.2, tau_min=0.1, d0=25, step_factor=5, d_max=40000, warmup=10,
+                                decay_scale=20)
+    verl_base = dict(temperature=1.0, top_p=1.0, top_k=-1, repetition_penalty=1.0, logprobs=True)
+    params = schedule_sampling_params(verl_base, schedule, step)
+    params["logprobs"] = 0 if params.pop("logprobs", False) else None  # as verl's vLLM server does
+    request = vllm.SamplingParams(max_tokens=16, **params)
+    vllm_processors.EADLogitsProcessor.validate_params(request)  # what vLLM calls on every request
+    parsed = vllm_processors.parse_ead_extra_args(request.extra_args)
+    assert parsed == vllm_processors.EADRequestParams(tau_max=1.2, tau_min=0.1, d=20.0 * min(25 + 5 * step, 40000),
+                                                      c=10.0)
+    assert request.temperature == 1.0 and request.logprobs == 0
