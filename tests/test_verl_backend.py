@@ -281,8 +281,10 @@ def fixture_lines():
 
 def test_file_logger_jsonl_becomes_steps_table():
     records = convert.read_file_logger([FIXTURE / "metrics.jsonl"])
-    steps = convert.steps_table(records, CELL_COLUMNS)
-    assert list(steps.columns) == ["step", *convert.STEP_COLUMNS, *CELL_COLUMNS]
+    steps = convert.steps_table(records, CELL_COLUMNS, entropy_temperature=1.0)
+    assert list(steps.columns) == ["step", "reward_mean", "entropy", "entropy_temperature",
+                                   *list(convert.STEP_COLUMNS)[2:], *CELL_COLUMNS]
+    assert (steps["entropy_temperature"] == 1.0).all()
     assert steps["step"].tolist() == [1, 2, 3]  # the step-0 line carries validation only
     by_step = {line["step"]: line["data"] for line in fixture_lines()}
     for _, row in steps.iterrows():
@@ -332,8 +334,10 @@ def test_convert_run_merges_restarted_loggers_and_writes_both_tables(tmp_path):
     restarted = [json.loads(line) for line in lines[2:]]
     restarted[0]["data"]["critic/score/mean"] = 0.99
     (run / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in restarted))
-    convert.convert_run(run, CELL_COLUMNS, [1, 16], tmp_path / "out" / "steps.csv", tmp_path / "out" / "eval.csv")
+    convert.convert_run(run, CELL_COLUMNS, [1, 16], tmp_path / "out" / "steps.csv", tmp_path / "out" / "eval.csv",
+                        entropy_temperature=0.6)
     steps = pd.read_csv(tmp_path / "out" / "steps.csv")
+    assert (steps["entropy_temperature"] == 0.6).all()
     assert steps["step"].tolist() == [1, 2, 3]
     assert steps.set_index("step").loc[2, "reward_mean"] == 0.99
     evaluation = pd.read_csv(tmp_path / "out" / "eval.csv")

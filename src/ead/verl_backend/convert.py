@@ -11,7 +11,7 @@ Inputs of one run (verl 0.9.1):
   one line per sampled response with ``input``, ``output``, ``score`` and our reward's extra keys (``acc``, ``pred``).
 
 ``steps.csv``: one row per training step; verl metric -> column in :data:`STEP_COLUMNS` (missing -> empty, e.g.
-TIS columns of runs without TIS).
+TIS columns of runs without TIS), plus ``entropy_temperature`` (the tau verl's entropy was computed at).
 
 ``eval.csv``: one row per (step, metric). From the dumps (preferred), per problem (grouped by prompt) c correct of
 n samples -> unbiased Pass@k / Worst@k (:mod:`ead.metrics`) with a bootstrap CI over problems, exactly as the CPU
@@ -79,14 +79,20 @@ def _scalar(value):
     return math.nan if value is None else float(value)
 
 
-def steps_table(records: dict[int, dict], cell: dict) -> pd.DataFrame:
-    """One row per training step (lines carrying training metrics; the step-0 validation line has none)."""
+def steps_table(records: dict[int, dict], cell: dict, entropy_temperature: float = math.nan) -> pd.DataFrame:
+    """One row per training step (lines carrying training metrics; the step-0 validation line has none).
+
+    verl computes ``actor/entropy`` from the trainer's logits divided by ``rollout.temperature``: tau = 1 for EAD
+    cells, but tau itself for fixed-tau cells trained at the behaviour temperature. ``entropy_temperature`` records
+    which one (a column), so tau = 1 entropies are never silently mixed with entropies at tau.
+    """
     rows = []
     for step, data in records.items():
         if STEP_COLUMNS["reward_mean"] not in data:
             continue
         rows.append({"step": step, **{col: _scalar(data.get(name)) for col, name in STEP_COLUMNS.items()}})
     table = pd.DataFrame(rows, columns=["step", *STEP_COLUMNS])
+    table.insert(table.columns.get_loc("entropy") + 1, "entropy_temperature", float(entropy_temperature))
     return table.assign(**{key: cell[key] for key in CELL_COLUMNS})
 
 
@@ -172,12 +178,13 @@ def metrics_files(run_dir) -> list[Path]:
     return older + ([current] if current.exists() else [])
 
 
-def convert_run(run_dir, cell: dict, ks: list[int], steps_out, eval_out, seed: int = 0) -> None:
+def convert_run(run_dir, cell: dict, ks: list[int], steps_out, eval_out, seed: int = 0,
+                entropy_temperature: float = math.nan) -> None:
     files = metrics_files(run_dir)
     if not files:
         raise FileNotFoundError(f"no verl file-logger output (metrics*.jsonl) in {run_dir}")
     records = read_file_logger(files)
-    steps = steps_table(records, cell)
+    steps = steps_table(records, cell, entropy_temperature)
     if steps.empty:
         raise ValueError(f"{run_dir}: the file logger recorded no training step")
     evaluation = eval_table(records, cell, ks, Path(run_dir) / "validation", seed)
@@ -193,8 +200,11 @@ def main(argv=None):
     parser.add_argument("--k", type=int, nargs="+", required=True)
     parser.add_argument("--steps-out", required=True)
     parser.add_argument("--eval-out", required=True)
+    parser.add_argument("--entropy-temperature", type=float, default=math.nan,
+                        help="the run's actor_rollout_ref.rollout.temperature (verl's entropy is at this tau)")
     args = parser.parse_args(argv)
-    convert_run(args.run_dir, json.loads(args.cell), args.k, args.steps_out, args.eval_out)
+    convert_run(args.run_dir, json.loads(args.cell), args.k, args.steps_out, args.eval_out,
+                entropy_temperature=args.entropy_temperature)
 
 
 if __name__ == "__main__":

@@ -87,13 +87,14 @@ def main(argv=None):
     overrides = prepare(config, cell, paths)
     command = [sys.executable, "-m", "verl.trainer.main_ppo", *overrides]
     print(shlex.join(command), flush=True)
-    compose_verl_config(overrides)  # unknown keys or bad values fail here, before any GPU is touched
+    composed = compose_verl_config(overrides)  # unknown keys or bad values fail here, before any GPU is touched
     if args.check:
         return
     keep_previous_metrics(run_dir)
     env = {**os.environ, "VERL_FILE_LOGGER_PATH": str(run_dir / "metrics.jsonl")}
     subprocess.run(command, env=env, check=True)
-    convert_run(run_dir, cell.columns(), config["rl"]["eval"]["k"], args.steps_out, args.eval_out)
+    convert_run(run_dir, cell.columns(), config["rl"]["eval"]["k"], args.steps_out, args.eval_out,
+                entropy_temperature=float(composed.actor_rollout_ref.rollout.temperature))
 
 
 if __name__ == "__main__":
