@@ -1,11 +1,12 @@
 # All Python of the workflow: config validation, the output grid, input functions and CLI helpers.
+import json
 import os
 import shlex
 import sys
 from pathlib import Path
 
 from ead.config import ConfigError, validate_config
-from ead.rl_grid import cell_dir, grid_cells
+from ead.rl_grid import Cell, cell_config, cell_dir, grid_cells
 
 try:
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
@@ -80,3 +81,20 @@ def cli_args(options):
         values = value if isinstance(value, (list, tuple)) else [value]
         parts.append(" ".join([flag] + [shlex.quote(str(v)) for v in values]))
     return " ".join(parts)
+
+
+# Paper profile (rl.backend: verl; workflow/rules/rl_verl.smk).
+def get_paper_model_params(wildcards):
+    entry = config["paper_models"][wildcards.policy]
+    return {"hub_id": entry["hub_id"], "revision": entry["revision"]}
+
+
+def get_paper_data_spec(wildcards):
+    return shlex.quote(json.dumps(config["paper_data"][wildcards.role], sort_keys=True))
+
+
+def get_verl_cell_config(wildcards):
+    """The part of the config that determines this cell (a JSON string): editing another cell's settings
+    or an unrelated experiment leaves this job's params, and so its results, untouched."""
+    cell = Cell(wildcards.policy, wildcards.algorithm, wildcards.sampler, int(wildcards.n), int(wildcards.seed))
+    return shlex.quote(json.dumps(cell_config(config, cell), sort_keys=True))

@@ -3,26 +3,6 @@
 # GPU and time requests per rule live in workflow/profiles/slurm/config.yaml. These rules have no `conda:` env: run
 # Snakemake inside the GPU environment (workflow/scripts/setup_gpu.sh or environment-gpu.yml + `pip install --no-deps
 # -e .`), because the package pins the CPU torch build that verl[vllm] replaces (see docs/paper_scale.md).
-import json
-import shlex
-
-from ead.rl_grid import Cell, cell_config
-
-
-def get_paper_model_params(wildcards):
-    entry = config["paper_models"][wildcards.policy]
-    return {"hub_id": entry["hub_id"], "revision": entry["revision"]}
-
-
-def get_paper_data_spec(wildcards):
-    return shlex.quote(json.dumps(config["paper_data"][wildcards.role], sort_keys=True))
-
-
-def get_verl_cell_config(wildcards):
-    """The part of the config that determines this cell (a JSON string): editing another cell's settings
-    or an unrelated experiment leaves this job's params, and so its results, untouched."""
-    cell = Cell(wildcards.policy, wildcards.algorithm, wildcards.sampler, int(wildcards.n), int(wildcards.seed))
-    return shlex.quote(json.dumps(cell_config(config, cell), sort_keys=True))
 
 
 rule paper_model:
