@@ -217,12 +217,19 @@ def run_agent_loop(tmp_path, config, cell, steps):
     base = dict(temperature=cfg.actor_rollout_ref.rollout.temperature, top_p=1.0, top_k=-1, repetition_penalty=1.0,
                 logprobs=True)  # what verl's AgentLoopWorkerTQ.generate_sequences builds
 
+    # verl's AgentLoopWorker loads the file into its registry and looks the entry up for every sample
+    # (experimental/agent_loop/agent_loop.py, AgentLoopWorker.__init__ and _run_agent_loop).
+    from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
+
+    _agent_loop_registry[entry.name] = entry
+
     async def main():
-        loop = hydra.utils.instantiate(config=entry, trainer_config=DictConfigWrap(config=cfg), server_manager=server,
-                                       tokenizer=tokenizer, processor=None, hf_model_type=None,
-                                       dataset_cls=RLHFDataset, data_config=DictConfigWrap(cfg.data))
         outputs = []
-        for step in steps:
+        for step in steps:  # a fresh agent loop per request, as verl makes one per sample
+            loop = hydra.utils.instantiate(config=_agent_loop_registry[entry.name],
+                                           trainer_config=DictConfigWrap(config=cfg), server_manager=server,
+                                           tokenizer=tokenizer, processor=None, hf_model_type=None,
+                                           dataset_cls=RLHFDataset, data_config=DictConfigWrap(cfg.data))
             outputs.append(await loop.run(dict(base), raw_prompt=[{"role": "user", "content": "12+3"}],
                                           global_steps=step, index=0, uid="u", session_id=0))
         return loop, outputs
