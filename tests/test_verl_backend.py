@@ -164,6 +164,22 @@ def test_composed_configs_pass_verls_own_validation(composed):
         assert correction.rollout_is == ("token" if cell.sampler == "ead_tis" else None)
 
 
+def test_verls_own_entry_point_accepts_the_runners_command(tmp_path):
+    """`python -m verl.trainer.main_ppo <overrides> --cfg job` composes through verl's real @hydra.main entry point
+    (the exact argv ead.verl_backend.run launches) and prints the job config without training."""
+    cell = Cell("qwen2.5-math-1.5b", "dapo", "ead_tis", 8, 0)
+    paths = overrides.CellPaths(**{**PATHS.__dict__, "agent_loop_config": str(tmp_path / "a dir" / "agent_loop.yaml")})
+    argv = [sys.executable, "-m", "verl.trainer.main_ppo", *overrides.verl_overrides(PAPER, cell, paths),
+            "--cfg", "job", "--resolve"]
+    result = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    job = yaml.safe_load(result.stdout)
+    rollout = job["actor_rollout_ref"]["rollout"]
+    assert rollout["engine_kwargs"]["vllm"] == {"logits_processors": [overrides.EAD_PROCESSOR_FQCN]}
+    assert rollout["agent"]["agent_loop_config_path"] == paths.agent_loop_config  # a path with a space survives
+    assert job["algorithm"]["rollout_correction"]["rollout_is"] == "token"
+
+
 def test_fixed_tau_trained_at_one_goes_through_the_agent_loop():
     config = json.loads(json.dumps(PAPER))
     config["rl"]["fixed_tau_trains_at"] = "one"

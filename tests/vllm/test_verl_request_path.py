@@ -32,3 +32,18 @@ def test_agent_loop_params_make_a_vllm_request_the_processor_reads(step):
     assert parsed == vllm_processors.EADRequestParams(tau_max=1.2, tau_min=0.1, d=20.0 * min(25 + 5 * step, 40000),
                                                       c=10.0)
     assert request.temperature == 1.0 and request.logprobs == 0
+
+
+def test_verls_engine_cli_args_register_the_processor():
+    """verl passes ``rollout.engine_kwargs.vllm`` and ``logprobs_mode`` to ``vllm serve`` as CLI flags (a list value
+    becomes ``--key item ...``: workers/rollout/vllm_rollout/utils.py, ``build_cli_args_from_config``); vLLM's parser
+    must turn them into engine args that load the EAD processor and return processed log-probs."""
+    from vllm.engine.arg_utils import AsyncEngineArgs
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    fqcn = "ead.samplers.vllm_processors:EADLogitsProcessor"
+    parser = AsyncEngineArgs.add_cli_args(FlexibleArgumentParser())
+    args = parser.parse_args(["--model", "m", "--logits_processors", fqcn, "--logprobs_mode", "processed_logprobs"])
+    engine_args = AsyncEngineArgs.from_cli_args(args)
+    assert engine_args.logits_processors == [fqcn]
+    assert engine_args.logprobs_mode == "processed_logprobs"
