@@ -28,7 +28,7 @@ def _deep_update(base, delta):
             base[key] = value
 
 
-@pytest.mark.parametrize("profile", [("config.yaml",), ("config.yaml", "smoke.yaml")])
+@pytest.mark.parametrize("profile", [("config.yaml",), ("config.yaml", "smoke.yaml"), ("config.yaml", "paper.yaml")])
 def test_shipped_profiles_are_valid(profile):
     validate_config(load(*profile), SCHEMA)
 
