@@ -59,3 +59,40 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
         AnnealedSchedule(**ead)
     except ValueError as error:
         raise ConfigError(f"ead: {error}") from None
+    _validate_rl(config)
+
+
+def _validate_rl(config: dict) -> None:
+    """Cross-key rules of the RL grid: every name an experiment uses exists, and every cell can run."""
+    rl = config["rl"]
+    if rl["eval"]["n"] < max(rl["eval"]["k"]):
+        raise ConfigError(f"rl.eval.n = {rl['eval']['n']} must be >= every k in rl.eval.k = {rl['eval']['k']} "
+                          "(unbiased Pass@k needs n >= k samples)")
+    for name, sampler in rl["samplers"].items():
+        key = f"rl.samplers.{name}"
+        if sampler["kind"] == "fixed":
+            if "tau" not in sampler:
+                raise ConfigError(f"{key} is kind 'fixed' but has no tau")
+            if "ead" in sampler:
+                raise ConfigError(f"{key} is kind 'fixed'; its 'ead' overrides would be ignored")
+        else:
+            if "tau" in sampler:
+                raise ConfigError(f"{key} is kind 'ead'; set EAD parameters under {key}.ead, not tau")
+            try:
+                AnnealedSchedule(**{**config["ead"], **sampler.get("ead", {})})
+            except ValueError as error:
+                raise ConfigError(f"{key}.ead: {error}") from None
+    lr_ns = {int(n) for n in rl["lr_by_n"]}
+    for name, experiment in rl["experiments"].items():
+        key = f"rl.experiments.{name}"
+        for field, known in (("policies", config["policies"]), ("algorithms", rl["algorithms"]),
+                             ("samplers", rl["samplers"])):
+            unknown = [value for value in experiment[field] if value not in known]
+            if unknown:
+                raise ConfigError(f"{key}.{field} = {unknown}: not defined; known {field}: {sorted(known)}")
+        for n in experiment["n"]:
+            if n not in lr_ns:
+                raise ConfigError(f"{key}.n = {n} has no learning rate in rl.lr_by_n (covers {sorted(lr_ns)})")
+            if (rl["prompts_per_step"] * n) % rl["mini_batches"]:
+                raise ConfigError(f"{key}.n = {n}: rl.prompts_per_step * n = {rl['prompts_per_step'] * n} rollouts "
+                                  f"do not split into rl.mini_batches = {rl['mini_batches']} equal mini-batches")

@@ -1,10 +1,13 @@
 # All Python of the workflow: config validation, the output grid, input functions and CLI helpers.
+import json
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
 
 from ead.config import ConfigError, validate_config
+from ead.rl.grid import CELL_PATTERN, Cell, cell_settings, expand_grid
 
 try:
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
@@ -22,9 +25,27 @@ CONDA_ENV = "../../environment.yml"
 
 FIGURE_FORMATS = ["png", "pdf"]
 
+# RL training figures -> the rl.experiments entry each one draws (all rendered by rule rl_figure).
+RL_FIGURES = {
+    "fig04_pass_worst_at_16": "main",
+    "fig05_larger_model": "larger_model",
+    "fig06_entropy_dynamics": "main",
+    "fig07_rollout_scaling": "rollout_scaling",
+    "fig08_rollout_n_comparison": "rollout_scaling",
+    "fig10_algorithms": "algorithms",
+    "fig11_off_policy": "off_policy",
+    "fig12_response_length": "main",
+}
+
 
 wildcard_constraints:
     fmt="png|pdf",
+    policy="|".join(map(re.escape, config["policies"])),
+    figure="|".join(RL_FIGURES),
+    algorithm="|".join(map(re.escape, config["rl"]["algorithms"])),
+    sampler="|".join(map(re.escape, config["rl"]["samplers"])),
+    n=r"\d+",
+    seed=r"\d+",
 
 
 def figure_paths(name):
@@ -34,7 +55,7 @@ def figure_paths(name):
 
 def get_final_figures():
     """Every figure `rule all` renders. A figure joins this list only once its pipeline is real."""
-    figures = ["fig03_annealing_schedule"]
+    figures = ["fig03_annealing_schedule", *RL_FIGURES]
     return [path for name in figures for path in figure_paths(name).values()]
 
 
@@ -44,8 +65,13 @@ def get_final_tables():
     return datasets + [
         "results/data/countdown.parquet",
         "results/models/smollm2-135m-instruct",
-        "results/eval/tiny_policy_base.csv",
-    ]
+    ] + [f"results/eval/{policy}_base.csv" for policy in config["policies"]]
+
+
+def get_sft_args(wildcards):
+    """CLI flags of one policy's SFT: its shape and its SFT settings."""
+    policy = config["policies"][wildcards.policy]
+    return cli_args({**policy["shape"], **policy["sft"]})
 
 
 def get_base_eval_args():
@@ -67,3 +93,29 @@ def cli_args(options):
         values = value if isinstance(value, (list, tuple)) else [value]
         parts.append(" ".join([flag] + [shlex.quote(str(v)) for v in values]))
     return " ".join(parts)
+
+
+def get_rl_eval_args():
+    """CLI flags of the RL evaluation (fixed held-out set, declared temperature), for the step-0 evaluation."""
+    settings = {key: value for key, value in config["rl"]["eval"].items() if key not in ("tau", "every")}
+    schedule = shlex.quote(f'{{"name": "fixed", "tau": {config["rl"]["eval"]["tau"]}}}')
+    return f"{cli_args(settings)} --schedule {schedule}"
+
+
+def get_cell_settings(wildcards):
+    """The one JSON document a grid cell's training job reads (a change to it reruns exactly that cell)."""
+    cell = Cell(wildcards.policy, wildcards.algorithm, wildcards.sampler, int(wildcards.n), int(wildcards.seed))
+    return shlex.quote(json.dumps(cell_settings(config, cell), sort_keys=True))
+
+
+def get_cell_outputs(table, experiments=None):
+    """One table (steps / eval / eval_problems) of every cell of the named experiments (default: the grid)."""
+    return [f"{cell.directory}/{table}.csv" for cell in expand_grid(config["rl"], experiments)]
+
+
+def get_figure_experiment(wildcards):
+    """The experiment (cells) an RL figure draws, as shell-quoted JSON."""
+    experiment = RL_FIGURES[wildcards.figure]
+    if experiment not in config["rl"]["experiments"]:
+        raise ValueError(f"figure {wildcards.figure} draws rl.experiments.{experiment}, which the config does not define")
+    return shlex.quote(json.dumps(config["rl"]["experiments"][experiment], sort_keys=True))
