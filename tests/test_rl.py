@@ -279,7 +279,7 @@ def test_killed_training_resumes_to_identical_tables(rl_inputs, tmp_path):
                            text=True, check=True)
     assert "resuming from" in rerun.stderr
 
-    clock = ["rollout_s", "update_s", "wall_time_s"]
+    clock = ["rollout_s", "grade_s", "update_s", "wall_time_s"]
     for name in ("steps", "eval", "eval_problems"):
         a, b = pd.read_csv(straight / f"{name}.csv"), pd.read_csv(resumed / f"{name}.csv")
         pd.testing.assert_frame_equal(a.drop(columns=clock, errors="ignore"), b.drop(columns=clock, errors="ignore"))

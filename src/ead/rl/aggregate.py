@@ -27,7 +27,7 @@ from ead.metrics import bootstrap_mean_ci, pass_at_k, two_way_bootstrap_mean_ci,
 GROUP = ["policy", "algorithm", "sampler", "n"]
 TRAIN_METRICS = ["reward_mean", "entropy", "response_length", "pg_clipfrac", "ppo_kl", "grad_norm", "grad_norm_max",
                  "tis_weight_mean", "tis_weight_max", "tis_capped_fraction", "behaviour_target_log_ratio",
-                 "wall_time_s"]
+                 "rollout_s", "grade_s", "update_s", "wall_time_s"]
 CONFIG_COLUMNS = ["lr", "tis", "tis_cap", "loss_mode", "schedule_params", "fixed_tau_trains_at", "eval_tau"]
 
 

@@ -116,7 +116,9 @@ class Trainer:
         texts = [self.tokenizer.decode(ids[mask].tolist(), skip_special_tokens=True)
                  for ids, mask in zip(batch.token_ids, batch.response_mask)]
         references = np.repeat(problems["answer"].to_numpy(), s["n"]).tolist()
+        graded = time.perf_counter()
         rewards = torch.tensor([g.score for g in grade_many(texts, references, s["task"])], dtype=torch.float32)
+        self.grade_seconds = time.perf_counter() - graded
         return input_ids, attention_mask, batch, rewards, group_index
 
     def train_step(self, step: int) -> dict:
@@ -176,7 +178,8 @@ class Trainer:
             "tis_weight_max": tis.max,
             "tis_capped_fraction": tis.capped_fraction,
             "behaviour_target_log_ratio": float(((old_log_prob - batch.behaviour_logprobs) * valid).sum() / valid.sum()),
-            "rollout_s": sampled - started,
+            "rollout_s": sampled - started - self.grade_seconds,
+            "grade_s": self.grade_seconds,
             "update_s": updated - sampled,
             "wall_time_s": updated - started,
             "lr": self.settings["lr"],
