@@ -21,10 +21,17 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"
 
 
-# The RL cell rule of the paper profile (verl on GPUs); the CPU backend's rules live in rl.smk.
-if config.get("rl", {}).get("backend") == "verl":
+# One backend makes the RL grid cells: tiny policies on CPU, or the paper profile's hub models with verl on GPUs.
+if RL_BACKEND == "verl":
 
     include: "workflow/rules/rl_verl.smk"
+
+else:
+
+    include: "workflow/rules/rl_cpu.smk"
+
+
+include: "workflow/rules/rl.smk"
 
 
 rule all:
@@ -32,4 +39,3 @@ rule all:
     input:
         get_final_figures(),
         get_final_tables(),
-        get_rl_cell_tables(),

@@ -5,9 +5,9 @@
 * our agent loop, built the way verl builds it (its config file + hydra.utils.instantiate) and run against a fake
   LLM server, sends each request the step's EAD extra_args (d_s grows with the step and is capped);
 * verl's file-logger JSONL and validation dumps (tests/data/verl_run, constructed from verl's metric names)
-  become our steps.csv / eval.csv;
-* `snakemake -n --configfile configs/paper.yaml` lists the full paper DAG; the default and smoke profiles never
-  plan a hub download.
+  become our steps.csv / eval_problems.csv / eval.csv (the CPU backend's tables, which ead.rl.aggregate reads);
+* `snakemake -n --configfile configs/paper.yaml` lists the full paper DAG (cells, aggregation, every RL figure);
+  the default and smoke profiles never plan a hub download or a verl cell.
 """
 
 import asyncio
@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -26,12 +27,13 @@ import yaml
 
 from ead.config import ConfigError, validate_config
 from ead.metrics import pass_at_k, worst_at_k
-from ead.rl_grid import Cell, cell_config, grid_cells, resolve_cell
+from ead.rl.aggregate import TRAIN_METRICS, eval_curves, train_curves
+from ead.rl.grid import Cell, cell_config, cell_settings, expand_grid, sampler_schedule, table_columns
 from ead.samplers.vllm_processors import ead_extra_args
 from ead.schedule import AnnealedSchedule, FixedTemperature
-from ead.verl_backend import convert, overrides
-from ead.verl_backend.agent_loop import schedule_sampling_params, step_of
-from ead.verl_backend.hub import verl_rows
+from ead.rl.verl import convert, overrides
+from ead.rl.verl.agent_loop import schedule_sampling_params, step_of
+from ead.rl.verl.hub import verl_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -58,7 +60,9 @@ def paper_config():
 
 
 PAPER = paper_config()
-CELLS = grid_cells(PAPER["rl"])
+CELLS = expand_grid(PAPER["rl"])
+#: The RL figures and the experiments they draw (workflow/rules/common.smk RL_FIGURES).
+FIGURE_EXPERIMENTS = {"main", "larger_model", "rollout_scaling", "algorithms", "off_policy"}
 
 
 def test_paper_profile_is_valid_and_has_the_papers_grid():
@@ -70,11 +74,18 @@ def test_paper_profile_is_valid_and_has_the_papers_grid():
     assert (PAPER["ead"]["tau_max"], PAPER["ead"]["d0"], PAPER["ead"]["tau_min"]) == (1.2, 25, 0.1)
     assert {c.policy for c in CELLS} == {"qwen2.5-math-1.5b", "llama-3.2-1b-instruct", "qwen2.5-math-7b"}
     assert {c.sampler for c in CELLS if c.policy == "qwen2.5-math-7b"} == {"tau0.6", "tau1.0", "tau1.2", "ead_tmin0.8"}
-    assert resolve_cell(PAPER, Cell("qwen2.5-math-7b", "dapo", "ead_tmin0.8", 8, 0)).schedule["tau_min"] == 0.8
+    assert sampler_schedule(PAPER, "ead_tmin0.8")["tau_min"] == 0.8
     assert {c.algorithm for c in CELLS} == {"dapo", "grpo", "clip_cov", "kl_cov"}
     assert {c.n for c in CELLS} == {4, 8, 16}
-    assert len(CELLS) == len(set(CELLS)) == 28
-    assert (rl["eval"]["n"], rl["eval"]["tau"], rl["eval"]["greedy"]) == (16, 1.0, False)
+    assert len(CELLS) == len(set(CELLS)) == 30
+    assert (rl["eval"]["n"], rl["eval"]["tau"]) == (16, 1.0)
+    # every RL figure has its experiment, defined in full by the paper profile (no tiny CPU policy leaks in)
+    assert set(rl["experiments"]) == FIGURE_EXPERIMENTS
+    paper_yaml = yaml.safe_load((ROOT / "configs" / "paper.yaml").read_text())
+    assert paper_yaml["rl"]["experiments"] == rl["experiments"]
+    off_policy = {(c.sampler, rl["samplers"][c.sampler].get("tis")) for c in expand_grid(rl, ["off_policy"])}
+    assert off_policy == {("ead_aggressive", None), ("ead_aggressive_tis", "token")}
+    assert {c.policy for c in expand_grid(rl, ["off_policy"])} == {"qwen2.5-math-1.5b"}
 
 
 def test_ead_processor_fqcn_is_the_packages_entry_point():
@@ -91,7 +102,7 @@ def composed():
 @pytest.mark.parametrize("cell", CELLS, ids=lambda c: f"{c.policy}-{c.algorithm}-{c.sampler}-n{c.n}")
 def test_every_paper_cell_composes_with_verls_config(composed, cell):
     cfg = composed[cell]
-    rl, resolved = PAPER["rl"], resolve_cell(PAPER, cell)
+    rl, resolved = PAPER["rl"], cell_settings(PAPER, cell)
     algorithm = rl["algorithms"][cell.algorithm]
     sampler = rl["samplers"][cell.sampler]
     actor, rollout = cfg.actor_rollout_ref.actor, cfg.actor_rollout_ref.rollout
@@ -132,7 +143,7 @@ def test_every_paper_cell_composes_with_verls_config(composed, cell):
         assert correction.rollout_is is None
     # reward, validation, logging
     assert (cfg.reward.custom_reward_function.path, cfg.reward.custom_reward_function.name) == (
-        "pkg://ead.verl_backend.reward", "compute_score")
+        "pkg://ead.rl.verl.reward", "compute_score")
     val = rollout.val_kwargs
     assert (val.do_sample, val.n, val.temperature, val.top_p, val.top_k) == (True, 16, 1.0, 1.0, -1)
     assert cfg.trainer.test_freq == rl["eval"]["every"] and cfg.trainer.val_before_train is True
@@ -142,7 +153,7 @@ def test_every_paper_cell_composes_with_verls_config(composed, cell):
     assert cfg.trainer.validation_data_dir == "/run/validation"
     tp = 2 if cell.policy == "qwen2.5-math-7b" else 1
     assert rollout.tensor_model_parallel_size == tp
-    assert resolved.lr == actor.optim.lr
+    assert resolved["lr"] == actor.optim.lr
 
 
 def test_composed_configs_pass_verls_own_validation(composed):
@@ -161,12 +172,12 @@ def test_composed_configs_pass_verls_own_validation(composed):
         rollout = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
         assert (rollout.val_kwargs.n, rollout.n) == (16, cell.n)
         correction = RolloutCorrectionConfig(**OmegaConf.to_container(cfg.algorithm.rollout_correction))
-        assert correction.rollout_is == ("token" if cell.sampler == "ead_tis" else None)
+        assert correction.rollout_is == ("token" if cell.sampler in ("ead_tis", "ead_aggressive_tis") else None)
 
 
 def test_verls_own_entry_point_accepts_the_runners_command(tmp_path):
     """`python -m verl.trainer.main_ppo <overrides> --cfg job` composes through verl's real @hydra.main entry point
-    (the exact argv ead.verl_backend.run launches) and prints the job config without training."""
+    (the exact argv ead.rl.verl.run launches) and prints the job config without training."""
     cell = Cell("qwen2.5-math-1.5b", "dapo", "ead_tis", 8, 0)
     paths = overrides.CellPaths(**{**PATHS.__dict__, "agent_loop_config": str(tmp_path / "a dir" / "agent_loop.yaml")})
     argv = [sys.executable, "-m", "verl.trainer.main_ppo", *overrides.verl_overrides(PAPER, cell, paths),
@@ -295,7 +306,10 @@ def test_schedule_sampling_params_and_step():
 
 # ----------------------------------------------------------------------------------------------- converter
 
-CELL_COLUMNS = {"policy": "qwen2.5-math-1.5b", "algorithm": "dapo", "sampler": "ead_tis", "n": 8, "seed": 0}
+CELL = Cell("qwen2.5-math-1.5b", "dapo", "ead_tis", 8, 0)
+#: What ead.rl.verl.run hands the converter: the cell and its settings columns (as the CPU trainer writes them).
+CELL_COLUMNS = {**asdict(CELL), **table_columns(cell_settings(PAPER, CELL))}
+DUMP_COUNTS = {0: [12, 3, 0], 2: [15, 6, 1]}  # known correct counts in the dumps (3 problems x 16 samples)
 
 
 def fixture_lines():
@@ -305,26 +319,44 @@ def fixture_lines():
 def test_file_logger_jsonl_becomes_steps_table():
     records = convert.read_file_logger([FIXTURE / "metrics.jsonl"])
     steps = convert.steps_table(records, CELL_COLUMNS, entropy_temperature=1.0)
-    assert list(steps.columns) == ["step", "reward_mean", "entropy", "entropy_temperature",
-                                   *list(convert.STEP_COLUMNS)[2:], *CELL_COLUMNS]
+    # every training metric the aggregation reads is a column, as in the CPU backend's steps.csv
+    assert set(TRAIN_METRICS) | {"step", "entropy_temperature", *CELL_COLUMNS} <= set(steps.columns)
+    assert list(steps.columns).index("entropy_temperature") == list(steps.columns).index("entropy") + 1
     assert (steps["entropy_temperature"] == 1.0).all()
     assert steps["step"].tolist() == [1, 2, 3]  # the step-0 line carries validation only
     by_step = {line["step"]: line["data"] for line in fixture_lines()}
     for _, row in steps.iterrows():
         data = by_step[row["step"]]
         for column, name in convert.STEP_COLUMNS.items():
-            assert row[column] == pytest.approx(data[name]), (column, name)
+            if name in data:
+                assert row[column] == pytest.approx(data[name]), (column, name)
+            else:
+                assert math.isnan(row[column]), (column, name)
+    for column in ("reward_mean", "entropy", "response_length", "pg_clipfrac", "grad_norm", "tis_weight_mean"):
+        assert steps[column].notna().all(), column  # what the figures draw is there
+    assert steps[["grad_norm_max", "behaviour_target_log_ratio"]].isna().all().all()  # no verl source
     assert (steps[list(CELL_COLUMNS)] == pd.Series(CELL_COLUMNS)).all().all()
+
+
+def test_validation_dumps_become_per_problem_counts_without_greedy():
+    problems = convert.eval_problems_from_dumps(FIXTURE / "validation")
+    assert list(problems.columns) == ["step", "problem_id", "num_samples", "num_correct", "greedy_correct"]
+    assert sorted(set(problems["step"])) == [0, 2]
+    assert problems["greedy_correct"].isna().all() and (problems["num_samples"] == 16).all()
+    for step, counts in DUMP_COUNTS.items():
+        assert problems[problems["step"] == step]["num_correct"].tolist() == counts
+    ids = {step: list(group["problem_id"]) for step, group in problems.groupby("step")}
+    assert ids[0] == ids[2] and len(set(ids[0])) == 3  # one id per prompt, stable across steps
 
 
 def test_validation_dumps_become_unbiased_eval_rows():
     records = convert.read_file_logger([FIXTURE / "metrics.jsonl"])
-    evaluation = convert.eval_table(records, CELL_COLUMNS, [1, 16], FIXTURE / "validation")
+    problems = convert.eval_problems_from_dumps(FIXTURE / "validation")
+    evaluation = convert.eval_table(records, problems, CELL_COLUMNS, [1, 16])
     assert set(evaluation["estimator"]) == {"unbiased"}
     assert sorted(set(evaluation["step"])) == [0, 2]
-    assert set(evaluation["metric"]) == {"pass@1", "worst@1", "pass@16", "worst@16"}
-    correct = {0: [12, 3, 0], 2: [15, 6, 1]}  # known counts in the dumps (3 problems x 16 samples)
-    for step, counts in correct.items():
+    assert set(evaluation["metric"]) == {"pass@1", "worst@1", "pass@16", "worst@16"}  # no greedy_accuracy
+    for step, counts in DUMP_COUNTS.items():
         rows = evaluation[evaluation["step"] == step].set_index("metric")
         for k in (1, 16):
             assert rows.loc[f"pass@{k}", "value"] == pytest.approx(pass_at_k([16] * 3, counts, k).mean())
@@ -336,7 +368,8 @@ def test_validation_dumps_become_unbiased_eval_rows():
 
 def test_without_dumps_eval_rows_come_from_verls_val_metrics(tmp_path):
     records = convert.read_file_logger([FIXTURE / "metrics.jsonl"])
-    evaluation = convert.eval_table(records, CELL_COLUMNS, [1, 16], tmp_path / "no-dumps")
+    no_dumps = convert.eval_problems_from_dumps(tmp_path)
+    evaluation = convert.eval_table(records, no_dumps, CELL_COLUMNS, [1, 16])
     assert set(evaluation["estimator"]) == {"verl_bootstrap"} and sorted(set(evaluation["step"])) == [0, 2]
     by_step = {line["step"]: line["data"] for line in fixture_lines()}
     for step in (0, 2):
@@ -348,7 +381,7 @@ def test_without_dumps_eval_rows_come_from_verls_val_metrics(tmp_path):
     assert evaluation["ci_low"].isna().all()
 
 
-def test_convert_run_merges_restarted_loggers_and_writes_both_tables(tmp_path):
+def test_convert_run_merges_restarted_loggers_and_writes_the_cpu_backends_tables(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)
     lines = (run / "metrics.jsonl").read_text().splitlines()
@@ -357,15 +390,41 @@ def test_convert_run_merges_restarted_loggers_and_writes_both_tables(tmp_path):
     restarted = [json.loads(line) for line in lines[2:]]
     restarted[0]["data"]["critic/score/mean"] = 0.99
     (run / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in restarted))
-    convert.convert_run(run, CELL_COLUMNS, [1, 16], tmp_path / "out" / "steps.csv", tmp_path / "out" / "eval.csv",
-                        entropy_temperature=0.6)
-    steps = pd.read_csv(tmp_path / "out" / "steps.csv")
+    out = tmp_path / "out"
+    convert.convert_run(run, CELL_COLUMNS, [1, 16], out, entropy_temperature=0.6)
+    steps = pd.read_csv(out / "steps.csv")
     assert (steps["entropy_temperature"] == 0.6).all()
     assert steps["step"].tolist() == [1, 2, 3]
     assert steps.set_index("step").loc[2, "reward_mean"] == 0.99
-    evaluation = pd.read_csv(tmp_path / "out" / "eval.csv")
+    evaluation = pd.read_csv(out / "eval.csv")
     assert {"step", "metric", "value", "ci_low", "ci_high", *CELL_COLUMNS} <= set(evaluation.columns)
     assert len(evaluation) == 8
+    problems = pd.read_csv(out / "eval_problems.csv")
+    assert len(problems) == 6 and problems["greedy_correct"].isna().all()
+    assert (problems[list(CELL_COLUMNS)] == pd.Series(CELL_COLUMNS)).all().all()
+    with pytest.raises(ValueError, match=r"cell columns \['seed'\] missing"):
+        convert.convert_run(run, {k: v for k, v in CELL_COLUMNS.items() if k != "seed"}, [1, 16], out)
+
+
+def test_converted_tables_aggregate_like_the_cpu_backends(tmp_path):
+    """ead.rl.aggregate (rule rl_tables) reads the verl tables of two seeds: curves of every figure metric, Pass@k /
+    Worst@k from the dumps, and no greedy accuracy (greedy_correct is NaN)."""
+    steps, problems = [], []
+    for seed in (0, 1):
+        out = tmp_path / f"seed{seed}"
+        convert.convert_run(FIXTURE, {**CELL_COLUMNS, "seed": seed}, [1, 16], out, entropy_temperature=1.0)
+        steps.append(pd.read_csv(out / "steps.csv"))
+        problems.append(pd.read_csv(out / "eval_problems.csv"))
+    train = train_curves(pd.concat(steps, ignore_index=True))
+    assert {"entropy", "response_length", "pg_clipfrac", "grad_norm", "reward_mean", "tis_weight_mean"} <= set(
+        train["metric"])
+    assert "grad_norm_max" not in set(train["metric"]) and (train["num_seeds"] == 2).all()
+    curves = eval_curves(pd.concat(problems, ignore_index=True), [1, 16])
+    assert set(curves["metric"]) == {"pass@1", "worst@1", "pass@16", "worst@16"}
+    assert sorted(set(curves["step"])) == [0, 2] and (curves["num_problems"] == 3).all()
+    final = curves[curves["step"] == 2].set_index("metric")["value"]
+    assert final["pass@16"] == pytest.approx(pass_at_k([16] * 3, DUMP_COUNTS[2], 16).mean())
+    assert (curves["schedule_params"] == CELL_COLUMNS["schedule_params"]).all()
 
 
 def test_converter_rejects_lines_that_are_not_from_the_file_logger(tmp_path):
@@ -418,7 +477,7 @@ def test_verls_dataset_reads_our_parquet(tmp_path):
 
 
 def test_reward_is_our_grader_with_acc_and_pred():
-    from ead.verl_backend.reward import compute_score
+    from ead.rl.verl.reward import compute_score
 
     assert compute_score("math", "so the answer is \\boxed{0.5}", "1/2") == {"score": 1.0, "acc": 1.0, "pred": "1/2"}
     assert compute_score("math", "I do not know", "3")["score"] == 0.0
@@ -427,13 +486,20 @@ def test_reward_is_our_grader_with_acc_and_pred():
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    (lambda c: c["rl"]["experiments"]["main"]["samplers"].append("tau9"), "rl.experiments.main.samplers: 'tau9'"),
-    (lambda c: c["rl"]["experiments"]["main"]["n"].append(32), "rl.experiments.main.n: 32 has no learning rate"),
-    (lambda c: c["rl"]["eval"].update(greedy=True), "rl.eval.greedy = true"),
+    (lambda c: c["rl"]["experiments"]["main"]["samplers"].append("tau9"), "rl.experiments.main.samplers = ['tau9']"),
+    (lambda c: c["rl"]["experiments"]["main"]["n"].append(32), "rl.experiments.main.n = 32 has no learning rate"),
+    (lambda c: c["rl"]["eval"].update(greedy=True), "unknown key(s) rl.eval.greedy"),
     (lambda c: c["rl"]["verl"].update(tensor_paralel=2), "unknown key(s) rl.verl.tensor_paralel"),
-    (lambda c: c["rl"]["samplers"]["ead_tis"].pop("tis_cap"), "rl.samplers.ead_tis: tis and tis_cap go together"),
+    (lambda c: c["rl"]["samplers"]["ead_tis"].pop("tis_cap"), "rl.samplers.ead_tis.tis = 'token' needs"),
     (lambda c: c["rl"]["samplers"]["ead_tmin0.8"]["ead"].update(tau_min=2.0), "rl.samplers.ead_tmin0.8.ead:"),
-    (lambda c: c["rl"]["experiments"]["main"]["policies"].append("gpt5"), "'gpt5' is not in paper_models"),
+    (lambda c: c["rl"]["experiments"]["main"]["policies"].append("gpt5"),
+     "rl.experiments.main.policies = ['gpt5']: not in paper_models"),
+    # an experiment the paper profile does not redefine keeps config.yaml's tiny CPU policies: refused, by name
+    (lambda c: c["rl"]["experiments"].update(extra={"policies": ["tiny1m"], "algorithms": ["dapo"],
+                                                     "samplers": ["ead"], "n": [8], "seeds": [0]}),
+     "rl.experiments.extra.policies = ['tiny1m']: not in paper_models"),
+    (lambda c: c["rl"].update(task="countdown"), "rl.task = 'countdown': the verl backend trains on paper_data"),
+    (lambda c: c["rl"].pop("verl"), "rl.backend = 'verl' needs the rl.verl section"),
     (lambda c: c["paper_models"]["qwen2.5-math-7b"].update(hub_id="no-slash"), "paper_models.qwen2.5-math-7b.hub_id"),
     (lambda c: c["rl"].update(mini_batches=3), "rl.prompts_per_step = 1024 must be a multiple of rl.mini_batches = 3"),
     (lambda c: c["rl"]["algorithms"]["clip_cov"].pop("clip_cov_ratio"), "loss_mode 'clip_cov' needs clip_cov_ratio"),
@@ -451,8 +517,8 @@ def test_bad_paper_config_names_key_and_value(change, message):
 def test_cell_config_is_a_valid_minimal_config_for_the_run_cli(tmp_path):
     cell = Cell("qwen2.5-math-1.5b", "grpo", "ead", 8, 0)
     subset = json.loads(json.dumps(cell_config(PAPER, cell)))  # what the Snakemake rule passes (JSON)
-    assert grid_cells(subset["rl"]) == [cell] and list(subset["paper_models"]) == [cell.policy]
-    assert resolve_cell(subset, cell) == resolve_cell(PAPER, cell)
+    assert expand_grid(subset["rl"]) == [cell] and list(subset["paper_models"]) == [cell.policy]
+    assert cell_settings(subset, cell) == cell_settings(PAPER, cell)
     other = Cell("llama-3.2-1b-instruct", "dapo", "tau1.0", 4, 0)
     changed = json.loads(json.dumps(PAPER))
     changed["rl"]["lr_by_n"] = PAPER["rl"]["lr_by_n"]
@@ -462,11 +528,10 @@ def test_cell_config_is_a_valid_minimal_config_for_the_run_cli(tmp_path):
 
     run_dir = tmp_path / "run"
     result = subprocess.run(
-        [sys.executable, "-m", "ead.verl_backend.run", "--config", json.dumps(subset), "--policy", cell.policy,
+        [sys.executable, "-m", "ead.rl.verl.run", "--config", json.dumps(subset), "--policy", cell.policy,
          "--algorithm", cell.algorithm, "--sampler", cell.sampler, "--n", "8", "--seed", "0",
          "--model", str(tmp_path / "model"), "--train", str(tmp_path / "t.parquet"), "--val", str(tmp_path / "v.parquet"),
-         "--run-dir", str(run_dir), "--steps-out", str(tmp_path / "s.csv"), "--eval-out", str(tmp_path / "e.csv"),
-         "--check"],
+         "--run-dir", str(run_dir), "--out-dir", str(tmp_path / "out"), "--check"],
         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "-m verl.trainer.main_ppo" in result.stdout
@@ -474,19 +539,19 @@ def test_cell_config_is_a_valid_minimal_config_for_the_run_cli(tmp_path):
     assert "actor_rollout_ref.actor.kl_loss_coef=0.001" in written
     assert f"actor_rollout_ref.rollout.agent.agent_loop_config_path={run_dir / 'agent_loop.yaml'}" in written
     entries = yaml.safe_load((run_dir / "agent_loop.yaml").read_text())
-    assert entries[0]["_target_"] == "ead.verl_backend.agent_loop.ScheduleAgentLoop"
+    assert entries[0]["_target_"] == "ead.rl.verl.agent_loop.ScheduleAgentLoop"
     assert entries[0]["schedule"]["decay_scale"] == 20
-    assert not (tmp_path / "s.csv").exists()  # --check never trains
+    assert not (tmp_path / "out").exists()  # --check never trains
 
 
 def test_run_cli_refuses_a_cell_outside_the_config(tmp_path):
     subset = json.loads(json.dumps(cell_config(PAPER, Cell("qwen2.5-math-1.5b", "dapo", "ead", 8, 0))))
-    from ead.verl_backend.run import main
+    from ead.rl.verl.run import main
 
     with pytest.raises(ConfigError, match="sampler 'tau0.6' is not defined"):
         main(["--config", json.dumps(subset), "--policy", "qwen2.5-math-1.5b", "--algorithm", "dapo",
               "--sampler", "tau0.6", "--n", "8", "--seed", "0", "--model", "m", "--train", "t", "--val", "v",
-              "--run-dir", str(tmp_path), "--steps-out", "s", "--eval-out", "e", "--check"])
+              "--run-dir", str(tmp_path), "--out-dir", "o", "--check"])
 
 
 # ----------------------------------------------------------------------------------------------- workflow
@@ -524,11 +589,15 @@ def job_counts(output):
 def test_paper_profile_dry_run_lists_every_cell(workdir):
     output = dry_run(workdir, "--configfile", "configs/paper.yaml")
     counts = job_counts(output)
-    assert counts["rl_cell_verl"] == len(CELLS) == 28
+    assert counts["rl_cell_verl"] == len(CELLS) == 30
     assert counts["paper_model"] == 3 and counts["paper_data"] == 2
-    assert "tiny_policy_sft" not in counts and "real_dataset" not in counts  # CPU-profile work is not planned
+    assert counts["rl_tables"] == 1 and counts["rl_figure"] == 8 and counts["fig03_annealing_schedule"] == 1
+    # CPU-profile work (tiny policies, their evaluations, offline data) is not planned
+    assert not {"tiny_policy_sft", "tiny_policy_base_eval", "rl_base_eval", "rl_cell", "real_dataset",
+                "countdown_dataset"} & set(counts)
     for cell in CELLS:
-        assert f"results/rl/{cell.policy}/{cell.algorithm}/{cell.sampler}/n{cell.n}/seed{cell.seed}/eval.csv" in output
+        for table in ("steps", "eval_problems", "eval"):
+            assert f"{cell.directory}/{table}.csv" in output
 
 
 def test_slurm_profile_requests_the_gpus_verl_is_told_to_use():
@@ -546,9 +615,9 @@ def test_paper_profile_dry_run_with_the_slurm_profile(workdir):
     """The workflow profile parses under snakemake-executor-plugin-slurm and gives only the cell rule GPUs."""
     output = dry_run(workdir, "--printshellcmds", "--configfile", "configs/paper.yaml", "--workflow-profile",
                      "workflow/profiles/slurm")
-    assert job_counts(output)["rl_cell_verl"] == 28
+    assert job_counts(output)["rl_cell_verl"] == 30
     resources = [line for line in output.splitlines() if line.strip().startswith("resources:")]
-    assert sum("gpu=8" in line for line in resources) == 28
+    assert sum("gpu=8" in line for line in resources) == 30
     assert all("slurm_partition=gpu" in line for line in resources if "gpu=8" in line)
 
 

@@ -13,8 +13,13 @@ import pandas as pd
 import pytest
 import yaml
 
+from ead.rl.grid import expand_grid
+
 ROOT = Path(__file__).resolve().parents[1]
 # Downloads (registry wheels) are shared with the rest of the test suite instead of being fetched per copy.
+RL_FIGURES = ["fig04_pass_worst_at_16", "fig05_larger_model", "fig06_entropy_dynamics", "fig07_rollout_scaling",
+              "fig08_rollout_n_comparison", "fig10_algorithms", "fig11_off_policy", "fig12_response_length"]
+FIGURES = ["fig03_annealing_schedule", *RL_FIGURES]
 SMOKE = ["--configfile", "configs/smoke.yaml", "--config", f"cache_dir={ROOT / '.cache' / 'wheels'}"]
 
 
@@ -26,21 +31,36 @@ def snakemake(workdir, *args, check=True):
     return result
 
 
-def planned_rules(workdir, *args):
-    """Rule names of the jobs a dry run would execute (empty when there is nothing to do)."""
+def planned_jobs(workdir, *args):
+    """{rule name: number of jobs} a dry run would execute (empty when there is nothing to do)."""
     result = snakemake(workdir, "--dry-run", *args)
     if "Nothing to be done" in result.stdout + result.stderr:
-        return set()
+        return {}
     lines = (result.stdout + result.stderr).splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip().startswith("Job stats"))
-    rules = set()
+    jobs = {}
     for line in lines[start + 3:]:
         fields = line.split()
         if len(fields) != 2 or not fields[1].isdigit():
             break
         if fields[0] != "total":
-            rules.add(fields[0])
-    return rules
+            jobs[fields[0]] = int(fields[1])
+    return jobs
+
+
+def planned_rules(workdir, *args):
+    """Rule names of the jobs a dry run would execute (empty when there is nothing to do)."""
+    return set(planned_jobs(workdir, *args))
+
+
+def smoke_config():
+    """The smoke profile as Snakemake sees it: configs/config.yaml updated recursively by configs/smoke.yaml."""
+    def merge(base, delta):
+        for key, value in delta.items():
+            base[key] = merge(base.get(key, {}), value) if isinstance(value, dict) else value
+        return base
+    return merge(yaml.safe_load((ROOT / "configs" / "config.yaml").read_text()),
+                 yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text()))
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +76,22 @@ def workdir(tmp_path_factory):
 @pytest.mark.slow
 def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     snakemake(workdir, *SMOKE)
-    for stem in ("fig03_annealing_schedule",):
+    for stem in FIGURES:
         for fmt in ("png", "pdf"):
             path = workdir / "figures" / f"{stem}.{fmt}"
             assert path.stat().st_size > 1000, path
-    base = pd.read_csv(workdir / "results" / "eval" / "tiny_policy_base.csv")
-    assert set(base.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
-    assert (base.num_problems == 8).all() and (base.n == 4).all()
+    for policy in ("tiny1m", "tiny400k"):
+        base = pd.read_csv(workdir / "results" / "eval" / f"{policy}_base.csv")
+        assert set(base.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
+        assert (base.num_problems == 8).all() and (base.n == 4).all()
+    # every grid cell trained and was aggregated: steps 1..2, evaluations at steps 0 and 2
+    cells = expand_grid(smoke_config()["rl"])
+    train = pd.read_csv(workdir / "results" / "rl" / "train_curves.csv")
+    evaluated = pd.read_csv(workdir / "results" / "rl" / "eval_curves.csv")
+    for table in (train, evaluated):
+        assert len(table.groupby(["policy", "algorithm", "sampler", "n"])) == len({(c.policy, c.algorithm, c.sampler, c.n) for c in cells})
+    assert sorted(train.step.unique()) == [1, 2] and sorted(evaluated.step.unique()) == [0, 2]
+    assert set(evaluated.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
     assert (workdir / "results" / "models" / "smollm2-135m-instruct" / "model.safetensors").exists()
     for name in ("math500", "gsm8k", "mmlu", "math", "countdown"):
         assert len(pd.read_parquet(workdir / "results" / "data" / f"{name}.parquet")) > 0
@@ -70,7 +99,7 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
 
 
 @pytest.mark.slow
-def test_editing_tau_max_reruns_only_the_schedule_rules(workdir):
+def test_editing_tau_max_reruns_only_what_uses_it(workdir):
     snakemake(workdir, *SMOKE)
     config_path = workdir / "configs" / "config.yaml"
     original = config_path.read_text()
@@ -78,7 +107,14 @@ def test_editing_tau_max_reruns_only_the_schedule_rules(workdir):
         config = yaml.safe_load(original)
         config["ead"]["tau_max"] = 1.5
         config_path.write_text(yaml.safe_dump(config))
-        assert planned_rules(workdir, *SMOKE) == {"schedule_table", "fig03_annealing_schedule", "all"}
+        # the schedule figure and exactly the RL cells whose sampler takes tau_max from the `ead` block
+        rl = smoke_config()["rl"]
+        ead_cells = [c for c in expand_grid(rl) if rl["samplers"][c.sampler]["kind"] == "ead"
+                     and "tau_max" not in rl["samplers"][c.sampler].get("ead", {})]
+        assert 0 < len(ead_cells) < len(expand_grid(rl))
+        assert planned_jobs(workdir, *SMOKE) == {"schedule_table": 1, "fig03_annealing_schedule": 1,
+                                                 "rl_cell": len(ead_cells), "rl_tables": 1,
+                                                 "rl_figure": len(RL_FIGURES), "all": 1}
     finally:
         config_path.write_text(original)
     assert planned_rules(workdir, *SMOKE) == set()

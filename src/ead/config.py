@@ -11,7 +11,6 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from ead.rl_grid import rl_config_problems
 from ead.schedule import AnnealedSchedule
 
 
@@ -56,10 +55,96 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     if base_eval["n"] < max(base_eval["k"]):
         raise ConfigError(f"base_eval.n = {base_eval['n']} must be >= every k in base_eval.k = {base_eval['k']} "
                           "(unbiased Pass@k needs n >= k samples)")
-    rl_problems = rl_config_problems(config)
-    if rl_problems:
-        raise ConfigError(rl_problems[0])
     try:  # the schedule's own checks are the final word, so config and code cannot disagree
         AnnealedSchedule(**ead)
     except ValueError as error:
         raise ConfigError(f"ead: {error}") from None
+    validate_rl(config)
+
+
+#: Parameters a policy loss needs, stated in the config rather than left to verl's defaults.
+_ALGORITHM_NEEDS = {
+    "clip_cov": ("clip_cov_ratio", "clip_cov_lb", "clip_cov_ub"),
+    "kl_cov": ("kl_cov_ratio", "ppo_kl_coef"),
+}
+
+
+def validate_rl(config: dict) -> None:
+    """Cross-key rules of the RL grid: every name an experiment uses exists, and every cell can run.
+
+    Also called on its own by the verl job on its slice of the config (`ead.rl.grid.cell_config`).
+    Both backends: `rl.backend: cpu` trains `policies` (tiny models) with ead.rl.train; `rl.backend: verl` trains
+    the hub models of `paper_models` with verl on GPUs (ead.rl.verl) and has its own requirements, checked first.
+    """
+    rl = config["rl"]
+    verl = rl["backend"] == "verl"
+    if rl["eval"]["n"] < max(rl["eval"]["k"]):
+        raise ConfigError(f"rl.eval.n = {rl['eval']['n']} must be >= every k in rl.eval.k = {rl['eval']['k']} "
+                          "(unbiased Pass@k needs n >= k samples)")
+    if verl:
+        _validate_verl_sections(config)
+    for name, algorithm in rl["algorithms"].items():
+        key = f"rl.algorithms.{name}"
+        for needed in _ALGORITHM_NEEDS.get(algorithm["loss_mode"], ()):
+            if needed not in algorithm:
+                raise ConfigError(f"{key}: loss_mode {algorithm['loss_mode']!r} needs {needed}")
+        if algorithm["use_kl_loss"]:
+            for needed in ("kl_loss_coef", "kl_loss_type"):
+                if needed not in algorithm:
+                    raise ConfigError(f"{key}: use_kl_loss = true needs {needed}")
+        low, high = algorithm.get("clip_ratio_low"), algorithm.get("clip_ratio_high")
+        if low is not None and high is not None and high < low:
+            raise ConfigError(f"{key}.clip_ratio_high = {high} is below clip_ratio_low = {low}")
+    for name, sampler in rl["samplers"].items():
+        key = f"rl.samplers.{name}"
+        if sampler["kind"] == "fixed":
+            if "tau" not in sampler:
+                raise ConfigError(f"{key} is kind 'fixed' but has no tau")
+            if "ead" in sampler:
+                raise ConfigError(f"{key} is kind 'fixed'; its 'ead' overrides would be ignored")
+        else:
+            if "tau" in sampler:
+                raise ConfigError(f"{key} is kind 'ead'; set EAD parameters under {key}.ead, not tau")
+            try:
+                AnnealedSchedule(**{**config["ead"], **sampler.get("ead", {})})
+            except ValueError as error:
+                raise ConfigError(f"{key}.ead: {error}") from None
+        if verl and sampler.get("tis", "none") != "none" and "tis_cap" not in sampler:
+            raise ConfigError(f"{key}.tis = {sampler['tis']!r} needs {key}.tis_cap (verl's rollout_is_threshold)")
+    lr_ns = {int(n) for n in rl["lr_by_n"]}
+    for name, experiment in rl["experiments"].items():
+        key = f"rl.experiments.{name}"
+        if verl:  # the tiny CPU `policies` (inherited from config.yaml) must not enter the paper grid
+            unknown = [value for value in experiment["policies"] if value not in config["paper_models"]]
+            if unknown:
+                raise ConfigError(f"{key}.policies = {unknown}: not in paper_models (rl.backend = 'verl' trains hub "
+                                  f"models; the paper profile defines every experiment); known: "
+                                  f"{sorted(config['paper_models'])}")
+        fields = [("algorithms", rl["algorithms"]), ("samplers", rl["samplers"])]
+        if not verl:
+            fields.insert(0, ("policies", config["policies"]))
+        for field, known in fields:
+            unknown = [value for value in experiment[field] if value not in known]
+            if unknown:
+                raise ConfigError(f"{key}.{field} = {unknown}: not defined; known {field}: {sorted(known)}")
+        for n in experiment["n"]:
+            if n not in lr_ns:
+                raise ConfigError(f"{key}.n = {n} has no learning rate in rl.lr_by_n (covers {sorted(lr_ns)})")
+            if (rl["prompts_per_step"] * n) % rl["mini_batches"]:
+                raise ConfigError(f"{key}.n = {n}: rl.prompts_per_step * n = {rl['prompts_per_step'] * n} rollouts "
+                                  f"do not split into rl.mini_batches = {rl['mini_batches']} equal mini-batches")
+
+
+def _validate_verl_sections(config: dict) -> None:
+    """What the verl backend needs beyond the shared `rl` keys (the schema has checked their types)."""
+    rl = config["rl"]
+    for key in ("paper_models", "paper_data"):
+        if key not in config:
+            raise ConfigError(f"rl.backend = 'verl' needs the top-level `{key}` section (see configs/paper.yaml)")
+    if "verl" not in rl:
+        raise ConfigError("rl.backend = 'verl' needs the rl.verl section (see configs/paper.yaml)")
+    if rl["task"] != "math":
+        raise ConfigError(f"rl.task = {rl['task']!r}: the verl backend trains on paper_data (math); set rl.task: math")
+    if rl["prompts_per_step"] % rl["mini_batches"]:
+        raise ConfigError(f"rl.prompts_per_step = {rl['prompts_per_step']} must be a multiple of rl.mini_batches = "
+                          f"{rl['mini_batches']} (verl's ppo_mini_batch_size = prompts_per_step / mini_batches)")

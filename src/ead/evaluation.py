@@ -40,6 +40,25 @@ def select_problems(table: pd.DataFrame, split: str | None, limit: int | None, s
     return table.head(limit) if limit else table
 
 
+def summarise(per_problem: pd.DataFrame, ks: list[int], *, seed: int) -> pd.DataFrame:
+    """One row per metric (greedy_accuracy if graded, pass@k, worst@k): mean over problems and a 95% bootstrap CI.
+
+    Greedy accuracy is reported when ``greedy_correct`` has values; a column of NaN (the verl backend, which
+    validates with one sampling setting) means "not graded".
+    """
+    rows = []
+    if "greedy_correct" in per_problem.columns and per_problem["greedy_correct"].notna().any():
+        rows.append(("greedy_accuracy", per_problem["greedy_correct"].to_numpy(dtype=float)))
+    counts = per_problem["num_samples"].to_numpy(), per_problem["num_correct"].to_numpy()
+    for k in ks:
+        rows.append((f"pass@{k}", pass_at_k(*counts, k)))
+        rows.append((f"worst@{k}", worst_at_k(*counts, k)))
+    return pd.DataFrame([
+        dict(zip(("metric", "value", "ci_low", "ci_high"), (name, *bootstrap_mean_ci(values, seed=seed))))
+        for name, values in rows
+    ])
+
+
 def evaluate(model, tokenizer, problems: pd.DataFrame, task: str, *, n: int, ks: list[int], schedule: Schedule,
              max_new_tokens: int, seed: int, batch_size: int = 64, chat_template: bool = False,
              greedy: bool = True, step: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -56,17 +75,7 @@ def evaluate(model, tokenizer, problems: pd.DataFrame, task: str, *, n: int, ks:
     if greedy:
         decoded = sample_hf(model, tokenizer, ids, prompts, FixedTemperature(1.0), n=1, greedy=True, **options)
         per_problem["greedy_correct"] = [g.score for g in grade_many(decoded["text"].tolist(), references, task)]
-    summary_rows = []
-    if greedy:
-        summary_rows.append(("greedy_accuracy", per_problem["greedy_correct"].to_numpy()))
-    counts = per_problem["num_samples"].to_numpy(), per_problem["num_correct"].to_numpy()
-    for k in ks:
-        summary_rows.append((f"pass@{k}", pass_at_k(*counts, k)))
-        summary_rows.append((f"worst@{k}", worst_at_k(*counts, k)))
-    summary = pd.DataFrame([
-        dict(zip(("metric", "value", "ci_low", "ci_high"), (name, *bootstrap_mean_ci(values, seed=seed))))
-        for name, values in summary_rows
-    ])
+    summary = summarise(per_problem, ks, seed=seed)
     settings = {"task": task, "num_problems": len(problems), "n": n, "schedule": schedule.name,
                 "schedule_params": json.dumps(schedule.to_dict(), sort_keys=True), "seed": seed, "step": step,
                 "max_new_tokens": max_new_tokens, "mean_response_tokens": float(sampled["num_tokens"].mean())}

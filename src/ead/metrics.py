@@ -56,3 +56,24 @@ def bootstrap_mean_ci(values, *, resamples: int = 1000, confidence: float = 0.95
     means = values[rng.integers(0, values.size, size=(resamples, values.size))].mean(axis=1)
     alpha = (1 - confidence) / 2
     return float(values.mean()), float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+def two_way_bootstrap_mean_ci(matrix, *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0):
+    """(mean, low, high) of a (seeds x problems) matrix, resampling seeds and problems independently.
+
+    The RL curves average a per-problem metric over training seeds that share one evaluation set, so both the
+    seeds and the problems are samples: each bootstrap draw picks seeds and problems with replacement and takes
+    the mean of the selected rows and columns (computed from draw counts, without materialising the submatrix).
+    With one seed it reduces to the bootstrap over problems.
+    """
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.size == 0:
+        raise ValueError(f"need a non-empty (seeds x problems) matrix, got shape {matrix.shape}")
+    seeds, problems = matrix.shape
+    rng = np.random.default_rng(seed)
+    seed_counts = np.stack([np.bincount(rng.integers(0, seeds, seeds), minlength=seeds) for _ in range(resamples)])
+    problem_counts = np.stack([np.bincount(rng.integers(0, problems, problems), minlength=problems)
+                               for _ in range(resamples)])
+    means = np.einsum("bs,sp,bp->b", seed_counts, matrix, problem_counts) / (seeds * problems)
+    alpha = (1 - confidence) / 2
+    return float(matrix.mean()), float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))

@@ -2,7 +2,7 @@
 
 verl 0.9.1's vLLM server turns the agent loop's dict into ``SamplingParams(max_tokens=..., **sampling_params)``
 after replacing ``logprobs=True`` by ``logprobs=0`` (workers/rollout/vllm_rollout/vllm_async_server.py,
-``generate``). Here the dict comes from :func:`ead.verl_backend.agent_loop.schedule_sampling_params` for several
+``generate``). Here the dict comes from :func:`ead.rl.verl.agent_loop.schedule_sampling_params` for several
 RL steps; vLLM must accept it and the processor must read the step's parameters from ``extra_args``.
 
 Run inside .venv-vllm: ``.venv-vllm/bin/python -m pytest tests/vllm/test_verl_request_path.py``.
@@ -16,7 +16,7 @@ vllm = pytest.importorskip("vllm", reason="vLLM is only installed in .venv-vllm 
 
 from ead.samplers import vllm_processors  # noqa: E402
 from ead.schedule import AnnealedSchedule  # noqa: E402
-from ead.verl_backend.agent_loop import schedule_sampling_params  # noqa: E402
+from ead.rl.verl.agent_loop import schedule_sampling_params  # noqa: E402
 
 
 @pytest.mark.parametrize("step", [1, 50, 9000])

@@ -1,12 +1,13 @@
 # All Python of the workflow: config validation, the output grid, input functions and CLI helpers.
 import json
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
 
 from ead.config import ConfigError, validate_config
-from ead.rl_grid import Cell, cell_config, cell_dir, grid_cells
+from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid
 
 try:
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
@@ -19,14 +20,38 @@ except ConfigError as error:
 # environment (and its installed `ead` package) even when the venv is not activated.
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
 
+# Which trainer runs the RL grid: cpu (tiny `policies`, workflow/rules/rl_cpu.smk) or verl (the hub models of
+# `paper_models` on GPUs, workflow/rules/rl_verl.smk; the paper profile). The config check guarantees that every
+# experiment's policies belong to the backend's set.
+RL_BACKEND = config["rl"]["backend"]
+RL_POLICIES = config["paper_models"] if RL_BACKEND == "verl" else config["policies"]
+
 # The software environment of every rule (used with --software-deployment-method conda).
 CONDA_ENV = "../../environment.yml"
 
 FIGURE_FORMATS = ["png", "pdf"]
 
+# RL training figures -> the rl.experiments entry each one draws (all rendered by rule rl_figure).
+RL_FIGURES = {
+    "fig04_pass_worst_at_16": "main",
+    "fig05_larger_model": "larger_model",
+    "fig06_entropy_dynamics": "main",
+    "fig07_rollout_scaling": "rollout_scaling",
+    "fig08_rollout_n_comparison": "rollout_scaling",
+    "fig10_algorithms": "algorithms",
+    "fig11_off_policy": "off_policy",
+    "fig12_response_length": "main",
+}
+
 
 wildcard_constraints:
     fmt="png|pdf",
+    policy="|".join(map(re.escape, RL_POLICIES)),
+    figure="|".join(RL_FIGURES),
+    algorithm="|".join(map(re.escape, config["rl"]["algorithms"])),
+    sampler="|".join(map(re.escape, config["rl"]["samplers"])),
+    n=r"\d+",
+    seed=r"\d+",
 
 
 def figure_paths(name):
@@ -36,30 +61,28 @@ def figure_paths(name):
 
 def get_final_figures():
     """Every figure `rule all` renders. A figure joins this list only once its pipeline is real."""
-    figures = ["fig03_annealing_schedule"]
+    figures = ["fig03_annealing_schedule", *RL_FIGURES]
     return [path for name in figures for path in figure_paths(name).values()]
-
-
-def get_rl_cell_tables():
-    """steps.csv and eval.csv of every RL grid cell (empty when the config has no `rl` section)."""
-    if "rl" not in config:
-        return []
-    return [f"{cell_dir(cell)}/{table}.csv" for cell in grid_cells(config["rl"]) for table in ("steps", "eval")]
 
 
 def get_final_tables():
     """Result tables and models `rule all` also produces (data, models, base-model evaluation).
 
-    The paper profile (rl.backend: verl) runs on GPUs and does not need the CPU profile's offline data and models.
+    The paper profile (rl.backend: verl) runs on GPUs and does not need the CPU profile's offline data and tiny models.
     """
-    if config.get("rl", {}).get("backend") == "verl":
+    if RL_BACKEND == "verl":
         return []
     datasets = [f"results/data/{name}.parquet" for name in config["data"]["real"]]
     return datasets + [
         "results/data/countdown.parquet",
         "results/models/smollm2-135m-instruct",
-        "results/eval/tiny_policy_base.csv",
-    ]
+    ] + [f"results/eval/{policy}_base.csv" for policy in config["policies"]]
+
+
+def get_sft_args(wildcards):
+    """CLI flags of one policy's SFT: its shape and its SFT settings."""
+    policy = config["policies"][wildcards.policy]
+    return cli_args({**policy["shape"], **policy["sft"]})
 
 
 def get_base_eval_args():
@@ -81,6 +104,32 @@ def cli_args(options):
         values = value if isinstance(value, (list, tuple)) else [value]
         parts.append(" ".join([flag] + [shlex.quote(str(v)) for v in values]))
     return " ".join(parts)
+
+
+def get_rl_eval_args():
+    """CLI flags of the RL evaluation (fixed held-out set, declared temperature), for the step-0 evaluation."""
+    settings = {key: value for key, value in config["rl"]["eval"].items() if key not in ("tau", "every")}
+    schedule = shlex.quote(f'{{"name": "fixed", "tau": {config["rl"]["eval"]["tau"]}}}')
+    return f"{cli_args(settings)} --schedule {schedule}"
+
+
+def get_cell_settings(wildcards):
+    """The one JSON document a grid cell's training job reads (a change to it reruns exactly that cell)."""
+    cell = Cell(wildcards.policy, wildcards.algorithm, wildcards.sampler, int(wildcards.n), int(wildcards.seed))
+    return shlex.quote(json.dumps(cell_settings(config, cell), sort_keys=True))
+
+
+def get_cell_outputs(table, experiments=None):
+    """One table (steps / eval / eval_problems) of every cell of the named experiments (default: the grid)."""
+    return [f"{cell.directory}/{table}.csv" for cell in expand_grid(config["rl"], experiments)]
+
+
+def get_figure_experiment(wildcards):
+    """The experiment (cells) an RL figure draws, as shell-quoted JSON."""
+    experiment = RL_FIGURES[wildcards.figure]
+    if experiment not in config["rl"]["experiments"]:
+        raise ValueError(f"figure {wildcards.figure} draws rl.experiments.{experiment}, which the config does not define")
+    return shlex.quote(json.dumps(config["rl"]["experiments"][experiment], sort_keys=True))
 
 
 # Paper profile (rl.backend: verl; workflow/rules/rl_verl.smk).

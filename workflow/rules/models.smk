@@ -18,15 +18,15 @@ rule tiny_policy_sft:
     input:
         data=rules.countdown_dataset.output.table,
     output:
-        model=directory("results/models/tiny_policy"),
-        log_table="results/models/tiny_policy_sft_log.csv",
+        model=directory("results/models/{policy}"),
+        log_table="results/models/{policy}_sft_log.csv",
     params:
-        args=cli_args({**config["tiny_policy"]["shape"], **config["tiny_policy"]["sft"]}),
-        checkpoint_dir="results/checkpoints/tiny_policy_sft",
+        args=get_sft_args,
+        checkpoint_dir="results/checkpoints/sft/{policy}",
     log:
-        "results/logs/models/tiny_policy_sft.log",
+        "results/logs/models/{policy}_sft.log",
     benchmark:
-        "results/benchmarks/tiny_policy_sft.tsv"
+        "results/benchmarks/{policy}_sft.tsv"
     conda:
         CONDA_ENV
     shell:
@@ -39,14 +39,14 @@ rule tiny_policy_base_eval:
         model=rules.tiny_policy_sft.output.model,
         data=rules.countdown_dataset.output.table,
     output:
-        summary="results/eval/tiny_policy_base.csv",
-        per_problem="results/eval/tiny_policy_base_problems.csv",
+        summary="results/eval/{policy}_base.csv",
+        per_problem="results/eval/{policy}_base_problems.csv",
     params:
         args=get_base_eval_args(),
     log:
-        "results/logs/eval/tiny_policy_base.log",
+        "results/logs/eval/{policy}_base.log",
     benchmark:
-        "results/benchmarks/tiny_policy_base_eval.tsv"
+        "results/benchmarks/{policy}_base_eval.tsv"
     conda:
         CONDA_ENV
     shell:

@@ -1,5 +1,7 @@
-# Paper profile (rl.backend: verl, configs/paper.yaml): hub models and data, and one verl run per RL grid cell.
-# Included by the Snakefile only when rl.backend is verl, so the default and smoke profiles never touch a hub.
+# Paper profile (rl.backend: verl, configs/paper.yaml): hub models and data, and one verl run per RL grid cell,
+# writing the same tables as the CPU backend's rl_cell (rl_cpu.smk), so rl_tables and rl_figure (rl.smk) serve both.
+# Included by the Snakefile only when rl.backend is verl (instead of rl_cpu.smk), so the default and smoke profiles
+# never touch a hub.
 # GPU and time requests per rule live in workflow/profiles/slurm/config.yaml. These rules have no `conda:` env: run
 # Snakemake inside the GPU environment (workflow/scripts/setup_gpu.sh or environment-gpu.yml + `pip install --no-deps
 # -e .`), because the package pins the CPU torch build that verl[vllm] replaces (see docs/paper_scale.md).
@@ -13,7 +15,7 @@ rule paper_model:
     log:
         "results/logs/paper/models/{policy}.log",
     shell:
-        "python -m ead.verl_backend.hub model --hub-id {params.source[hub_id]} --revision {params.source[revision]}"
+        "python -m ead.rl.verl.hub model --hub-id {params.source[hub_id]} --revision {params.source[revision]}"
         " --out {output.model} > {log} 2>&1"
 
 
@@ -28,7 +30,7 @@ rule paper_data:
     wildcard_constraints:
         role="train|val",
     shell:
-        "python -m ead.verl_backend.hub data --spec {params.spec} --instruction {params.instruction}"
+        "python -m ead.rl.verl.hub data --spec {params.spec} --instruction {params.instruction}"
         " --role {wildcards.role} --out {output.table} > {log} 2>&1"
 
 
@@ -38,23 +40,19 @@ rule rl_cell_verl:
         train="results/paper/data/train.parquet",
         val="results/paper/data/val.parquet",
     output:
-        steps="results/rl/{policy}/{algorithm}/{sampler}/n{n}/seed{seed}/steps.csv",
-        eval="results/rl/{policy}/{algorithm}/{sampler}/n{n}/seed{seed}/eval.csv",
+        steps=f"{CELL_PATTERN}/steps.csv",
+        eval=f"{CELL_PATTERN}/eval.csv",
+        eval_problems=f"{CELL_PATTERN}/eval_problems.csv",
     params:
         config=get_verl_cell_config,
-        run_dir="results/rl_runs/{policy}/{algorithm}/{sampler}/n{n}/seed{seed}",
+        out_dir=CELL_PATTERN,
+        run_dir=f"results/rl_runs/{CELL_PATTERN.removeprefix('results/rl/')}",
     log:
-        "results/logs/rl/{policy}/{algorithm}/{sampler}/n{n}/seed{seed}.log",
+        f"results/logs/{CELL_PATTERN}.log",
     benchmark:
-        "results/benchmarks/rl/{policy}/{algorithm}/{sampler}/n{n}/seed{seed}.tsv"
-    wildcard_constraints:
-        policy="[A-Za-z0-9._-]+",
-        algorithm="[A-Za-z0-9._-]+",
-        sampler="[A-Za-z0-9._-]+",
-        n=r"\d+",
-        seed=r"\d+",
+        f"results/benchmarks/{CELL_PATTERN}.tsv"
     shell:
-        "python -m ead.verl_backend.run --config {params.config} --policy {wildcards.policy}"
+        "python -m ead.rl.verl.run --config {params.config} --policy {wildcards.policy}"
         " --algorithm {wildcards.algorithm} --sampler {wildcards.sampler} --n {wildcards.n} --seed {wildcards.seed}"
         " --model {input.model} --train {input.train} --val {input.val} --run-dir {params.run_dir}"
-        " --steps-out {output.steps} --eval-out {output.eval} > {log} 2>&1"
+        " --out-dir {params.out_dir} > {log} 2>&1"

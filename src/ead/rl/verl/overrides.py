@@ -20,13 +20,13 @@ is one edit. The keys and why (verl 0.9.1 source, paths relative to site-package
   ``bypass_mode=false`` (bypass would make old = rollout log-probs and every weight 1), with
   ``rollout.calculate_log_probs=true`` and ``rollout.logprobs_mode=processed_logprobs`` (behaviour log-probs after
   the EAD processor).
-* reward: ``reward.custom_reward_function.path=pkg://ead.verl_backend.reward`` (our grader).
+* reward: ``reward.custom_reward_function.path=pkg://ead.rl.verl.reward`` (our grader).
 * validation: ``rollout.val_kwargs`` (do_sample, n, temperature; top_p 1, top_k -1), ``trainer.test_freq``,
   ``trainer.val_before_train``, ``data.val_max_samples``, dumps in ``trainer.validation_data_dir``. Validation
-  rows carry ``agent_name=single_turn_agent`` (see ead.verl_backend.data), so every cell is evaluated by the same
+  rows carry ``agent_name=single_turn_agent`` (see ead.rl.verl.data), so every cell is evaluated by the same
   fixed-temperature sampler, never by its own training sampler.
 * metrics: ``trainer.logger=[console,file]``; the file logger writes to ``$VERL_FILE_LOGGER_PATH``
-  (utils/tracking.py, FileLogger) set by :mod:`ead.verl_backend.run`.
+  (utils/tracking.py, FileLogger) set by :mod:`ead.rl.verl.run`.
 """
 
 from __future__ import annotations
@@ -34,16 +34,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ead.rl_grid import Cell, resolve_cell
+from ead.rl.grid import Cell, cell_settings, sampler_schedule
 
 __all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "cell_verl_settings", "hydra_value",
            "uses_agent_loop", "verl_overrides"]
 
 #: Name of our agent loop in verl's agent-loop registry.
 AGENT_LOOP_NAME = "ead_schedule_agent"
-AGENT_LOOP_TARGET = "ead.verl_backend.agent_loop.ScheduleAgentLoop"
+AGENT_LOOP_TARGET = "ead.rl.verl.agent_loop.ScheduleAgentLoop"
 EAD_PROCESSOR_FQCN = "ead.samplers.vllm_processors:EADLogitsProcessor"
-REWARD_MODULE = "pkg://ead.verl_backend.reward"
+REWARD_MODULE = "pkg://ead.rl.verl.reward"
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class CellPaths:
     model: str  # local HF model directory
     train_files: str  # verl-format parquet
     val_files: str
-    agent_loop_config: str  # YAML written by ead.verl_backend.run (agent_loop_entries)
+    agent_loop_config: str  # YAML written by ead.rl.verl.run (agent_loop_entries)
     run_dir: str  # checkpoints/, validation/ go here
 
 
@@ -87,21 +87,22 @@ def uses_agent_loop(config: dict, cell: Cell) -> bool:
 def agent_loop_entries(config: dict, cell: Cell) -> list[dict]:
     """Content of the agent-loop config file (``rollout.agent.agent_loop_config_path``): verl instantiates
     ``_target_`` with the other keys as keyword arguments (experimental/agent_loop/agent_loop.py, AgentLoopWorker)."""
-    return [{"name": AGENT_LOOP_NAME, "_target_": AGENT_LOOP_TARGET, "schedule": resolve_cell(config, cell).schedule}]
+    return [{"name": AGENT_LOOP_NAME, "_target_": AGENT_LOOP_TARGET, "schedule": sampler_schedule(config, cell.sampler)}]
 
 
 def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
     """Hydra overrides (``key=value`` strings) that make verl's ppo_trainer run ``cell``. The one mapping."""
     rl = config["rl"]
-    resolved = resolve_cell(config, cell)
-    algorithm, schedule = resolved.algorithm, resolved.schedule
+    resolved = cell_settings(config, cell)  # the cell as the CPU backend reads it: lr, algorithm, schedule, TIS
+    algorithm, schedule = resolved["algorithm_params"], resolved["schedule"]
+    tis = None if resolved["tis"] == "none" else resolved["tis"]
     settings = cell_verl_settings(config, cell)
     evaluation = rl["eval"]
     actor, rollout = "actor_rollout_ref.actor", "actor_rollout_ref.rollout"
     is_ead = schedule["name"] == "ead"
     trains_at_one = is_ead or config["rl"]["fixed_tau_trains_at"] == "one"
     o: dict[str, object] = {
-        # data (paper_data, converted by ead.verl_backend.data)
+        # data (paper_data, converted by ead.rl.verl.data)
         "data.train_files": paths.train_files,
         "data.val_files": paths.val_files,
         "data.train_batch_size": rl["prompts_per_step"],
@@ -122,14 +123,12 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         "algorithm.use_kl_in_reward": False,
         "critic.enable": False,  # GRPO advantages need no value model
         f"{actor}.strategy": settings["strategy"],
-        f"{actor}.optim.lr": resolved.lr,
+        f"{actor}.optim.lr": resolved["lr"],
         f"{actor}.ppo_mini_batch_size": rl["prompts_per_step"] // rl["mini_batches"],
         f"{actor}.ppo_micro_batch_size_per_gpu": settings["micro_batch_size_per_gpu"],
         f"{actor}.ppo_epochs": 1,
         f"{actor}.data_loader_seed": cell.seed,
         f"{actor}.entropy_coeff": 0,
-        f"{actor}.clip_ratio_low": algorithm["clip_ratio_low"],
-        f"{actor}.clip_ratio_high": algorithm["clip_ratio_high"],
         f"{actor}.loss_agg_mode": algorithm["loss_agg_mode"],
         f"{actor}.use_kl_loss": algorithm["use_kl_loss"],
         f"{actor}.policy_loss.loss_mode": algorithm["loss_mode"],
@@ -155,7 +154,7 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         f"{rollout}.val_kwargs.top_p": 1.0,
         f"{rollout}.val_kwargs.top_k": -1,
         # TIS (off unless the sampler asks for it)
-        "algorithm.rollout_correction.rollout_is": resolved.tis,
+        "algorithm.rollout_correction.rollout_is": tis,
         "algorithm.rollout_correction.bypass_mode": False,
         # reward: our grader
         "reward.custom_reward_function.path": REWARD_MODULE,
@@ -178,8 +177,11 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         "trainer.default_local_dir": f"{paths.run_dir}/checkpoints",
         "trainer.validation_data_dir": f"{paths.run_dir}/validation",
     }
-    if resolved.tis is not None:
-        o["algorithm.rollout_correction.rollout_is_threshold"] = resolved.tis_cap
+    if tis is not None:
+        o["algorithm.rollout_correction.rollout_is_threshold"] = resolved["tis_cap"]
+    for key in ("clip_ratio_low", "clip_ratio_high"):  # absent: verl's default (0.2), as in the CPU backend
+        if key in algorithm:
+            o[f"{actor}.{key}"] = algorithm[key]
     if algorithm["use_kl_loss"]:
         o[f"{actor}.kl_loss_coef"] = algorithm["kl_loss_coef"]
         o[f"{actor}.kl_loss_type"] = algorithm["kl_loss_type"]

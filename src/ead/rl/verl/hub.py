@@ -1,7 +1,7 @@
 """Paper profile only: download the hub models and datasets, and write the datasets in verl's parquet format.
 
-    python -m ead.verl_backend.hub model --hub-id Qwen/Qwen2.5-Math-1.5B --revision main --out results/paper/models/X
-    python -m ead.verl_backend.hub data --spec '{"hub_id": ..., "revision": ..., "split": ..., "question": ...,
+    python -m ead.rl.verl.hub model --hub-id Qwen/Qwen2.5-Math-1.5B --revision main --out results/paper/models/X
+    python -m ead.rl.verl.hub data --spec '{"hub_id": ..., "revision": ..., "split": ..., "question": ...,
         "answer_from": ...}' --instruction "..." --role train --out results/paper/data/train.parquet
 
 Nothing else in this repository touches a hub; the default and smoke profiles never run these rules.
@@ -10,7 +10,7 @@ verl's dataset (``utils/dataset/rl_dataset.py``, ``RLHFDataset``) reads ``prompt
 template is applied by verl), passes every other column to the agent loop and the reward, and takes
 ``extra_info.index`` as the prompt index. We write:
 
-* ``data_source``: ``math`` (our grader task, see :mod:`ead.verl_backend.reward`),
+* ``data_source``: ``math`` (our grader task, see :mod:`ead.rl.verl.reward`),
 * ``prompt``: ``[{"role": "user", "content": question + " " + instruction}]``,
 * ``reward_model``: ``{"style": "rule", "ground_truth": answer}``,
 * ``extra_info``: ``{"index": i, "task": "math", "source": hub id}``,

@@ -1,13 +1,15 @@
 """Run one RL grid cell with verl 0.9.1 on GPUs and write its result tables (paper profile).
 
-    python -m ead.verl_backend.run --config CONFIG.json --policy qwen2.5-math-1.5b --algorithm dapo \\
+    python -m ead.rl.verl.run --config CONFIG.json --policy qwen2.5-math-1.5b --algorithm dapo \\
         --sampler ead_tis --n 8 --seed 0 --model results/paper/models/qwen2.5-math-1.5b \\
         --train results/paper/data/train.parquet --val results/paper/data/val.parquet \\
-        --run-dir results/rl_runs/<cell> --steps-out .../steps.csv --eval-out .../eval.csv
+        --run-dir results/rl_runs/<cell> --out-dir results/rl/<cell>
 
 Writes into ``--run-dir``: ``agent_loop.yaml`` (our agent loop and the cell's schedule), ``overrides.txt`` (the
 Hydra overrides, one per line: the run's provenance), ``metrics.jsonl`` (verl's file logger), ``validation/``
-(verl's validation dumps) and ``checkpoints/``; then converts them (:mod:`ead.verl_backend.convert`).
+(verl's validation dumps) and ``checkpoints/``; then converts them (:mod:`ead.rl.verl.convert`) into
+``--out-dir``: steps.csv, eval_problems.csv and eval.csv, the tables of the CPU backend.
+``--config`` is the cell's slice of the workflow config (:func:`ead.rl.grid.cell_config`).
 A restarted job resumes from the last checkpoint (``trainer.resume_mode=auto``); the previous ``metrics.jsonl`` is
 kept as ``metrics.<k>.jsonl`` because verl's file logger truncates its file on start.
 
@@ -22,23 +24,22 @@ import os
 import shlex
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import yaml
 
-from ead.config import ConfigError
-from ead.rl_grid import Cell, rl_config_problems
-from ead.verl_backend.convert import convert_run, metrics_files
-from ead.verl_backend.overrides import CellPaths, agent_loop_entries, compose_verl_config, verl_overrides
+from ead.config import ConfigError, validate_rl
+from ead.rl.grid import Cell, cell_settings, table_columns
+from ead.rl.verl.convert import convert_run, metrics_files
+from ead.rl.verl.overrides import CellPaths, agent_loop_entries, compose_verl_config, verl_overrides
 
 
 def check_cell(config: dict, cell: Cell) -> None:
-    problems = rl_config_problems(config)
-    if problems:
-        raise ConfigError(problems[0])
     rl = config["rl"]
     if rl["backend"] != "verl":
-        raise ConfigError(f"rl.backend = {rl['backend']!r}: ead.verl_backend.run runs verl cells only")
+        raise ConfigError(f"rl.backend = {rl['backend']!r}: ead.rl.verl.run runs verl cells only")
+    validate_rl(config)
     for key, known in (("algorithm", rl["algorithms"]), ("sampler", rl["samplers"]), ("policy", config["paper_models"])):
         if getattr(cell, key) not in known:
             raise ConfigError(f"{key} {getattr(cell, key)!r} is not defined; known: {sorted(known)}")
@@ -71,8 +72,7 @@ def main(argv=None):
     parser.add_argument("--train", required=True, help="verl-format training parquet")
     parser.add_argument("--val", required=True, help="verl-format validation parquet")
     parser.add_argument("--run-dir", required=True)
-    parser.add_argument("--steps-out", required=True)
-    parser.add_argument("--eval-out", required=True)
+    parser.add_argument("--out-dir", required=True, help="where steps.csv, eval_problems.csv, eval.csv go")
     parser.add_argument("--check", action="store_true", help="compose verl's config and print the command only")
     args = parser.parse_args(argv)
 
@@ -93,7 +93,9 @@ def main(argv=None):
     keep_previous_metrics(run_dir)
     env = {**os.environ, "VERL_FILE_LOGGER_PATH": str(run_dir / "metrics.jsonl")}
     subprocess.run(command, env=env, check=True)
-    convert_run(run_dir, cell.columns(), config["rl"]["eval"]["k"], args.steps_out, args.eval_out,
+    settings = cell_settings(config, cell)
+    convert_run(run_dir, {**asdict(cell), **table_columns(settings)}, settings["eval"]["k"], args.out_dir,
+                seed=settings["eval"]["seed"],
                 entropy_temperature=float(composed.actor_rollout_ref.rollout.temperature))
 
 

@@ -21,8 +21,8 @@ sampling params for the step with :func:`schedule_sampling_params`:
 It is registered by config, not by import (no ``@register``: importing the module inside a worker, which
 instantiating the class does, would overwrite the config-file entry and drop its schedule):
 ``rollout.agent.agent_loop_config_path`` points at a YAML list with
-``{name: ead_schedule_agent, _target_: ead.verl_backend.agent_loop.ScheduleAgentLoop, schedule: {...}}`` and
-``rollout.agent.default_agent_loop = ead_schedule_agent`` (see :mod:`ead.verl_backend.overrides`). Validation
+``{name: ead_schedule_agent, _target_: ead.rl.verl.agent_loop.ScheduleAgentLoop, schedule: {...}}`` and
+``rollout.agent.default_agent_loop = ead_schedule_agent`` (see :mod:`ead.rl.verl.overrides`). Validation
 prompts name ``single_turn_agent`` in their ``agent_name`` field, so validation keeps verl's own sampling
 (``rollout.val_kwargs``) and never sees the schedule.
 """

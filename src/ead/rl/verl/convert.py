@@ -1,4 +1,5 @@
-"""verl's metrics -> our result tables (``steps.csv``, ``eval.csv``), the same tables the CPU backend writes.
+"""verl's metrics -> our result tables (``steps.csv``, ``eval_problems.csv``, ``eval.csv``), the tables the CPU
+backend (:mod:`ead.rl.train`) writes, so :mod:`ead.rl.aggregate` and the figure rules read both backends alike.
 
 Inputs of one run (verl 0.9.1):
 
@@ -6,24 +7,31 @@ Inputs of one run (verl 0.9.1):
   ``FileLogger.log`` writes one line ``{"step": s, "data": {metric: value}}`` per ``logger.log`` call). The v1
   trainer logs the validation before training at step 0 on its own line and merges later validation metrics into
   the training step's line (``trainer/ppo/v1/trainer_base.py``, ``fit``). A restarted run truncates the file, so
-  :mod:`ead.verl_backend.run` keeps earlier files as ``metrics.<n>.jsonl``; all are read, later lines win.
+  :mod:`ead.rl.verl.run` keeps earlier files as ``metrics.<n>.jsonl``; all are read, later lines win.
 * the validation dumps (``trainer.validation_data_dir``/``{step}.jsonl``, ``trainer_base._write_generations``):
   one line per sampled response with ``input``, ``output``, ``score`` and our reward's extra keys (``acc``, ``pred``).
 
-``steps.csv``: one row per training step; verl metric -> column in :data:`STEP_COLUMNS` (missing -> empty, e.g.
-TIS columns of runs without TIS), plus ``entropy_temperature`` (the tau verl's entropy was computed at).
+``steps.csv``: one row per training step with every training metric :mod:`ead.rl.aggregate` reads
+(:data:`ead.rl.aggregate.TRAIN_METRICS`); verl metric -> column in :data:`STEP_COLUMNS`, columns without a verl
+source (and TIS columns of runs without TIS) are empty; plus ``entropy_temperature`` (the tau verl's entropy was
+computed at), the cell and its settings columns (:func:`ead.rl.grid.table_columns`).
 
-``eval.csv``: one row per (step, metric). From the dumps (preferred), per problem (grouped by prompt) c correct of
-n samples -> unbiased Pass@k / Worst@k (:mod:`ead.metrics`) with a bootstrap CI over problems, exactly as the CPU
-evaluation; ``estimator = unbiased``. Without dumps, verl's own aggregates from the JSONL:
+``eval_problems.csv``: from the dumps, per (step, problem): ``problem_id`` (a hash of the prompt text, the same in
+every cell of a policy), ``num_samples``, ``num_correct`` and ``greedy_correct`` = NaN (verl validates with one
+sampling setting per run, so there is no greedy pass; the aggregation then reports no greedy accuracy).
+
+``eval.csv``: one row per (step, metric). Steps with a dump: :func:`ead.evaluation.summarise` of the per-problem
+table (unbiased Pass@k / Worst@k with a bootstrap CI over problems, as the CPU evaluation); ``estimator =
+unbiased``. Validated steps without a dump fall back to verl's own aggregates from the JSONL:
 ``val-core/<source>/acc/mean@N`` -> pass@1 and worst@1, ``.../acc/best@k/mean`` -> pass@k,
 ``val-aux/<source>/acc/worst@k/mean`` -> worst@k (verl's bootstrap with replacement, biased: see ead.metrics), no CI,
-``estimator = verl_bootstrap``. Greedy accuracy is not produced: verl validates with one sampling setting per run.
+``estimator = verl_bootstrap``; those steps are absent from ``eval_problems.csv`` and so from the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import re
@@ -33,13 +41,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ead.evaluation import summarise
 from ead.io import write_table
-from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
+from ead.rl.aggregate import TRAIN_METRICS
+from ead.rl.train import CELL_COLUMNS, PROBLEM_COLUMNS
 
-__all__ = ["STEP_COLUMNS", "eval_table", "eval_table_from_dumps", "eval_table_from_metrics", "read_file_logger",
+__all__ = ["STEP_COLUMNS", "eval_problems_from_dumps", "eval_table", "eval_table_from_metrics", "read_file_logger",
            "steps_table"]
 
-#: steps.csv column -> verl 0.9.1 metric name (source of each: see the module docstring of ead.verl_backend).
+#: steps.csv column -> verl 0.9.1 metric name (source of each: see the module docstring of ead.rl.verl).
 STEP_COLUMNS = {
     "reward_mean": "critic/score/mean",  # trainer/ppo/metric_utils.py compute_data_metrics
     "entropy": "actor/entropy",  # trainer/ppo/v1/trainer_base.py (agg of the old-log-prob pass entropy)
@@ -50,10 +60,12 @@ STEP_COLUMNS = {
     "tis_weight_mean": "rollout_corr/rollout_is_mean",  # trainer/ppo/rollout_corr_helper.py
     "tis_weight_max": "rollout_corr/rollout_is_max",
     "tis_capped_fraction": "rollout_corr/rollout_is_ratio_fraction_high",
-    "wall_time_s": "timing_s/step",  # metric_utils.py compute_timing_metrics
-    "lr": "actor/lr",
+    "rollout_s": "timing_s/gen",  # metric_utils.py compute_timing_metrics (marked_timer names, v1 trainer_base)
+    "grade_s": "timing_s/reward",
+    "update_s": "timing_s/update_actor",
+    "wall_time_s": "timing_s/step",
+    "actor_lr": "actor/lr",  # the optimizer's lr as logged (the settings column `lr` is the configured one)
 }
-CELL_COLUMNS = ["policy", "algorithm", "sampler", "n", "seed"]
 EVAL_COLUMNS = ["step", "metric", "value", "ci_low", "ci_high", "estimator", "num_problems", "num_samples"]
 
 
@@ -80,37 +92,32 @@ def _scalar(value):
 
 
 def steps_table(records: dict[int, dict], cell: dict, entropy_temperature: float = math.nan) -> pd.DataFrame:
-    """One row per training step (lines carrying training metrics; the step-0 validation line has none).
+    """One row per training step (lines carrying training metrics; the step-0 validation line has none), with a
+    column for every training metric the aggregation reads (empty where verl has no such metric).
 
     verl computes ``actor/entropy`` from the trainer's logits divided by ``rollout.temperature``: tau = 1 for EAD
     cells, but tau itself for fixed-tau cells trained at the behaviour temperature. ``entropy_temperature`` records
     which one (a column), so tau = 1 entropies are never silently mixed with entropies at tau.
     """
+    columns = ["step", *dict.fromkeys([*TRAIN_METRICS, *STEP_COLUMNS])]
     rows = []
     for step, data in records.items():
         if STEP_COLUMNS["reward_mean"] not in data:
             continue
         rows.append({"step": step, **{col: _scalar(data.get(name)) for col, name in STEP_COLUMNS.items()}})
-    table = pd.DataFrame(rows, columns=["step", *STEP_COLUMNS])
+    table = pd.DataFrame(rows, columns=columns).astype({col: float for col in columns[1:]})
     table.insert(table.columns.get_loc("entropy") + 1, "entropy_temperature", float(entropy_temperature))
-    return table.assign(**{key: cell[key] for key in CELL_COLUMNS})
+    return table.assign(**cell)
 
 
-def _eval_rows(step: int, per_problem: pd.DataFrame, ks: list[int], seed: int) -> list[dict]:
-    counts = per_problem["num_samples"].to_numpy(), per_problem["num_correct"].to_numpy()
-    rows = []
-    for k in ks:
-        for name, fn in (("pass", pass_at_k), ("worst", worst_at_k)):
-            value, low, high = bootstrap_mean_ci(fn(*counts, k), seed=seed)
-            rows.append({"step": step, "metric": f"{name}@{k}", "value": value, "ci_low": low, "ci_high": high,
-                         "estimator": "unbiased", "num_problems": len(per_problem),
-                         "num_samples": int(counts[0].min())})
-    return rows
+def problem_id(prompt: str) -> str:
+    """A stable id of a validation prompt (its text is all a dump line names it by)."""
+    return hashlib.sha1(prompt.encode()).hexdigest()[:16]
 
 
-def eval_table_from_dumps(validation_dir, ks: list[int], seed: int = 0) -> pd.DataFrame:
-    """eval rows from verl's validation dumps ({step}.jsonl), with unbiased estimators and bootstrap CIs."""
-    rows = []
+def eval_problems_from_dumps(validation_dir) -> pd.DataFrame:
+    """Per (step, problem) counts from verl's validation dumps ({step}.jsonl); greedy_correct is NaN (no greedy)."""
+    parts = []
     files = sorted(Path(validation_dir).glob("*.jsonl"), key=lambda p: int(p.stem) if p.stem.isdigit() else -1)
     for path in files:
         if not path.stem.isdigit():
@@ -120,9 +127,24 @@ def eval_table_from_dumps(validation_dir, ks: list[int], seed: int = 0) -> pd.Da
             continue
         correct_column = "acc" if "acc" in samples else "score"
         samples["correct"] = (samples[correct_column].astype(float) > 0.5).astype(int)
-        per_problem = samples.groupby("input", sort=False)["correct"].agg(num_samples="size", num_correct="sum")
-        rows.extend(_eval_rows(int(path.stem), per_problem, ks, seed))
-    return pd.DataFrame(rows, columns=EVAL_COLUMNS)
+        per_problem = (samples.groupby("input", sort=False)["correct"]
+                       .agg(num_samples="size", num_correct="sum").reset_index())
+        per_problem["problem_id"] = per_problem["input"].map(problem_id)
+        if per_problem["problem_id"].duplicated().any():
+            raise ValueError(f"{path}: two validation prompts share a problem id")
+        parts.append(per_problem.assign(step=int(path.stem), greedy_correct=math.nan))
+    columns = list(PROBLEM_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def eval_table_from_problems(eval_problems: pd.DataFrame, ks: list[int], seed: int = 0) -> pd.DataFrame:
+    """eval rows of the dumped steps: the CPU evaluation's summary (unbiased estimators, bootstrap CI)."""
+    parts = []
+    for step, group in eval_problems.groupby("step", sort=True):
+        summary = summarise(group, ks, seed=seed)
+        parts.append(summary.assign(step=step, estimator="unbiased", num_problems=len(group),
+                                    num_samples=int(group["num_samples"].min())))
+    return pd.concat(parts, ignore_index=True)[EVAL_COLUMNS] if parts else pd.DataFrame(columns=EVAL_COLUMNS)
 
 
 _VAL_KEY = re.compile(r"^val-(?:core|aux)/(?P<source>[^/]+)/acc/(?P<name>mean@\d+|best@\d+/mean|worst@\d+/mean)$")
@@ -158,16 +180,16 @@ def eval_table_from_metrics(records: dict[int, dict], ks: list[int]) -> pd.DataF
     return pd.DataFrame(rows, columns=EVAL_COLUMNS)
 
 
-def eval_table(records: dict[int, dict], cell: dict, ks: list[int], validation_dir=None, seed: int = 0):
+def eval_table(records: dict[int, dict], eval_problems: pd.DataFrame, cell: dict, ks: list[int],
+               seed: int = 0) -> pd.DataFrame:
     """eval.csv: dump-based rows where a step has a dump, verl's aggregates for the other validated steps."""
-    from_dumps = (eval_table_from_dumps(validation_dir, ks, seed) if validation_dir and Path(validation_dir).is_dir()
-                  else pd.DataFrame(columns=EVAL_COLUMNS))
+    from_dumps = eval_table_from_problems(eval_problems, ks, seed)
     from_metrics = eval_table_from_metrics(records, ks)
     from_metrics = from_metrics[~from_metrics["step"].isin(set(from_dumps["step"]))]
     parts = [part for part in (from_dumps, from_metrics) if not part.empty]
     table = (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=EVAL_COLUMNS))
     table = table.sort_values(["step", "metric"], kind="stable").reset_index(drop=True)
-    return table.assign(**{key: cell[key] for key in CELL_COLUMNS})
+    return table.assign(**cell)
 
 
 def metrics_files(run_dir) -> list[Path]:
@@ -178,8 +200,16 @@ def metrics_files(run_dir) -> list[Path]:
     return older + ([current] if current.exists() else [])
 
 
-def convert_run(run_dir, cell: dict, ks: list[int], steps_out, eval_out, seed: int = 0,
+def convert_run(run_dir, cell: dict, ks: list[int], out_dir, seed: int = 0,
                 entropy_temperature: float = math.nan) -> None:
+    """Write steps.csv, eval_problems.csv and eval.csv of one run into ``out_dir``.
+
+    ``cell`` holds the columns every table carries: the cell (policy, algorithm, sampler, n, seed) and its settings
+    (:func:`ead.rl.grid.table_columns`).
+    """
+    missing = [key for key in CELL_COLUMNS if key not in cell]
+    if missing:
+        raise ValueError(f"cell columns {missing} missing from {cell}")
     files = metrics_files(run_dir)
     if not files:
         raise FileNotFoundError(f"no verl file-logger output (metrics*.jsonl) in {run_dir}")
@@ -187,23 +217,27 @@ def convert_run(run_dir, cell: dict, ks: list[int], steps_out, eval_out, seed: i
     steps = steps_table(records, cell, entropy_temperature)
     if steps.empty:
         raise ValueError(f"{run_dir}: the file logger recorded no training step")
-    evaluation = eval_table(records, cell, ks, Path(run_dir) / "validation", seed)
-    for table, out in ((steps, steps_out), (evaluation, eval_out)):
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        write_table(table, out)
+    validation = Path(run_dir) / "validation"
+    problems = eval_problems_from_dumps(validation) if validation.is_dir() else pd.DataFrame(columns=PROBLEM_COLUMNS)
+    evaluation = eval_table(records, problems, cell, ks, seed)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for table, name in ((steps, "steps"), (problems.assign(**cell), "eval_problems"), (evaluation, "eval")):
+        write_table(table, out / f"{name}.csv")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run-dir", required=True, help="directory with metrics*.jsonl and validation/")
-    parser.add_argument("--cell", required=True, help='JSON: {"policy", "algorithm", "sampler", "n", "seed"}')
+    parser.add_argument("--cell", required=True,
+                        help='JSON: {"policy", "algorithm", "sampler", "n", "seed"} and the settings columns')
     parser.add_argument("--k", type=int, nargs="+", required=True)
-    parser.add_argument("--steps-out", required=True)
-    parser.add_argument("--eval-out", required=True)
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--out-dir", required=True, help="where steps.csv, eval_problems.csv, eval.csv go")
     parser.add_argument("--entropy-temperature", type=float, default=math.nan,
                         help="the run's actor_rollout_ref.rollout.temperature (verl's entropy is at this tau)")
     args = parser.parse_args(argv)
-    convert_run(args.run_dir, json.loads(args.cell), args.k, args.steps_out, args.eval_out,
+    convert_run(args.run_dir, json.loads(args.cell), args.k, args.out_dir, seed=args.seed,
                 entropy_temperature=args.entropy_temperature)
 
 

@@ -1,4 +1,4 @@
-"""Our grader as verl's reward: ``reward.custom_reward_function.path=pkg://ead.verl_backend.reward``.
+"""Our grader as verl's reward: ``reward.custom_reward_function.path=pkg://ead.rl.verl.reward``.
 
 verl 0.9.1's reward loop calls ``compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=...)``
 (``experimental/reward_loop/reward_manager/naive.py``) and, when it gets a dict, uses ``result["score"]`` as the

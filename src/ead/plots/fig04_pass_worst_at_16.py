@@ -1,0 +1,18 @@
+"""Paper Figure 4: Pass@16 and Worst@16 during RL for each sampler, on both policy sizes (experiment `main`).
+
+Run:
+    python -m ead.plots.fig04_pass_worst_at_16 --eval-curves results/rl/eval_curves.csv \
+        --train-curves results/rl/train_curves.csv --experiment '<rl.experiments.main as JSON>' --k 16 \
+        --png figures/fig04_pass_worst_at_16.png --pdf figures/fig04_pass_worst_at_16.pdf
+"""
+
+from ead.plots.rl_curves import facet_curves, run
+
+
+def plot(eval_curves, train_curves, experiment, k):
+    return facet_curves(eval_curves, experiment, [f"pass@{k}", f"worst@{k}"], "policy", experiment["policies"],
+                        f"Pass@{k} / Worst@{k} on held-out countdown during RL (mean of seeds, 95% CI)")
+
+
+if __name__ == "__main__":
+    run(plot, __doc__.splitlines()[0])

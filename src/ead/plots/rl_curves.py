@@ -1,0 +1,107 @@
+"""Shared drawing for the RL training figures (4-8, 10-12): metric-vs-step curves with CI bands, one line per sampler.
+
+Every figure module reads the aggregated curves (`ead.rl.aggregate`) and an experiment spec (the cells of one
+`rl.experiments` entry) and calls :func:`facet_curves`; :func:`run` is their common command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from ead.io import read_table, setup_logging
+from ead.plots.style import apply_style, save_figure
+
+SAMPLER_LABELS = {"tau0.6": r"$\tau$ = 0.6", "tau1.0": r"$\tau$ = 1.0", "tau1.2": r"$\tau$ = 1.2", "ead": "EAD",
+                  "ead_tis": "EAD + TIS", "ead_tmin0.8": r"EAD ($\tau_{min}$ = 0.8)",
+                  "ead_aggressive": "aggressive EAD", "ead_aggressive_tis": "aggressive EAD + TIS"}
+METRIC_LABELS = {"entropy": r"entropy at $\tau$ = 1 (nats/token)", "response_length": "response length (tokens)",
+                 "pg_clipfrac": "clip fraction", "grad_norm": "gradient norm", "reward_mean": "train reward",
+                 "greedy_accuracy": "greedy accuracy"}
+
+
+def sampler_label(name: str) -> str:
+    return SAMPLER_LABELS.get(name, name)
+
+
+def metric_label(metric: str) -> str:
+    if metric in METRIC_LABELS:
+        return METRIC_LABELS[metric]
+    kind, _, k = metric.partition("@")
+    return f"{kind.capitalize()}@{k}"
+
+
+def sampler_colors(samplers: list[str]) -> dict[str, tuple]:
+    """Fixed-tau baselines in greys/blues, EAD variants in warm colours, stable across figures."""
+    fixed = [s for s in samplers if s.startswith("tau")]
+    other = [s for s in samplers if not s.startswith("tau")]
+    colors = dict(zip(fixed, sns.color_palette("crest", n_colors=max(len(fixed), 1))))
+    colors.update(zip(other, sns.color_palette("flare", n_colors=max(len(other), 1))))
+    return colors
+
+
+def select(curves: pd.DataFrame, experiment: dict, metric: str, **fixed) -> pd.DataFrame:
+    """Rows of one metric for the experiment's cells (policies, algorithms, samplers, n), narrowed by ``fixed``."""
+    rows = curves[(curves["metric"] == metric) & curves["policy"].isin(experiment["policies"])
+                  & curves["algorithm"].isin(experiment["algorithms"]) & curves["sampler"].isin(experiment["samplers"])
+                  & curves["n"].isin(experiment["n"])]
+    for column, value in fixed.items():
+        rows = rows[rows[column] == value]
+    if rows.empty:
+        raise ValueError(f"no rows for metric {metric!r} and cells {experiment} {fixed}; was the grid aggregated?")
+    return rows
+
+
+def draw_curves(ax, rows: pd.DataFrame, samplers: list[str]) -> None:
+    """One line per sampler (mean over seeds) with its 95% CI band."""
+    colors = sampler_colors(samplers)
+    for sampler in samplers:
+        line = rows[rows["sampler"] == sampler].sort_values("step")
+        if line.empty:
+            continue
+        ax.plot(line["step"], line["value"], marker="o", ms=3, lw=1.6, color=colors[sampler],
+                label=sampler_label(sampler))
+        ax.fill_between(line["step"], line["ci_low"], line["ci_high"], color=colors[sampler], alpha=0.18, lw=0)
+
+
+def facet_curves(curves: pd.DataFrame, experiment: dict, metrics: list[str], facet: str, facet_values: list,
+                 title: str, **fixed):
+    """Grid of panels: one row per metric, one column per value of ``facet``; lines are the samplers."""
+    apply_style()
+    fig, axes = plt.subplots(len(metrics), len(facet_values), figsize=(3.6 * len(facet_values), 2.8 * len(metrics)),
+                             squeeze=False, sharex=True)
+    for row, metric in enumerate(metrics):
+        for column, value in enumerate(facet_values):
+            ax = axes[row][column]
+            draw_curves(ax, select(curves, experiment, metric, **{facet: value}, **fixed), experiment["samplers"])
+            ax.set_ylabel(metric_label(metric) if column == 0 else "")
+            if row == 0:
+                ax.set_title(f"{facet} = {value}" if facet == "n" else str(value))
+            if row == len(metrics) - 1:
+                ax.set_xlabel("RL step")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(labels), 6),
+               fontsize=8)
+    fig.suptitle(title, y=1.07, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def run(plot, description: str, argv=None) -> None:
+    """Command line shared by the RL figures: curves in, PNG + PDF out."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--eval-curves", required=True)
+    parser.add_argument("--train-curves", required=True)
+    parser.add_argument("--experiment", required=True, help="the rl.experiments entry (JSON)")
+    parser.add_argument("--k", type=int, required=True, help="the k of Pass@k / Worst@k to plot")
+    parser.add_argument("--png", required=True)
+    parser.add_argument("--pdf", required=True)
+    args = parser.parse_args(argv)
+    log = setup_logging(plot.__module__)
+    fig = plot(read_table(args.eval_curves), read_table(args.train_curves), json.loads(args.experiment), args.k)
+    save_figure(fig, args.png, args.pdf)
+    log.info("wrote %s and %s", args.png, args.pdf)

@@ -1,0 +1,276 @@
+"""CPU RL backend: train one grid cell (policy x algorithm x sampler x n x seed) on the countdown task.
+
+Each step s = 1..steps: draw `prompts_per_step` training problems (seeded by (seed, s)), sample n rollouts per
+prompt with the cell's sampler (fixed tau, or EAD with the global step s feeding d_s), grade them with the shared
+grader, compute GRPO advantages and the algorithm's policy loss with verl's `core_algos`, weight it with TIS when
+the sampler asks for it, and update in `mini_batches` sequential mini-batches (as verl's actor: the PPO ratio
+departs from 1 after the first one). Old log-probs are recomputed by a trainer forward pass at the training
+temperature: tau = 1 for EAD; for fixed-tau samplers `fixed_tau_trains_at` chooses verl's behaviour (trainer
+logits / tau, on-policy) or tau = 1 (off-policy, like EAD).
+
+Every `eval.every` steps and at the last step the policy is evaluated on a fixed held-out split: Pass@k /
+Worst@k from `eval.n` sampled completions at the declared `eval.tau` (unbiased estimators), and greedy accuracy.
+Step 0 (the policy before RL) comes from the policy's base evaluation table (`--base-eval`), which every cell of
+that policy shares. Checkpoints every `checkpoint_every` steps; a killed run resumes to identical tables.
+
+Outputs (in --out-dir): steps.csv (one row per step), eval.csv (one row per step and metric, with a bootstrap CI
+over problems) and eval_problems.csv (per step and problem: samples, correct, greedy), all carrying the cell.
+
+Run:
+    python -m ead.rl.train --policy-dir results/models/tiny1m --data results/data/countdown.parquet \
+        --base-eval results/rl/base/tiny1m/eval_problems.csv --settings "$(cat cell.json)" \
+        --out-dir results/rl/tiny1m/dapo/ead/n8/seed0 --checkpoint-dir results/checkpoints/rl/tiny1m/dapo/ead/n8/seed0
+where cell.json is `ead.rl.grid.cell_settings(config, cell)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from ead.evaluation import evaluate, select_problems, summarise
+from ead.io import atomic_directory, read_table, setup_logging, write_table
+from ead.models.tiny_policy import encode_strict
+from ead.rewards import grade_many
+from ead.rl.grid import table_columns
+from ead.rl.losses import actor_config, grpo_advantages, policy_loss, tis_weights
+from ead.samplers.hf import left_pad, sample
+from ead.samplers.sample import load_hf_model
+from ead.schedule import FixedTemperature, build_schedule
+
+CELL_COLUMNS = ("policy", "algorithm", "sampler", "n", "seed")
+TRAINS_AT = ("behaviour", "one")
+PROBLEM_COLUMNS = ("step", "problem_id", "num_samples", "num_correct", "greedy_correct")
+
+
+def training_temperature(schedule, fixed_tau_trains_at: str) -> float:
+    """Temperature of the trainer's log-probs: logits / tau for fixed tau under verl's behaviour, else 1."""
+    if fixed_tau_trains_at not in TRAINS_AT:
+        raise ValueError(f"fixed_tau_trains_at must be one of {TRAINS_AT}, got {fixed_tau_trains_at!r}")
+    if isinstance(schedule, FixedTemperature) and fixed_tau_trains_at == "behaviour":
+        return float(schedule.tau)
+    return 1.0
+
+
+def response_log_probs(model, input_ids, attention_mask, response_ids, response_mask, temperature: float):
+    """Log-probs (at logits / temperature) of the response tokens given the left-padded prompts."""
+    sequence = torch.cat([input_ids, response_ids], dim=1)
+    mask = torch.cat([attention_mask, response_mask.to(attention_mask.dtype)], dim=1)
+    position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(input_ids=sequence, attention_mask=mask, position_ids=position_ids).logits
+    prompt_length, length = input_ids.shape[1], response_ids.shape[1]
+    logits = logits[:, prompt_length - 1: prompt_length - 1 + length].float() / temperature
+    return torch.log_softmax(logits, dim=-1).gather(-1, response_ids[..., None]).squeeze(-1)
+
+
+def step_generator(seed: int, step: int, stream: int) -> torch.Generator:
+    """Independent, reproducible random stream for (seed, step, purpose): resuming never shifts the draws."""
+    return torch.Generator().manual_seed(int(np.random.SeedSequence([seed, step, stream]).generate_state(1)[0]))
+
+
+class Trainer:
+    def __init__(self, settings: dict, policy_dir: str, data: str, log):
+        self.settings, self.log = settings, log
+        self.model, self.tokenizer = load_hf_model(policy_dir)
+        table = read_table(data)
+        self.train_problems = select_problems(table, "train", None, data).reset_index(drop=True)
+        ev = settings["eval"]
+        self.eval_problems = select_problems(table, ev["split"], ev["limit"], data)
+        self.schedule = build_schedule(settings["schedule"])
+        self.train_tau = training_temperature(self.schedule, settings["fixed_tau_trains_at"])
+        self.old_is_behaviour = isinstance(self.schedule, FixedTemperature) and self.train_tau != 1.0
+        rollouts = settings["prompts_per_step"] * settings["n"]
+        if rollouts % settings["mini_batches"]:
+            raise ValueError(f"prompts_per_step * n = {rollouts} is not divisible by mini_batches "
+                             f"{settings['mini_batches']}")
+        self.mini_batch_size = rollouts // settings["mini_batches"]
+        self.actor = actor_config(settings["algorithm_params"], settings["n"], self.mini_batch_size)
+        self.reference = None
+        if self.actor.use_kl_loss:  # the KL loss anchors to the policy before RL, as verl's ref worker
+            self.reference, _ = load_hf_model(policy_dir)
+        optimizer = settings["optimizer"]
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=settings["lr"],
+                                           betas=tuple(optimizer["betas"]), weight_decay=optimizer["weight_decay"])
+        self.pad_id = self.tokenizer.pad_token_id
+        self.eos_id = self.tokenizer.eos_token_id
+
+    # --- one RL step -------------------------------------------------------------------------------------------
+    def rollout(self, step: int):
+        s = self.settings
+        chosen = torch.randperm(len(self.train_problems), generator=step_generator(s["seed"], step, 0))
+        problems = self.train_problems.iloc[chosen[: s["prompts_per_step"]].numpy()]
+        prompts = [encode_strict(self.tokenizer, q) for q in problems["question"]]
+        rows = [p for p in prompts for _ in range(s["n"])]
+        group_index = np.repeat(np.arange(len(prompts)), s["n"])
+        input_ids, attention_mask = left_pad(rows, self.pad_id)
+        batch = sample(self.model.eval(), input_ids, attention_mask, self.schedule,
+                       max_new_tokens=s["max_new_tokens"], eos_token_ids=self.eos_id, pad_token_id=self.pad_id,
+                       step=step, generator=step_generator(s["seed"], step, 1))
+        texts = [self.tokenizer.decode(ids[mask].tolist(), skip_special_tokens=True)
+                 for ids, mask in zip(batch.token_ids, batch.response_mask)]
+        references = np.repeat(problems["answer"].to_numpy(), s["n"]).tolist()
+        graded = time.perf_counter()
+        rewards = torch.tensor([g.score for g in grade_many(texts, references, s["task"])], dtype=torch.float32)
+        self.grade_seconds = time.perf_counter() - graded
+        return input_ids, attention_mask, batch, rewards, group_index
+
+    def train_step(self, step: int) -> dict:
+        started = time.perf_counter()
+        input_ids, attention_mask, batch, rewards, group_index = self.rollout(step)
+        sampled = time.perf_counter()
+        response_ids, mask = batch.token_ids, batch.response_mask
+        # pi_old is the policy that sampled, at the training temperature. The sampler already computed it with
+        # these weights (behaviour = logits / tau, target = tau 1), so no extra forward pass is needed; it matches
+        # a fresh forward to ~1e-6 (tests/test_rl.py), where verl recomputes it because vLLM's numerics differ.
+        old_log_prob = batch.behaviour_logprobs if self.old_is_behaviour else batch.target_logprobs
+        ref_log_prob = None
+        if self.reference is not None:
+            with torch.no_grad():
+                ref_log_prob = response_log_probs(self.reference, input_ids, attention_mask, response_ids, mask,
+                                                  self.train_tau)
+        advantages = grpo_advantages(rewards, mask, group_index)
+        tis = tis_weights(old_log_prob, batch.behaviour_logprobs, mask, level=self.settings["tis"],
+                          cap=self.settings["tis_cap"])
+
+        self.model.train()
+        metrics = []
+        for index, start in enumerate(range(0, len(response_ids), self.mini_batch_size)):
+            rows = slice(start, start + self.mini_batch_size)
+            log_prob = response_log_probs(self.model, input_ids[rows], attention_mask[rows], response_ids[rows],
+                                          mask[rows], self.train_tau)
+            # clip_cov draws random tokens with torch's global generator: seed it per mini-batch for resumability
+            torch.manual_seed(int(step_generator(self.settings["seed"], step, 2 + index).initial_seed()))
+            loss, loss_metrics = policy_loss(
+                self.actor, old_log_prob=old_log_prob[rows], log_prob=log_prob, advantages=advantages[rows],
+                response_mask=mask[rows], rollout_is_weights=None if tis.weights is None else tis.weights[rows],
+                ref_log_prob=None if ref_log_prob is None else ref_log_prob[rows])
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings["optimizer"]["grad_clip"])
+            if not torch.isfinite(grad_norm):
+                raise FloatingPointError(f"step {step}: non-finite gradient norm {float(grad_norm)}")
+            self.optimizer.step()
+            metrics.append({**loss_metrics, "grad_norm": float(grad_norm)})
+        self.model.eval()
+        updated = time.perf_counter()
+
+        valid = mask.float()
+        mean_of = lambda key: float(np.mean([m[key] for m in metrics])) if key in metrics[0] else float("nan")  # noqa: E731
+        return {
+            "step": step,
+            "reward_mean": float(rewards.mean()),
+            "entropy": float((batch.entropies * valid).sum() / valid.sum()),
+            "response_length": float(valid.sum(-1).mean()),
+            "pg_clipfrac": mean_of("actor/pg_clipfrac"),
+            "ppo_kl": mean_of("actor/ppo_kl"),
+            "pg_loss": mean_of("actor/pg_loss"),
+            "kl_loss": mean_of("actor/kl_loss"),
+            "grad_norm": mean_of("grad_norm"),
+            "grad_norm_max": float(max(m["grad_norm"] for m in metrics)),
+            "tis_weight_mean": tis.mean,
+            "tis_weight_max": tis.max,
+            "tis_capped_fraction": tis.capped_fraction,
+            "behaviour_target_log_ratio": float(((old_log_prob - batch.behaviour_logprobs) * valid).sum() / valid.sum()),
+            "rollout_s": sampled - started - self.grade_seconds,
+            "grade_s": self.grade_seconds,
+            "update_s": updated - sampled,
+            "wall_time_s": updated - started,
+            "lr": self.settings["lr"],
+            "train_temperature": self.train_tau,
+        }
+
+    def evaluate(self, step: int) -> pd.DataFrame:
+        """Per-problem sample counts, correct counts and greedy correctness on the fixed evaluation split."""
+        ev = self.settings["eval"]
+        per_problem, _ = evaluate(
+            self.model.eval(), self.tokenizer, self.eval_problems, self.settings["task"], n=ev["n"], ks=ev["k"],
+            schedule=FixedTemperature(ev["tau"]), max_new_tokens=ev["max_new_tokens"], seed=ev["seed"],
+            batch_size=ev["batch_size"], greedy=True)
+        return per_problem[list(PROBLEM_COLUMNS[1:])].assign(step=step)
+
+
+def _save_checkpoint(directory: Path, trainer: Trainer, step: int, tables: dict[str, list[dict]]) -> None:
+    with atomic_directory(directory) as staging:
+        trainer.model.save_pretrained(staging / "model", safe_serialization=True)
+        torch.save({"optimizer": trainer.optimizer.state_dict(), "step": step}, staging / "trainer_state.pt")
+        (staging / "tables.json").write_text(json.dumps(tables))
+
+
+def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: str, checkpoint_dir: str) -> None:
+    log = setup_logging("rl")
+    torch.manual_seed(settings["seed"])
+    trainer = Trainer(settings, policy_dir, data, log)
+    checkpoint = Path(checkpoint_dir)
+    tables = {"steps": [], "eval_problems": []}
+    start = 1
+    if (checkpoint / "trainer_state.pt").exists():
+        from transformers import AutoModelForCausalLM
+
+        trainer.model = AutoModelForCausalLM.from_pretrained(checkpoint / "model", local_files_only=True,
+                                                             use_safetensors=True, dtype=torch.float32).eval()
+        trainer.optimizer = torch.optim.AdamW(trainer.model.parameters(), lr=settings["lr"],
+                                              betas=tuple(settings["optimizer"]["betas"]),
+                                              weight_decay=settings["optimizer"]["weight_decay"])
+        state = torch.load(checkpoint / "trainer_state.pt", weights_only=True)
+        trainer.optimizer.load_state_dict(state["optimizer"])
+        tables = json.loads((checkpoint / "tables.json").read_text())
+        start = state["step"] + 1
+        log.info("resuming from %s after step %d", checkpoint, state["step"])
+
+    steps, every = settings["steps"], settings["eval"]["every"]
+    log.info("cell %s: %d steps, lr %.2e, schedule %s, TIS %s, training temperature %.2f",
+             {k: settings[k] for k in CELL_COLUMNS}, steps, settings["lr"], settings["schedule"], settings["tis"],
+             trainer.train_tau)
+    for step in tqdm(range(start, steps + 1), initial=start - 1, total=steps, desc="rl", unit="step"):
+        row = trainer.train_step(step)
+        tables["steps"].append(row)
+        log.info("step %d reward %.3f entropy %.3f length %.1f clipfrac %.4f grad_norm %.3f tis_mean %.3f (%.1fs)",
+                 step, row["reward_mean"], row["entropy"], row["response_length"], row["pg_clipfrac"],
+                 row["grad_norm"], row["tis_weight_mean"], row["wall_time_s"])
+        if step % every == 0 or step == steps:
+            per_problem = trainer.evaluate(step)
+            tables["eval_problems"].extend(per_problem.to_dict("records"))
+            summary = summarise(per_problem, settings["eval"]["k"], seed=settings["eval"]["seed"])
+            log.info("step %d eval: %s", step, ", ".join(f"{r.metric} {r.value:.4f}" for r in summary.itertuples()))
+        if step % settings["checkpoint_every"] == 0 and step < steps:
+            _save_checkpoint(checkpoint, trainer, step, tables)
+
+    cell = {key: settings[key] for key in CELL_COLUMNS}
+    config_columns = table_columns(settings)
+    base = read_table(base_eval)[list(PROBLEM_COLUMNS[1:])].assign(step=0)
+    eval_problems = pd.concat([base, pd.DataFrame(tables["eval_problems"])], ignore_index=True)
+    eval_problems = eval_problems[list(PROBLEM_COLUMNS)]
+    summary = pd.concat([summarise(group, settings["eval"]["k"], seed=settings["eval"]["seed"]).assign(step=step)
+                         for step, group in eval_problems.groupby("step", sort=True)], ignore_index=True)
+    out = Path(out_dir)
+    write_table(pd.DataFrame(tables["steps"]).assign(**cell, **config_columns), out / "steps.csv")
+    write_table(eval_problems.assign(**cell, **config_columns), out / "eval_problems.csv")
+    write_table(summary.assign(**cell, **config_columns), out / "eval.csv")
+    shutil.rmtree(checkpoint, ignore_errors=True)  # the run is complete; its checkpoint is no longer needed
+    log.info("wrote %s", out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--policy-dir", required=True, help="the policy before RL (HF directory)")
+    parser.add_argument("--data", required=True, help="problems table with a train split and the eval split")
+    parser.add_argument("--base-eval", required=True, help="the policy's per-problem base evaluation (step 0)")
+    parser.add_argument("--settings", required=True, help="the cell's settings (JSON, from ead.rl.grid)")
+    parser.add_argument("--out-dir", required=True)
+    parser.add_argument("--checkpoint-dir", required=True)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    train(json.loads(args.settings), args.policy_dir, args.data, args.base_eval, args.out_dir, args.checkpoint_dir)
+
+
+if __name__ == "__main__":
+    main()

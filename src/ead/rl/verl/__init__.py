@@ -1,0 +1,13 @@
+"""The paper-scale RL backend: one grid cell = one verl 0.9.1 run (``python -m verl.trainer.main_ppo``) on GPUs.
+
+* :mod:`~ead.rl.verl.overrides`: config -> Hydra overrides (the one mapping) and offline composition;
+* :mod:`~ead.rl.verl.agent_loop`: the agent loop that puts the step's EAD parameters into each vLLM request;
+* :mod:`~ead.rl.verl.reward`: our grader as verl's custom reward function;
+* :mod:`~ead.rl.verl.convert`: verl's file logger and validation dumps -> steps.csv / eval_problems.csv / eval.csv,
+  the CPU backend's tables (so ``rl_tables`` and ``rl_figure`` serve both backends);
+* :mod:`~ead.rl.verl.run`: the per-cell job (Snakemake rule ``rl_cell_verl``);
+* :mod:`~ead.rl.verl.hub`: paper-profile-only hub downloads (models, NuminaMath-CoT, MATH-500).
+
+Cells are resolved by :mod:`ead.rl.grid` (``cell_settings``, ``cell_config``), exactly as for the CPU backend.
+See docs/paper_scale.md. Importing the package imports neither verl nor vLLM.
+"""

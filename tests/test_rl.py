@@ -1,0 +1,313 @@
+"""RL backend: TIS weights, verl's loss modes, trainer log-probs, the grid, aggregation, and kill-and-resume."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from ead.config import ConfigError, validate_config
+from ead.data.countdown import generate_countdown
+from ead.io import write_table
+from ead.metrics import pass_at_k, two_way_bootstrap_mean_ci
+from ead.models import save_hf_model
+from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
+from ead.rl.aggregate import eval_curves
+from ead.rl.grid import Cell, cell_settings, expand_grid, learning_rate
+from ead.rl.losses import actor_config, grpo_advantages, policy_loss, tis_weights
+from ead.rl.train import response_log_probs
+from ead.samplers.hf import left_pad, sample
+from ead.schedule import AnnealedSchedule, FixedTemperature
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "configs" / "config.yaml").read_text())
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+
+
+# --- TIS --------------------------------------------------------------------------------------------------------
+def constructed_log_probs():
+    old = torch.tensor([[-0.1, -2.0, -0.5, -3.0], [-1.0, -0.2, -40.0, 0.0]], dtype=torch.float32)
+    behaviour = torch.tensor([[-0.9, -1.0, -0.5, -0.1], [-0.3, -60.0, -0.1, 0.0]], dtype=torch.float32)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]], dtype=torch.float32)
+    return old, behaviour, mask
+
+
+def test_token_tis_weight_is_the_truncated_ratio_of_each_token():
+    old, behaviour, mask = constructed_log_probs()
+    result = tis_weights(old, behaviour, mask, level="token", cap=2.0)
+    expected = torch.minimum(torch.exp(old.double() - behaviour.double()), torch.tensor(2.0, dtype=torch.float64))
+    valid = mask.bool()
+    torch.testing.assert_close(result.weights[valid].double(), expected[valid], rtol=1e-6, atol=1e-7)
+    assert torch.all(result.weights[~valid] == 0)
+    assert torch.isfinite(result.weights).all()  # a log-ratio of +59.8 is clamped before exp, never inf
+    raw = torch.exp(old.double() - behaviour.double())[valid]
+    assert result.capped_fraction == pytest.approx(float((raw > 2.0).double().mean()))
+    assert result.max == 2.0 and result.mean == pytest.approx(float(expected[valid].mean()), rel=1e-6)
+
+
+def test_sequence_tis_weight_is_the_truncated_product_over_the_sequence():
+    old, behaviour, mask = constructed_log_probs()
+    result = tis_weights(old, behaviour, mask, level="sequence", cap=2.0)
+    for row in range(2):
+        valid = mask[row].bool()
+        log_ratio = float((old[row][valid].double() - behaviour[row][valid].double()).sum())
+        expected = min(np.exp(min(log_ratio, 20.0)), 2.0)
+        assert torch.allclose(result.weights[row][valid].double(), torch.tensor(expected, dtype=torch.float64))
+        assert torch.all(result.weights[row][~valid] == 0)
+    assert result.capped_fraction == 0.5  # row 0 sums to +0.2 (weight 1.22), row 1 to +79.1 (capped)
+
+
+def test_tis_off_reports_statistics_but_no_weights():
+    old, behaviour, mask = constructed_log_probs()
+    result = tis_weights(old, behaviour, mask, level="none", cap=2.0)
+    assert result.weights is None and result.max == 2.0
+    with pytest.raises(ValueError, match="TIS level must be one of"):
+        tis_weights(old, behaviour, mask, level="tokens", cap=2.0)
+
+
+# --- losses are verl's --------------------------------------------------------------------------------------------
+def loss_inputs(seed=0, batch=8, length=6):
+    generator = torch.Generator().manual_seed(seed)
+    old = -torch.rand(batch, length, generator=generator) * 3
+    log_prob = (old + 0.4 * torch.randn(batch, length, generator=generator)).requires_grad_()
+    ref = old + 0.1 * torch.randn(batch, length, generator=generator)
+    rewards = (torch.rand(batch, generator=generator) > 0.5).float()
+    mask = torch.ones(batch, length)
+    mask[0, 4:] = 0
+    mask[3, 2:] = 0
+    advantages = grpo_advantages(rewards, mask, np.repeat(np.arange(batch // 4), 4))
+    weights = torch.rand(batch, length, generator=generator) * 2
+    return old, log_prob, ref, advantages, mask, weights
+
+
+@pytest.mark.parametrize("name", ["dapo", "grpo", "clip_cov", "kl_cov"])
+def test_each_algorithm_is_verls_policy_loss_called_directly(name):
+    from verl.trainer.ppo import core_algos
+
+    algorithm = CONFIG["rl"]["algorithms"][name]
+    config = actor_config(algorithm, rollout_n=4, mini_batch_size=8)
+    old, log_prob, ref, advantages, mask, weights = loss_inputs()
+    torch.manual_seed(5)
+    ours, metrics = policy_loss(config, old_log_prob=old, log_prob=log_prob, advantages=advantages,
+                                response_mask=mask, rollout_is_weights=weights, ref_log_prob=ref)
+    direct_fn = {"vanilla": core_algos.compute_policy_loss_vanilla, "clip_cov": core_algos.compute_policy_loss_clip_cov,
+                 "kl_cov": core_algos.compute_policy_loss_kl_cov}[algorithm["loss_mode"]]
+    torch.manual_seed(5)
+    direct, direct_metrics = direct_fn(old, log_prob, advantages, mask.bool(), algorithm["loss_agg_mode"], config,
+                                       rollout_is_weights=weights)
+    if algorithm["use_kl_loss"]:
+        kl = core_algos.agg_loss(core_algos.kl_penalty(log_prob, ref, algorithm["kl_loss_type"]), mask.bool(),
+                                 algorithm["loss_agg_mode"])
+        direct = direct + algorithm["kl_loss_coef"] * kl
+    torch.testing.assert_close(ours, direct)
+    assert {k: v for k, v in metrics.items() if k in direct_metrics} == direct_metrics
+    ours.backward()
+    assert torch.isfinite(log_prob.grad).all() and log_prob.grad[mask == 0].abs().sum() == 0
+
+
+def test_algorithm_configs_carry_the_papers_settings():
+    algorithms = CONFIG["rl"]["algorithms"]
+    dapo = actor_config(algorithms["dapo"], 8, 64)
+    assert (dapo.policy_loss.loss_mode, dapo.clip_ratio_low, dapo.clip_ratio_high, dapo.loss_agg_mode,
+            dapo.use_kl_loss) == ("vanilla", 0.2, 0.28, "token-mean", False)
+    grpo = actor_config(algorithms["grpo"], 8, 64)
+    assert (grpo.clip_ratio_low, grpo.clip_ratio_high, grpo.use_kl_loss, grpo.kl_loss_coef, grpo.kl_loss_type) == (
+        0.2, 0.2, True, 0.001, "low_var_kl")
+    clip_cov = actor_config(algorithms["clip_cov"], 8, 64)
+    assert (clip_cov.policy_loss.loss_mode, clip_cov.policy_loss.clip_cov_ratio, clip_cov.policy_loss.clip_cov_lb,
+            clip_cov.policy_loss.clip_cov_ub) == ("clip_cov", 0.0002, 1.0, 5.0)
+    kl_cov = actor_config(algorithms["kl_cov"], 8, 64)
+    assert (kl_cov.policy_loss.kl_cov_ratio, kl_cov.policy_loss.ppo_kl_coef) == (0.002, 1.0)
+    with pytest.raises(ValueError, match=r"unknown algorithm keys \['clip_ratio'\]"):
+        actor_config({**algorithms["dapo"], "clip_ratio": 0.3}, 8, 64)
+
+
+def test_grpo_advantage_is_the_group_normalised_reward_on_every_response_token():
+    rewards = torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 1.0])
+    mask = torch.tensor([[1, 1, 0], [1, 1, 1], [1, 0, 0], [1, 1, 1], [1, 1, 1], [1, 1, 0]], dtype=torch.float32)
+    advantages = grpo_advantages(rewards, mask, np.array([0, 0, 0, 1, 1, 1]))
+    group = torch.tensor([1.0, 0.0, 0.0])
+    expected_first = (1.0 - group.mean()) / (group.std() + 1e-6)
+    assert torch.allclose(advantages[0, :2], expected_first.expand(2))
+    assert torch.all(advantages[mask == 0] == 0)
+    assert torch.allclose(advantages[3:].sum(-1) / mask[3:].sum(-1), (torch.tensor([0.0, 1, 1]) - 2 / 3)
+                          / (torch.tensor([0.0, 1, 1]).std() + 1e-6))
+
+
+# --- trainer log-probs ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("schedule, temperature", [(AnnealedSchedule(tau_min=0.3), 1.0),
+                                                   (FixedTemperature(0.6), 0.6)])
+def test_sampler_log_probs_equal_a_fresh_trainer_forward(schedule, temperature):
+    """pi_old is taken from the sampler (target at tau 1 / behaviour at tau); it must match the trainer's forward."""
+    tokenizer = build_tokenizer()
+    model = build_model(tokenizer, TinyPolicyShape(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                                   intermediate_size=64), seed=0).eval()
+    prompts = [encode_strict(tokenizer, q) for q in ("Numbers: 3 5\nTarget: 8\n", "Numbers: 12 4 7\nTarget: 41\n")]
+    input_ids, attention_mask = left_pad([p for p in prompts for _ in range(3)], tokenizer.pad_token_id)
+    batch = sample(model, input_ids, attention_mask, schedule, max_new_tokens=12, eos_token_ids=tokenizer.eos_token_id,
+                   pad_token_id=tokenizer.pad_token_id, step=3, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        fresh = response_log_probs(model, input_ids, attention_mask, batch.token_ids, batch.response_mask,
+                                   temperature)
+    sampled = batch.behaviour_logprobs if isinstance(schedule, FixedTemperature) else batch.target_logprobs
+    valid = batch.response_mask
+    torch.testing.assert_close(fresh[valid], sampled[valid], atol=2e-5, rtol=0)
+
+
+# --- grid and config ------------------------------------------------------------------------------------------------
+def test_grid_is_the_deduplicated_union_of_experiments_with_lr_by_n():
+    rl = CONFIG["rl"]
+    cells = expand_grid(rl)
+    assert len(cells) == len(set(cells))
+    main = expand_grid(rl, ["main"])
+    assert len(main) == 2 * 5 * 3
+    shared = Cell("tiny1m", "dapo", "tau1.0", 8, 0)
+    assert shared in main and shared in expand_grid(rl, ["rollout_scaling"])
+    assert [learning_rate(rl, n) for n in (4, 8, 16)] == [2.5e-5, 5.0e-5, 1.0e-4]
+    settings = cell_settings(CONFIG, Cell("tiny1m", "dapo", "ead_tmin0.8", 8, 1))
+    assert settings["schedule"] == {"name": "ead", **CONFIG["ead"], "tau_min": 0.8}
+    assert settings["lr"] == 5.0e-5 and settings["tis"] == "none"
+    assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "ead_tis", 8, 0))["tis"] == "token"
+    assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "tau0.6", 8, 0))["schedule"] == {"name": "fixed", "tau": 0.6}
+
+
+def with_rl(path, value):
+    config = json.loads(json.dumps(CONFIG))
+    target = config["rl"]
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return config
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("experiments", "main", "samplers"), ["tau0.6", "tau0.7"],
+     r"rl\.experiments\.main\.samplers = \['tau0\.7'\]: not defined; known samplers"),
+    (("experiments", "main", "policies"), ["tiny2m"], r"rl\.experiments\.main\.policies = \['tiny2m'\]: not defined"),
+    (("experiments", "main", "n"), [32], r"rl\.experiments\.main\.n = 32 has no learning rate in rl\.lr_by_n"),
+    (("samplers", "hot"), {"kind": "fixed"}, r"rl\.samplers\.hot is kind 'fixed' but has no tau"),
+    (("samplers", "bad_ead"), {"kind": "ead", "ead": {"tau_min": 1.5}},
+     r"rl\.samplers\.bad_ead\.ead: .*tau_min"),
+    (("eval", "n"), 8, r"rl\.eval\.n = 8 must be >= every k in rl\.eval\.k"),
+    (("mini_batches",), 3, r"rl\.mini_batches = 3 equal mini-batches"),
+    (("fixed_tau_trains_at",), "logits", r"rl\.fixed_tau_trains_at"),
+])
+def test_rl_config_errors_name_the_key_and_value(path, value, message):
+    with pytest.raises(ConfigError, match=message):
+        validate_config(with_rl(path, value), SCHEMA)
+
+
+# --- aggregation --------------------------------------------------------------------------------------------------
+def test_two_way_bootstrap_matches_explicit_resampling():
+    matrix = np.random.default_rng(0).random((3, 7))
+    mean, low, high = two_way_bootstrap_mean_ci(matrix, resamples=200, seed=4)
+    rng = np.random.default_rng(4)
+    seed_draws = [rng.integers(0, 3, 3) for _ in range(200)]
+    problem_draws = [rng.integers(0, 7, 7) for _ in range(200)]
+    means = [matrix[np.ix_(s, p)].mean() for s, p in zip(seed_draws, problem_draws)]
+    assert mean == pytest.approx(matrix.mean())
+    assert (low, high) == pytest.approx((np.quantile(means, 0.025), np.quantile(means, 0.975)))
+
+
+def test_eval_curves_average_the_unbiased_estimators_over_seeds_and_problems():
+    rows = []
+    correct = {0: [0, 3, 16, 5], 1: [1, 0, 16, 8]}
+    for seed, counts in correct.items():
+        for problem, c in enumerate(counts):
+            rows.append({"policy": "p", "algorithm": "dapo", "sampler": "ead", "n": 8, "seed": seed, "step": 10,
+                         "problem_id": problem, "num_samples": 16, "num_correct": c, "greedy_correct": float(c > 4),
+                         "lr": 1e-5, "tis": "none", "tis_cap": 2.0, "loss_mode": "vanilla", "schedule_params": "{}",
+                         "fixed_tau_trains_at": "behaviour", "eval_tau": 1.0})
+    curves = eval_curves(pd.DataFrame(rows), [1, 16]).set_index("metric")
+    expected = np.mean([pass_at_k([16] * 4, counts, 16).mean() for counts in correct.values()])
+    assert curves.loc["pass@16", "value"] == pytest.approx(expected)
+    assert curves.loc["worst@16", "value"] == pytest.approx(0.25)  # only problem 2 is always right
+    assert curves.loc["greedy_accuracy", "value"] == pytest.approx(4 / 8)  # c > 4 on problems 2 and 3
+    assert (curves["num_seeds"] == 2).all() and (curves["ci_low"] <= curves["value"]).all()
+
+
+def test_eval_curves_report_no_greedy_accuracy_when_greedy_was_not_graded():
+    """The verl backend writes greedy_correct = NaN (one sampled validation setting, no greedy pass): the curves
+    then carry Pass@k / Worst@k only, unchanged; a cell graded for only some problems is an error."""
+    rows = []
+    for seed, counts in {0: [0, 3, 16], 1: [1, 0, 16]}.items():
+        for problem, c in enumerate(counts):
+            rows.append({"policy": "p", "algorithm": "dapo", "sampler": "ead", "n": 8, "seed": seed, "step": 20,
+                         "problem_id": f"h{problem}", "num_samples": 16, "num_correct": c,
+                         "greedy_correct": float("nan"), "lr": 2e-6, "tis": "none", "tis_cap": 2.0,
+                         "loss_mode": "vanilla", "schedule_params": "{}", "fixed_tau_trains_at": "behaviour",
+                         "eval_tau": 1.0})
+    table = pd.DataFrame(rows)
+    curves = eval_curves(table, [1, 16]).set_index("metric")
+    assert sorted(curves.index) == ["pass@1", "pass@16", "worst@1", "worst@16"]
+    graded = eval_curves(table.assign(greedy_correct=0.0), [1, 16]).set_index("metric")
+    assert graded.loc["greedy_accuracy", "value"] == 0.0
+    assert graded.drop(index="greedy_accuracy")["value"].equals(curves["value"])
+    partly = table.assign(greedy_correct=[1.0] + [float("nan")] * (len(table) - 1))
+    with pytest.raises(ValueError, match="greedy_correct is missing for some problems or seeds"):
+        eval_curves(partly, [1, 16])
+
+
+# --- kill and resume ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def rl_inputs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("rl")
+    data = root / "countdown.parquet"
+    table = generate_countdown(seed=2, n_train=120, n_val=6, n_test=4)
+    write_table(table, data)
+    tokenizer = build_tokenizer()
+    model = build_model(tokenizer, TinyPolicyShape(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                                   intermediate_size=64), seed=0)
+    save_hf_model(root / "policy", model, tokenizer)
+    base = pd.DataFrame({"problem_id": table[table.split == "val"]["id"].head(4), "num_samples": 4,
+                         "num_correct": [0, 1, 0, 2], "greedy_correct": [0.0, 0.0, 1.0, 0.0]})
+    write_table(base, root / "base.csv")
+    return root
+
+
+def train_command(root, out, checkpoint, settings):
+    return [sys.executable, "-m", "ead.rl.train", "--policy-dir", str(root / "policy"),
+            "--data", str(root / "countdown.parquet"), "--base-eval", str(root / "base.csv"),
+            "--settings", json.dumps(settings), "--out-dir", str(out), "--checkpoint-dir", str(checkpoint)]
+
+
+@pytest.mark.slow
+def test_killed_training_resumes_to_identical_tables(rl_inputs, tmp_path):
+    config = json.loads(json.dumps(CONFIG))
+    config["rl"].update(steps=4, prompts_per_step=2, max_new_tokens=24, checkpoint_every=2)
+    config["rl"]["eval"].update(limit=4, n=4, k=[1, 4], every=3, batch_size=16)
+    settings = cell_settings(config, Cell("tiny", "clip_cov", "ead_tis", 4, 0))
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    subprocess.run(train_command(rl_inputs, straight, tmp_path / "ckpt_a", settings), check=True, capture_output=True)
+
+    process = subprocess.Popen(train_command(rl_inputs, resumed, tmp_path / "ckpt_b", settings),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 180
+    while not (tmp_path / "ckpt_b" / "trainer_state.pt").exists():
+        assert process.poll() is None, "the run ended before its first checkpoint; nothing was interrupted"
+        assert time.time() < deadline
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (resumed / "steps.csv").exists()
+    rerun = subprocess.run(train_command(rl_inputs, resumed, tmp_path / "ckpt_b", settings), capture_output=True,
+                           text=True, check=True)
+    assert "resuming from" in rerun.stderr
+
+    clock = ["rollout_s", "grade_s", "update_s", "wall_time_s"]
+    for name in ("steps", "eval", "eval_problems"):
+        a, b = pd.read_csv(straight / f"{name}.csv"), pd.read_csv(resumed / f"{name}.csv")
+        pd.testing.assert_frame_equal(a.drop(columns=clock, errors="ignore"), b.drop(columns=clock, errors="ignore"))
+    steps = pd.read_csv(straight / "steps.csv")
+    assert list(steps["step"]) == [1, 2, 3, 4] and steps[["sampler", "algorithm"]].iloc[0].tolist() == [
+        "ead_tis", "clip_cov"]
+    assert np.isfinite(steps[["reward_mean", "entropy", "grad_norm", "tis_weight_mean"]].to_numpy()).all()
+    assert sorted(pd.read_csv(straight / "eval.csv")["step"].unique()) == [0, 3, 4]  # every 3 and the last
+    assert not (tmp_path / "ckpt_b").exists()

@@ -1,0 +1,41 @@
+# RL results of either backend: every cell's tables aggregated into curves, and the RL figures drawn from them.
+# The cells come from rl_cpu.smk (rl.backend: cpu) or rl_verl.smk (rl.backend: verl); both write
+# results/rl/{policy}/{algorithm}/{sampler}/n{n}/seed{seed}/{steps,eval_problems,eval}.csv.
+
+
+rule rl_tables:
+    input:
+        steps=get_cell_outputs("steps"),
+        eval_problems=get_cell_outputs("eval_problems"),
+    output:
+        train_curves="results/rl/train_curves.csv",
+        eval_curves="results/rl/eval_curves.csv",
+    params:
+        args=cli_args({"k": config["rl"]["eval"]["k"], "seed": config["rl"]["eval"]["seed"]}),
+    log:
+        "results/logs/rl/tables.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.rl.aggregate --steps {input.steps} --eval-problems {input.eval_problems}"
+        " {params.args} --train-curves {output.train_curves} --eval-curves {output.eval_curves} > {log} 2>&1"
+
+
+rule rl_figure:
+    input:
+        eval_curves=rules.rl_tables.output.eval_curves,
+        train_curves=rules.rl_tables.output.train_curves,
+    output:
+        png="figures/{figure}.png",
+        pdf="figures/{figure}.pdf",
+    params:
+        experiment=get_figure_experiment,
+        k=max(config["rl"]["eval"]["k"]),
+    log:
+        "results/logs/figures/{figure}.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.plots.{wildcards.figure} --eval-curves {input.eval_curves}"
+        " --train-curves {input.train_curves} --experiment {params.experiment} --k {params.k}"
+        " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
