@@ -1,10 +1,11 @@
 # All Python of the workflow: config validation, the output grid, input functions and CLI helpers.
+import json
 import os
 import shlex
 import sys
 from pathlib import Path
 
-from ead.config import ConfigError, validate_config
+from ead.config import ConfigError, analysis_schedule, validate_config
 
 try:
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
@@ -34,7 +35,7 @@ def figure_paths(name):
 
 def get_final_figures():
     """Every figure `rule all` renders. A figure joins this list only once its pipeline is real."""
-    figures = ["fig03_annealing_schedule"]
+    figures = ["fig03_annealing_schedule"] + ANALYSIS_FIGURES
     return [path for name in figures for path in figure_paths(name).values()]
 
 
@@ -67,3 +68,29 @@ def cli_args(options):
         values = value if isinstance(value, (list, tuple)) else [value]
         parts.append(" ".join([flag] + [shlex.quote(str(v)) for v in values]))
     return " ".join(parts)
+
+
+# --- Sampling analyses (workflow/rules/analyses.smk) -------------------------------------------------------
+ANALYSIS_FIGURES = ["fig01_entropy_by_position", "fig02_forking", "fig09_majority_scaling"]
+
+
+def get_analysis_data(section):
+    """Input function factory: the data table of an analyses sub-section."""
+
+    def get_data(wildcards):
+        return f"results/data/{config['analyses'][section]['dataset']}.parquet"
+
+    return get_data
+
+
+def get_analysis_args(section):
+    """CLI flags of one analysis job: its config sub-section plus the shared threads/bootstrap, task = dataset."""
+    settings = dict(config["analyses"][section])
+    dataset = settings.pop("dataset")
+    settings.update(task=dataset, threads=config["analyses"]["threads"], bootstrap=config["analyses"]["bootstrap"])
+    if section == "majority":
+        schedules = [json.dumps(analysis_schedule(config, spec), sort_keys=True) for spec in settings.pop("samplers")]
+        if settings["max_solution_steps"] is None:
+            settings.pop("max_solution_steps")
+        return f"{cli_args(settings)} --schedules {' '.join(shlex.quote(s) for s in schedules)}"
+    return cli_args(settings)

@@ -31,13 +31,29 @@ def cot_prompt(question: str, task: str) -> str:
     return f"{question}\n\n{COT_INSTRUCTIONS[kind]}"
 
 
-def select_questions(table: pd.DataFrame, num_questions: int, seed: int, source: str) -> pd.DataFrame:
-    """A seeded random subset of ``num_questions`` rows (all rows if fewer), kept in the table's order."""
+def solution_steps(solution: str) -> int:
+    """Number of reasoning lines of a GSM8K reference solution (the final "#### answer" line excluded)."""
+    return sum(1 for line in str(solution).splitlines() if line.strip() and not line.startswith("####"))
+
+
+def select_questions(table: pd.DataFrame, num_questions: int, seed: int, source: str,
+                     max_solution_steps: int | None = None) -> pd.DataFrame:
+    """A seeded random subset of ``num_questions`` rows (all rows if fewer), kept in the table's order.
+
+    ``max_solution_steps`` first keeps only questions whose reference ``solution`` has at most that many
+    lines (GSM8K: the number of calculation steps), i.e. the easier questions.
+    """
     for column in ("id", "question", "answer"):
         if column not in table.columns:
             raise SystemExit(f"{source}: no column {column!r}; columns are {list(table.columns)}")
     if num_questions < 1:
         raise SystemExit(f"num_questions must be >= 1, got {num_questions}")
+    if max_solution_steps is not None:
+        if "solution" not in table.columns:
+            raise SystemExit(f"{source}: no 'solution' column to count solution steps in")
+        table = table[table["solution"].map(solution_steps) <= max_solution_steps]
+        if table.empty:
+            raise SystemExit(f"{source}: no question has at most {max_solution_steps} solution steps")
     if num_questions >= len(table):
         return table.reset_index(drop=True)
     rows = np.sort(np.random.default_rng(seed).choice(len(table), size=num_questions, replace=False))

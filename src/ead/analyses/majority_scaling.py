@@ -40,6 +40,8 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, required=True, help="M samples per question and schedule")
     parser.add_argument("--schedules", nargs="+", required=True, help="schedule specs (JSON), one per sampler")
     parser.add_argument("--max-new-tokens", type=int, required=True)
+    parser.add_argument("--max-solution-steps", type=int, default=None,
+                        help="only questions whose reference solution has at most this many lines (GSM8K)")
     parser.add_argument("--question-seed", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (the same for every schedule)")
     parser.add_argument("--batch-size", type=int, default=64)
@@ -57,7 +59,8 @@ def main(argv=None):
     if len(set(labels)) != len(labels):
         raise SystemExit(f"--schedules repeat a sampler: {labels}")
 
-    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data)
+    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
+                                 max_solution_steps=args.max_solution_steps)
     reference_of = dict(zip(questions["id"], questions["answer"]))
     prompts = [cot_prompt(q, args.task) for q in questions["question"]]
     model, tokenizer = load_hf_model(args.model)
@@ -83,6 +86,7 @@ def main(argv=None):
     table["schedule_params"] = table["sampler"].map(params)
     settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format, "task": args.task, "num_questions": len(questions),
                 "samples_per_question": args.samples, "max_new_tokens": args.max_new_tokens,
+                "max_solution_steps": args.max_solution_steps if args.max_solution_steps is not None else -1,
                 "question_seed": args.question_seed, "sampling_seed": args.seed}
     keep = ["sampler", "schedule_params", "prompt_id", "sample_id", "text", "num_tokens", "finished", "predicted",
             "correct"]
