@@ -56,7 +56,7 @@ def workdir(tmp_path_factory):
 @pytest.mark.slow
 def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     snakemake(workdir, *SMOKE)
-    for stem in ("fig03_annealing_schedule",):
+    for stem in ("fig03_annealing_schedule", "fig01_entropy_by_position", "fig02_forking", "fig09_majority_scaling"):
         for fmt in ("png", "pdf"):
             path = workdir / "figures" / f"{stem}.{fmt}"
             assert path.stat().st_size > 1000, path
@@ -66,11 +66,18 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     assert (workdir / "results" / "models" / "smollm2-135m-instruct" / "model.safetensors").exists()
     for name in ("math500", "gsm8k", "mmlu", "math", "countdown"):
         assert len(pd.read_parquet(workdir / "results" / "data" / f"{name}.parquet")) > 0
+    analyses = workdir / "results" / "analyses"
+    entropy = pd.read_csv(analyses / "entropy_by_position.csv")
+    assert entropy.position.min() == 0 and entropy.position.max() < 12 and (entropy.mean_entropy > 0).all()
+    forking = pd.read_csv(analyses / "forking.csv")
+    assert set(zip(forking.fork_point, forking.k)) == {(0, 1), (0, 3), (4, 1), (4, 3)}
+    majority = pd.read_csv(analyses / "majority_scaling.csv")
+    assert set(majority.n) == {1, 2, 3} and majority.sampler.nunique() == 3
     assert planned_rules(workdir, *SMOKE) == set()
 
 
 @pytest.mark.slow
-def test_editing_tau_max_reruns_only_the_schedule_rules(workdir):
+def test_editing_tau_max_reruns_only_the_schedule_and_ead_sampling_rules(workdir):
     snakemake(workdir, *SMOKE)
     config_path = workdir / "configs" / "config.yaml"
     original = config_path.read_text()
@@ -78,7 +85,9 @@ def test_editing_tau_max_reruns_only_the_schedule_rules(workdir):
         config = yaml.safe_load(original)
         config["ead"]["tau_max"] = 1.5
         config_path.write_text(yaml.safe_dump(config))
-        assert planned_rules(workdir, *SMOKE) == {"schedule_table", "fig03_annealing_schedule", "all"}
+        # the Maj@N analysis samples with the ead block's EAD schedule, so it reruns too
+        assert planned_rules(workdir, *SMOKE) == {"schedule_table", "fig03_annealing_schedule", "majority_scaling",
+                                                  "fig09_majority_scaling", "all"}
     finally:
         config_path.write_text(original)
     assert planned_rules(workdir, *SMOKE) == set()
