@@ -78,7 +78,7 @@ def with_analysis_change(section, key, value):
         (with_analysis_change("forking", "fork_points", [0, -25]),
          r"analyses\.forking\.fork_points = \[0, -25\]: every prefix length must be >= 0"),
         (with_analysis_change("forking", "fork_points", [0, 200]),
-         r"analyses\.forking\.fork_points = \[0, 200\]: .* < analyses\.forking\.max_new_tokens = 112"),
+         r"analyses\.forking\.fork_points = \[0, 200\]: .* < analyses\.forking\.max_new_tokens = 96"),
         (with_analysis_change("forking", "continuations", 4),
          r"analyses\.forking\.continuations = 4 must be >= every K in analyses\.forking\.k = \[1, 3, 8\]"),
         (with_analysis_change("forking", "prefix_selection", "first"), r"analyses\.forking\.prefix_selection = 'first'"),
