@@ -88,7 +88,8 @@ def main(argv=None):
     samples = sample_hf(model, tokenizer, questions["id"].tolist(), prompts, FixedTemperature(args.tau),
                         n=args.samples, max_new_tokens=args.max_new_tokens, seed=args.seed,
                         batch_size=args.batch_size, chat_template=args.prompt_format == "chat")
-    settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format, "task": args.task, "tau": args.tau,
+    settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format,
+                "task": args.task, "tau": args.tau,
                 "num_questions_requested": args.num_questions, "samples_per_question": args.samples,
                 "max_new_tokens": args.max_new_tokens, "question_seed": args.question_seed, "sampling_seed": args.seed}
     table = entropy_by_position(samples["prompt_id"], samples["entropies"], resamples=args.bootstrap, seed=args.seed)

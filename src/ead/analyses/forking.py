@@ -112,7 +112,8 @@ def main(argv=None):
     if references.empty:
         raise SystemExit("no reference response is longer than the largest fork point; lower --fork-points")
 
-    prompt_tokens = dict(zip(questions["id"], encode_prompts(tokenizer, prompts, chat_template=args.prompt_format == "chat")))
+    encoded = encode_prompts(tokenizer, prompts, chat_template=args.prompt_format == "chat")
+    prompt_tokens = dict(zip(questions["id"], encoded))
     references = references.assign(unit=[f"{p}#{s}" for p, s in zip(references["prompt_id"], references["sample_id"])])
     frames = []
     for offset, p in enumerate(sorted(set(args.fork_points))):
@@ -134,7 +135,8 @@ def main(argv=None):
     per_unit = maj_curves(samples, ["fork_point", "unit"], args.task)
     per_unit = per_unit[per_unit["n"].isin(args.k)].rename(columns={"n": "k"})
     table = summarise(per_unit, ["fork_point", "k"], "maj_at_n", resamples=args.bootstrap, seed=args.seed)
-    settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format, "task": args.task, "tau": args.tau,
+    settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format,
+                "task": args.task, "tau": args.tau,
                 "prefix_selection": args.prefix_selection, "num_questions_requested": args.num_questions,
                 "num_questions_used": int(references["prompt_id"].nunique()),
                 "reference_samples": args.reference_samples, "continuations": args.continuations,

@@ -84,7 +84,8 @@ def main(argv=None):
     table = table.merge(by_sampler, left_on="sampler", right_index=True)
     params = {label: json.dumps(s.to_dict(), sort_keys=True) for s, label in zip(schedules, labels)}
     table["schedule_params"] = table["sampler"].map(params)
-    settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format, "task": args.task, "num_questions": len(questions),
+    settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format,
+                "task": args.task, "num_questions": len(questions),
                 "samples_per_question": args.samples, "max_new_tokens": args.max_new_tokens,
                 "max_solution_steps": args.max_solution_steps if args.max_solution_steps is not None else -1,
                 "question_seed": args.question_seed, "sampling_seed": args.seed}
