@@ -39,6 +39,8 @@ def plot(table):
     ax.set(xlabel="K (continuations voted)", ylabel="Maj@K (%)",
            title=f"Forking: {model} on {first['task']}, {int(first['num_questions_used'])} questions, "
                  f"{first['prefix_selection']} prefix")
+    top = max(5.0, 110 * table["ci_high"].max())
+    ax.set_ylim(-0.02 * top, top)  # a line at 0 stays visible
     ax.legend(fontsize=8, loc="best")
     return fig
 

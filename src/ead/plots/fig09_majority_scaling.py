@@ -26,12 +26,15 @@ def plot(table):
     for color, sampler in zip(palette, samplers):
         rows = table[table["sampler"] == sampler].sort_values("n")
         ax.fill_between(rows["n"], 100 * rows["ci_low"], 100 * rows["ci_high"], color=color, alpha=0.15, lw=0)
-        ax.plot(rows["n"], 100 * rows["maj_at_n"], color=color, lw=1.8, marker="o", ms=3, label=sampler)
+        label = f"{sampler} (no answer: {100 * rows['no_answer_rate'].iloc[0]:.0f}%)"
+        ax.plot(rows["n"], 100 * rows["maj_at_n"], color=color, lw=1.8, marker="o", ms=3, label=label)
     first = table.iloc[0]
     model = str(first["model"]).rstrip("/").split("/")[-1]
     ax.set(xlabel="N (samples voted)", ylabel="Maj@N (%)",
            title=f"{model} on {first['task']}: {int(first['num_questions'])} questions, "
                  f"M = {int(first['samples_per_question'])}")
+    top = max(5.0, 110 * table["ci_high"].max())
+    ax.set_ylim(-0.02 * top, top)  # a line at 0 stays visible
     ax.legend(fontsize=8, loc="best")
     return fig
 
