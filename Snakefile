@@ -19,6 +19,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/schedule.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"
+include: "workflow/rules/analyses.smk"
 
 
 # One backend makes the RL grid cells: tiny policies on CPU, or the paper profile's hub models with verl on GPUs.

@@ -64,3 +64,42 @@ def test_unknown_top_level_key():
     config["eadd"] = {}
     with pytest.raises(ConfigError, match=r"unknown key\(s\) eadd"):
         validate_config(config, SCHEMA)
+
+
+def with_analysis_change(section, key, value):
+    config = copy.deepcopy(load("config.yaml"))
+    config["analyses"][section][key] = value
+    return config
+
+
+@pytest.mark.parametrize(
+    "config, expected",
+    [
+        (with_analysis_change("forking", "fork_points", [0, -25]),
+         r"analyses\.forking\.fork_points = \[0, -25\]: every prefix length must be >= 0"),
+        (with_analysis_change("forking", "fork_points", [0, 200]),
+         r"analyses\.forking\.fork_points = \[0, 200\]: .* < analyses\.forking\.max_new_tokens = 96"),
+        (with_analysis_change("forking", "continuations", 4),
+         r"analyses\.forking\.continuations = 4 must be >= every K in analyses\.forking\.k = \[1, 3, 8\]"),
+        (with_analysis_change("forking", "prefix_selection", "first"), r"analyses\.forking\.prefix_selection = 'first'"),
+        (with_analysis_change("majority", "samples", 0), r"analyses\.majority\.samples = 0"),
+        (with_analysis_change("majority", "samplers", [{"name": "fixed", "tau": -1}]),
+         r"analyses\.majority\.samplers\[0\] = \{'name': 'fixed', 'tau': -1\}: fixed schedule: tau must be > 0"),
+        (with_analysis_change("majority", "samplers", [{"name": "ead", "tau_maxx": 2}]),
+         r"analyses\.majority\.samplers\[0\] = .*Unknown parameter\(s\) \['tau_maxx'\]"),
+        (with_analysis_change("majority", "samplers", [{"name": "ead"}, {"name": "ead", "d0": 25}]),
+         r"analyses\.majority\.samplers = .*a sampler is listed twice"),
+        (with_analysis_change("entropy", "dataset", "aime"), r"analyses\.entropy\.dataset = 'aime'"),
+    ],
+)
+def test_bad_analysis_values_name_key_and_value(config, expected):
+    with pytest.raises(ConfigError, match=expected) as info:
+        validate_config(config, SCHEMA)
+    assert "\n" not in str(info.value)
+
+
+def test_analyses_section_is_required():
+    config = load("config.yaml")
+    del config["analyses"]
+    with pytest.raises(ConfigError, match=r"analyses: the section is required"):
+        validate_config(config, SCHEMA)

@@ -48,3 +48,78 @@ def test_bootstrap_interval_covers_the_mean_and_shrinks_with_more_problems():
     assert (high_l - low_l) < (high - low) / 5
     # the standard error of a mean of uniforms is sqrt(1/12 / n); the 95% width is about 3.92 of them
     assert (high_l - low_l) == pytest.approx(3.92 * np.sqrt(1 / 12 / 5000), rel=0.15)
+
+
+# --- Majority voting and Maj@N ----------------------------------------------------------------------------
+from ead.metrics import group_correctness, maj_at_n_brute_force, maj_at_n_curve, majority_vote, vote_groups  # noqa: E402
+
+def _brute_force_majority(groups, correct, n):
+    """Independent brute force: every n-subset, Counter.most_common in sample order, representative's score."""
+    from collections import Counter
+
+    representative = {}
+    for g, c in zip(groups, correct):
+        if g >= 0:
+            representative.setdefault(g, c)
+    values = []
+    for subset in itertools.combinations(range(len(groups)), n):
+        votes = Counter(groups[i] for i in subset if groups[i] >= 0)
+        values.append(representative[votes.most_common(1)[0][0]] if votes else 0.0)
+    return float(np.mean(values))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_maj_at_n_matches_brute_force_over_every_subset(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        m = int(rng.integers(1, 9))
+        groups = rng.integers(-1, int(rng.integers(1, 4)), size=m)  # -1 = no answer
+        correct = (rng.random(m) < 0.5).astype(float)
+        curve = maj_at_n_curve(groups, correct)
+        expected = [_brute_force_majority(groups.tolist(), correct.tolist(), n) for n in range(1, m + 1)]
+        np.testing.assert_allclose(curve, expected, atol=1e-12)
+        assert maj_at_n_brute_force(groups, correct, m) == pytest.approx(expected[-1])
+
+
+def test_maj_at_n_known_values():
+    # a unanimous correct answer wins every subset
+    np.testing.assert_allclose(maj_at_n_curve([0, 0, 0, 0], [1, 1, 1, 1]), [1, 1, 1, 1])
+    # unanswered samples cast no vote; a subset with no vote is wrong
+    np.testing.assert_allclose(maj_at_n_curve([-1, -1, 0], [0, 0, 1]), [1 / 3, 2 / 3, 1])
+    # Maj@1 is the mean accuracy
+    groups, correct = [0, 1, 1, 2, 0, 1], [1, 0, 0, 0, 1, 0]
+    assert maj_at_n_curve(groups, correct)[0] == pytest.approx(np.mean(correct))
+    # the wrong majority (group 1, 3 votes of 6) beats the right minority in the full set
+    assert maj_at_n_curve(groups, correct)[-1] == 0.0
+
+
+def test_ties_go_to_the_earliest_sample_deterministically():
+    correct_of = {0: 1.0, 1: 0.0}
+    assert majority_vote([1, 0, 0, 1], correct_of) == (1, 0.0)
+    assert majority_vote([0, 1, 1, 0], correct_of) == (0, 1.0)
+    assert majority_vote([-1, -1], correct_of) == (-1, 0.0)
+    # a 1-1 tie in the full set: the winner is the first sample's answer, every time
+    assert maj_at_n_curve([0, 1], [1, 0])[-1] == 1.0
+    assert maj_at_n_curve([1, 0], [0, 1])[-1] == 0.0
+    groups, correct = [2, 0, 1, 0, 1, 2], [0, 1, 0, 1, 0, 0]
+    np.testing.assert_array_equal(maj_at_n_curve(groups, correct), maj_at_n_curve(groups, correct))
+
+
+def test_vote_groups_merge_equivalent_keys_in_order_of_first_appearance():
+    def equivalent(a, b):
+        return float(eval(a)) == float(eval(b))  # test-only stand-in for math-verify equivalence
+
+    keys = ["1/2", None, "0.5", "3", "2/4", "3.0", None, "7"]
+    np.testing.assert_array_equal(vote_groups(keys, equivalent), [0, -1, 0, 1, 0, 1, -1, 2])
+    # without an equivalence only identical keys vote together
+    np.testing.assert_array_equal(vote_groups(["B", "A", "B", None]), [0, 1, 0, -1])
+    # three spellings of one half outvote two of another answer
+    groups = vote_groups(["0.5", "3", "1/2", "3", "2/4"], equivalent)
+    assert majority_vote(groups, group_correctness(groups, [1, 0, 1, 0, 1])) == (0, 1.0)
+
+
+def test_vote_groups_with_math_verify_equivalence():
+    from ead.rewards import same_answer
+
+    np.testing.assert_array_equal(vote_groups(["1/2", "0.5", "\\frac{1}{2}", "2", None], same_answer),
+                                  [0, 0, 0, 1, -1])

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Downloads (registry wheels) are shared with the rest of the test suite instead of being fetched per copy.
 RL_FIGURES = ["fig04_pass_worst_at_16", "fig05_larger_model", "fig06_entropy_dynamics", "fig07_rollout_scaling",
               "fig08_rollout_n_comparison", "fig10_algorithms", "fig11_off_policy", "fig12_response_length"]
-FIGURES = ["fig03_annealing_schedule", *RL_FIGURES]
+FIGURES = ["fig03_annealing_schedule", "fig01_entropy_by_position", "fig02_forking", "fig09_majority_scaling",
+           *RL_FIGURES]
 SMOKE = ["--configfile", "configs/smoke.yaml", "--config", f"cache_dir={ROOT / '.cache' / 'wheels'}"]
 
 
@@ -95,6 +96,13 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     assert (workdir / "results" / "models" / "smollm2-135m-instruct" / "model.safetensors").exists()
     for name in ("math500", "gsm8k", "mmlu", "math", "countdown"):
         assert len(pd.read_parquet(workdir / "results" / "data" / f"{name}.parquet")) > 0
+    analyses = workdir / "results" / "analyses"
+    entropy = pd.read_csv(analyses / "entropy_by_position.csv")
+    assert entropy.position.min() == 0 and entropy.position.max() < 12 and (entropy.mean_entropy > 0).all()
+    forking = pd.read_csv(analyses / "forking.csv")
+    assert set(zip(forking.fork_point, forking.k)) == {(0, 1), (0, 3), (4, 1), (4, 3)}
+    majority = pd.read_csv(analyses / "majority_scaling.csv")
+    assert set(majority.n) == {1, 2, 3} and majority.sampler.nunique() == 3
     assert planned_rules(workdir, *SMOKE) == set()
 
 
@@ -107,12 +115,14 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         config = yaml.safe_load(original)
         config["ead"]["tau_max"] = 1.5
         config_path.write_text(yaml.safe_dump(config))
-        # the schedule figure and exactly the RL cells whose sampler takes tau_max from the `ead` block
+        # the schedule figure, the Maj@N analysis (it samples with the ead block's EAD schedule) and exactly the
+        # RL cells whose sampler takes tau_max from the `ead` block
         rl = smoke_config()["rl"]
         ead_cells = [c for c in expand_grid(rl) if rl["samplers"][c.sampler]["kind"] == "ead"
                      and "tau_max" not in rl["samplers"][c.sampler].get("ead", {})]
         assert 0 < len(ead_cells) < len(expand_grid(rl))
         assert planned_jobs(workdir, *SMOKE) == {"schedule_table": 1, "fig03_annealing_schedule": 1,
+                                                 "majority_scaling": 1, "fig09_majority_scaling": 1,
                                                  "rl_cell": len(ead_cells), "rl_tables": 1,
                                                  "rl_figure": len(RL_FIGURES), "all": 1}
     finally:

@@ -6,12 +6,13 @@ runs, with one message naming the key and the value.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-from ead.schedule import AnnealedSchedule
+from ead.schedule import AnnealedSchedule, build_schedule
 
 
 class ConfigError(ValueError):
@@ -60,6 +61,7 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     except ValueError as error:
         raise ConfigError(f"ead: {error}") from None
     validate_rl(config)
+    check_analyses(config)
 
 
 #: Parameters a policy loss needs, stated in the config rather than left to verl's defaults.
@@ -148,3 +150,35 @@ def _validate_verl_sections(config: dict) -> None:
     if rl["prompts_per_step"] % rl["mini_batches"]:
         raise ConfigError(f"rl.prompts_per_step = {rl['prompts_per_step']} must be a multiple of rl.mini_batches = "
                           f"{rl['mini_batches']} (verl's ppo_mini_batch_size = prompts_per_step / mini_batches)")
+
+
+def check_analyses(config: dict) -> None:
+    """Cross-field rules of the ``analyses`` section (the schema checks types and ranges)."""
+    if "analyses" not in config:
+        raise ConfigError("analyses: the section is required (see configs/config.yaml)")
+    forking = config["analyses"]["forking"]
+    for p in forking["fork_points"]:
+        if not 0 <= p < forking["max_new_tokens"]:
+            raise ConfigError(f"analyses.forking.fork_points = {forking['fork_points']}: every prefix length must be "
+                              f">= 0 and < analyses.forking.max_new_tokens = {forking['max_new_tokens']}")
+    if forking["continuations"] < max(forking["k"]):
+        raise ConfigError(f"analyses.forking.continuations = {forking['continuations']} must be >= every K in "
+                          f"analyses.forking.k = {forking['k']}")
+    majority = config["analyses"]["majority"]
+    for position, spec in enumerate(majority["samplers"]):
+        try:
+            analysis_schedule(config, spec)
+        except ValueError as error:
+            raise ConfigError(f"analyses.majority.samplers[{position}] = {spec}: {error}") from None
+    labels = [json.dumps(analysis_schedule(config, spec), sort_keys=True) for spec in majority["samplers"]]
+    if len(set(labels)) != len(labels):
+        raise ConfigError(f"analyses.majority.samplers = {majority['samplers']}: a sampler is listed twice")
+
+
+def analysis_schedule(config: dict, spec: dict) -> dict:
+    """The schedule spec of an analysis sampler: an ``ead`` entry is the top-level ``ead`` block plus overrides."""
+    spec = dict(spec)
+    if spec.get("name") == "ead":
+        spec = {**config["ead"], **spec}
+    build_schedule(spec)  # raises ValueError naming the bad parameter
+    return spec

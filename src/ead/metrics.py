@@ -12,6 +12,9 @@ The benchmark-level value is the mean over problems; its uncertainty is a percen
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 
 
@@ -77,3 +80,128 @@ def two_way_bootstrap_mean_ci(matrix, *, resamples: int = 1000, confidence: floa
     means = np.einsum("bs,sp,bp->b", seed_counts, matrix, problem_counts) / (seeds * problems)
     alpha = (1 - confidence) / 2
     return float(matrix.mean()), float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Majority voting (Maj@N): one home for the voting rule and the Maj@N estimator, used by the forking (Maj@K)
+# and inference-scaling (Maj@N) analyses.
+#
+# Voting rule:
+# * A sample votes with its normalised answer key (``rewards.Grade.predicted``); a sample without an answer
+#   (key None) casts no vote.
+# * Equivalent keys are one vote: distinct keys are taken in order of first appearance and each joins the first
+#   earlier group whose representative (first key) it is equivalent to (exact equality always; for math tasks
+#   ``equivalent = rewards.same_answer``, so "0.5" and "1/2" vote together), otherwise it starts a new group.
+# * The vote of a subset of samples goes to the group with the most members in it. A tie goes to the tied
+#   group whose earliest sample (lowest sample index) in the subset comes first: the rule of
+#   ``collections.Counter.most_common`` over the subset in sample order. Samples are i.i.d., so this is a
+#   deterministic rule that favours no answer systematically.
+# * The vote is correct if the winning group's representative sample is graded correct. A subset in which no
+#   sample has an answer scores 0 (wrong).
+#
+# Maj@N of a question with M samples is the mean vote correctness over all C(M, N) subsets of N samples drawn
+# without replacement, computed exactly by counting (below), not by random draws; the benchmark value is the
+# mean over questions with a percentile bootstrap CI over questions (bootstrap_mean_ci).
+# ---------------------------------------------------------------------------------------------------------
+
+
+def vote_groups(keys, equivalent=None) -> np.ndarray:
+    """Group id per sample (-1 = no vote) for answer ``keys`` (str or None); see the voting rule above.
+
+    ``equivalent(a, b) -> bool`` merges different keys (e.g. ``ead.rewards.same_answer``); None = exact match.
+    Group ids are numbered in order of first appearance.
+    """
+    representatives: list[str] = []
+    group_of_key: dict[str, int] = {}
+    groups = np.full(len(keys), -1, dtype=np.int64)
+    for i, key in enumerate(keys):
+        if key is None or (isinstance(key, float) and np.isnan(key)):
+            continue
+        key = str(key)
+        if key not in group_of_key:
+            match = next((g for g, rep in enumerate(representatives)
+                          if equivalent is not None and equivalent(rep, key)), None)
+            if match is None:
+                match = len(representatives)
+                representatives.append(key)
+            group_of_key[key] = match
+        groups[i] = group_of_key[key]
+    return groups
+
+
+def group_correctness(groups, correct) -> dict[int, float]:
+    """Correctness of each vote group = the score of its representative (first) sample."""
+    result = {}
+    for g, score in zip(np.asarray(groups).tolist(), np.asarray(correct, dtype=np.float64).tolist()):
+        if g >= 0 and g not in result:
+            result[g] = score
+    return result
+
+
+def majority_vote(groups, group_correct: dict[int, float]) -> tuple[int, float]:
+    """(winning group, its correctness) for one subset of samples, given their group ids in sample order.
+
+    ``group_correct`` maps group id -> correctness (:func:`group_correctness` of all the question's samples).
+    Returns (-1, 0.0) when no sample votes. This is the definition the Maj@N estimator counts exactly.
+    """
+    counts: dict[int, int] = {}
+    for g in np.asarray(groups).tolist():  # insertion order = order of first appearance in the subset
+        if g >= 0:
+            counts[g] = counts.get(g, 0) + 1
+    if not counts:
+        return -1, 0.0
+    winner = max(counts, key=counts.get)  # max() keeps the first of equal counts
+    return winner, float(group_correct[winner])
+
+
+def maj_at_n_curve(groups, correct) -> np.ndarray:
+    """Exact Maj@N of one question for every N = 1..M: array of length M (index N - 1).
+
+    Counts, for each group g, the N-subsets it wins. Condition on g's earliest sample j in the subset and on
+    g's count c there: g's other c - 1 members come from its members after j; every other group h has fewer
+    than c members, or exactly c all after j (else h wins the tie); unvoted samples are free. The number of
+    such subsets of every size is a coefficient of a product of polynomials in z (one per group).
+    """
+    groups = np.asarray(groups, dtype=np.int64)
+    correct = np.asarray(correct, dtype=np.float64)
+    m = groups.size
+    if m == 0:
+        raise ValueError("Maj@N needs at least one sample")
+    if correct.shape != groups.shape:
+        raise ValueError(f"groups and correct differ in shape: {groups.shape} vs {correct.shape}")
+    binom = np.array([[math.comb(a, b) for b in range(m + 1)] for a in range(m + 1)], dtype=np.float64)
+    unvoted = np.array([binom[int((groups < 0).sum()), x] for x in range(m + 1)])
+    ids = sorted(set(groups[groups >= 0].tolist()))
+    positions = {g: np.flatnonzero(groups == g) for g in ids}
+    group_correct = group_correctness(groups, correct)
+    wins = np.zeros(m + 1)  # wins[N] = number of N-subsets whose vote is correct
+    for g in ids:
+        if group_correct[g] == 0.0:
+            continue
+        for j in positions[g]:
+            after_g = int((positions[g] > j).sum())
+            for c in range(1, after_g + 2):
+                poly = unvoted.copy()
+                for h in ids:
+                    if h == g:
+                        continue
+                    m_h = positions[h].size
+                    factor = np.zeros(c + 1)
+                    factor[:c] = binom[m_h, :c]
+                    factor[c] = binom[int((positions[h] > j).sum()), c]
+                    poly = np.convolve(poly, factor)[: m + 1]
+                ways_g = binom[after_g, c - 1]
+                # subsets of size N: g contributes c, the rest N - c
+                for n in range(c, m + 1):
+                    if n - c < poly.size:
+                        wins[n] += ways_g * poly[n - c]
+    totals = np.array([binom[m, n] for n in range(1, m + 1)])
+    return wins[1:] / totals
+
+
+def maj_at_n_brute_force(groups, correct, n: int) -> float:
+    """Maj@N of one question by enumerating every N-subset (exponential; for tests and tiny cases)."""
+    groups = np.asarray(groups)
+    group_correct = group_correctness(groups, correct)
+    subsets = itertools.combinations(range(groups.size), n)
+    return float(np.mean([majority_vote(groups[list(s)], group_correct)[1] for s in subsets]))

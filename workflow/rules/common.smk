@@ -6,7 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from ead.config import ConfigError, validate_config
+from ead.config import ConfigError, analysis_schedule, validate_config
 from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid
 
 try:
@@ -61,7 +61,10 @@ def figure_paths(name):
 
 def get_final_figures():
     """Every figure `rule all` renders. A figure joins this list only once its pipeline is real."""
-    figures = ["fig03_annealing_schedule", *RL_FIGURES]
+    # The analyses run SmolLM2 on CPU; the paper profile has no vLLM/hub-model version of them yet, so it leaves
+    # them out rather than presenting CPU-scale analyses as paper-scale figures.
+    analyses = ANALYSIS_FIGURES if RL_BACKEND == "cpu" else []
+    figures = ["fig03_annealing_schedule", *analyses, *RL_FIGURES]
     return [path for name in figures for path in figure_paths(name).values()]
 
 
@@ -147,3 +150,29 @@ def get_verl_cell_config(wildcards):
     or an unrelated experiment leaves this job's params, and so its results, untouched."""
     cell = Cell(wildcards.policy, wildcards.algorithm, wildcards.sampler, int(wildcards.n), int(wildcards.seed))
     return shlex.quote(json.dumps(cell_config(config, cell), sort_keys=True))
+
+
+# --- Sampling analyses (workflow/rules/analyses.smk) -------------------------------------------------------
+ANALYSIS_FIGURES = ["fig01_entropy_by_position", "fig02_forking", "fig09_majority_scaling"]
+
+
+def get_analysis_data(section):
+    """Input function factory: the data table of an analyses sub-section."""
+
+    def get_data(wildcards):
+        return f"results/data/{config['analyses'][section]['dataset']}.parquet"
+
+    return get_data
+
+
+def get_analysis_args(section):
+    """CLI flags of one analysis job: its config sub-section plus the shared threads/bootstrap, task = dataset."""
+    settings = dict(config["analyses"][section])
+    dataset = settings.pop("dataset")
+    settings.update(task=dataset, threads=config["analyses"]["threads"], bootstrap=config["analyses"]["bootstrap"])
+    if section == "majority":
+        schedules = [json.dumps(analysis_schedule(config, spec), sort_keys=True) for spec in settings.pop("samplers")]
+        if settings["max_solution_steps"] is None:
+            settings.pop("max_solution_steps")
+        return f"{cli_args(settings)} --schedules {' '.join(shlex.quote(s) for s in schedules)}"
+    return cli_args(settings)

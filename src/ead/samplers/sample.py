@@ -57,9 +57,13 @@ def _schedule_columns(schedule: Schedule, step: int) -> dict:
 
 def sample_hf(model, tokenizer, prompt_ids: list, prompts: list[str], schedule: Schedule, *, n: int,
               max_new_tokens: int, seed: int, step: int = 0, batch_size: int = 32, chat_template: bool = False,
-              greedy: bool = False) -> pd.DataFrame:
-    """Sample ``n`` completions of each prompt with the HF sampler; see the module docstring for columns."""
-    encoded = encode_prompts(tokenizer, prompts, chat_template)
+              greedy: bool = False, prompt_token_ids: list[list[int]] | None = None) -> pd.DataFrame:
+    """Sample ``n`` completions of each prompt with the HF sampler; see the module docstring for columns.
+
+    ``prompt_token_ids`` (one token list per prompt) replaces encoding ``prompts``, e.g. to continue a
+    response prefix at the token level.
+    """
+    encoded = prompt_token_ids if prompt_token_ids is not None else encode_prompts(tokenizer, prompts, chat_template)
     jobs = [(pid, encoded[i], k) for i, pid in enumerate(prompt_ids) for k in range(n)]
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     eos_ids = model.generation_config.eos_token_id or tokenizer.eos_token_id

@@ -1,0 +1,113 @@
+"""Shared pieces of the sampling analyses (entropy by position, forking, Maj@N): question selection,
+chain-of-thought prompts, vote keys and per-question Maj@N aggregation. Not a job itself.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ead.metrics import bootstrap_mean_ci, maj_at_n_curve, vote_groups
+from ead.rewards import TASKS, same_answer
+from ead.schedule import Schedule
+
+# Chain-of-thought instructions appended to each question (the model's chat template wraps the result as
+# one user turn). The answer formats are the ones ead.rewards extracts.
+COT_INSTRUCTIONS = {
+    "choice": 'Think step by step, then finish with "The answer is (X)" where X is the letter of the correct choice.',
+    "math": "Solve the problem step by step, then put the final answer in \\boxed{}.",
+}
+
+
+def cot_prompt(question: str, task: str) -> str:
+    """The question followed by the chain-of-thought instruction of its task kind."""
+    kind = TASKS.get(task)
+    if kind not in COT_INSTRUCTIONS:
+        raise ValueError(f"No chain-of-thought prompt for task {task!r}; supported: "
+                         f"{sorted(t for t, k in TASKS.items() if k in COT_INSTRUCTIONS)}")
+    return f"{question}\n\n{COT_INSTRUCTIONS[kind]}"
+
+
+def solution_steps(solution: str) -> int:
+    """Number of reasoning lines of a GSM8K reference solution (the final "#### answer" line excluded)."""
+    return sum(1 for line in str(solution).splitlines() if line.strip() and not line.startswith("####"))
+
+
+def select_questions(table: pd.DataFrame, num_questions: int, seed: int, source: str,
+                     max_solution_steps: int | None = None) -> pd.DataFrame:
+    """A seeded random subset of ``num_questions`` rows (all rows if fewer), kept in the table's order.
+
+    ``max_solution_steps`` first keeps only questions whose reference ``solution`` has at most that many
+    lines (GSM8K: the number of calculation steps), i.e. the easier questions.
+    """
+    for column in ("id", "question", "answer"):
+        if column not in table.columns:
+            raise SystemExit(f"{source}: no column {column!r}; columns are {list(table.columns)}")
+    if num_questions < 1:
+        raise SystemExit(f"num_questions must be >= 1, got {num_questions}")
+    if max_solution_steps is not None:
+        if "solution" not in table.columns:
+            raise SystemExit(f"{source}: no 'solution' column to count solution steps in")
+        table = table[table["solution"].map(solution_steps) <= max_solution_steps]
+        if table.empty:
+            raise SystemExit(f"{source}: no question has at most {max_solution_steps} solution steps")
+    if num_questions >= len(table):
+        return table.reset_index(drop=True)
+    rows = np.sort(np.random.default_rng(seed).choice(len(table), size=num_questions, replace=False))
+    return table.iloc[rows].reset_index(drop=True)
+
+
+def vote_equivalence(task: str):
+    """How vote keys are merged: math-verify equivalence for math tasks, exact match for letter choices."""
+    return same_answer if TASKS.get(task) == "math" else None
+
+
+def maj_curves(samples: pd.DataFrame, unit_columns: list[str], task: str) -> pd.DataFrame:
+    """Exact Maj@N (N = 1..M) of every unit (e.g. one question under one sampler) from graded samples.
+
+    ``samples`` needs ``unit_columns``, ``sample_id``, ``predicted`` (vote key or None) and ``correct``.
+    Returns one row per (unit, N) with maj_at_n, num_samples and num_vote_groups.
+    """
+    equivalent = vote_equivalence(task)
+    rows = []
+    for unit, group in samples.sort_values("sample_id").groupby(unit_columns, sort=True):
+        unit = unit if isinstance(unit, tuple) else (unit,)
+        keys = [None if pd.isna(k) else k for k in group["predicted"]]
+        groups = vote_groups(keys, equivalent)
+        curve = maj_at_n_curve(groups, group["correct"].to_numpy(dtype=np.float64))
+        for n, value in enumerate(curve, start=1):
+            rows.append({**dict(zip(unit_columns, unit)), "n": n, "maj_at_n": float(value),
+                         "num_samples": len(group), "num_vote_groups": int(groups.max() + 1)})
+    return pd.DataFrame(rows)
+
+
+def summarise(per_unit: pd.DataFrame, by: list[str], value: str, *, resamples: int, seed: int) -> pd.DataFrame:
+    """Mean of ``value`` over units within each ``by`` cell, with a 95% percentile bootstrap CI over units."""
+    rows = []
+    for cell, group in per_unit.groupby(by, sort=True):
+        cell = cell if isinstance(cell, tuple) else (cell,)
+        mean, low, high = bootstrap_mean_ci(group[value].to_numpy(), resamples=resamples, seed=seed)
+        rows.append({**dict(zip(by, cell)), "value": mean, "ci_low": low, "ci_high": high,
+                     "num_units": len(group)})
+    return pd.DataFrame(rows)
+
+
+def schedule_label(schedule: Schedule) -> str:
+    """Short legend label of a schedule, e.g. 'EAD (1.2 -> 0.1, d 25)' or 'tau = 0.6'."""
+    params = schedule.to_dict()
+    if params["name"] == "fixed":
+        return f"tau = {params['tau']:g}"
+    if params["name"] == "ead":
+        scale = f", scale {params['decay_scale']:g}" if params["decay_scale"] != 1 else ""
+        return f"EAD ({params['tau_max']:g} -> {params['tau_min']:g}, d {params['d0']:g}{scale})"
+    return json.dumps(params, sort_keys=True)
+
+
+def set_threads(threads: int) -> None:
+    """Torch intra-op threads for a job (the default profile shares 2 cores with other jobs)."""
+    if threads < 1:
+        raise SystemExit(f"--threads must be >= 1, got {threads}")
+    torch.set_num_threads(threads)

@@ -1,0 +1,105 @@
+"""Entropy by response position (paper Figure 1): does the policy's uncertainty shrink along a response?
+
+For each of ``--num-questions`` questions (seeded random subset) sample ``--samples`` chain-of-thought responses
+with a fixed sampling temperature (default tau = 1, plain sampling) and record, at every response position t,
+the full-vocabulary entropy of softmax(logits) at tau = 1 (not a top-k truncation). Aggregation per position:
+mean over the question's responses still generating at t, then mean over questions that have at least one such
+response, with a 95% percentile bootstrap CI over those questions. Two tables:
+
+* ``--samples-out`` (parquet): one row per response with its per-token entropies (list column);
+* ``--out`` (csv): one row per position t: mean_entropy, ci_low, ci_high, num_questions, num_responses
+  (responses alive at t), fraction_alive, plus the settings (model, data, task, tau, seeds, sizes).
+
+Run:
+    python -m ead.analyses.entropy_by_position --model results/models/smollm2-135m-instruct \
+        --data results/data/mmlu.parquet --task mmlu --num-questions 32 --samples 4 --max-new-tokens 160 \
+        --samples-out results/analyses/entropy_samples.parquet --out results/analyses/entropy_by_position.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from ead.analyses.common import cot_prompt, select_questions, set_threads
+from ead.io import read_table, setup_logging, write_table
+from ead.metrics import bootstrap_mean_ci
+from ead.samplers.sample import load_hf_model, sample_hf
+from ead.schedule import FixedTemperature
+
+
+def entropy_by_position(prompt_ids, entropies, *, resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Per-position aggregate of ragged per-token entropies (one array per response, its length = the response).
+
+    At position t a response contributes only if it is longer than t. Per question: mean over its contributing
+    responses; per position: mean over questions with at least one, and a bootstrap CI over those questions.
+    """
+    prompt_ids = list(prompt_ids)
+    arrays = [np.asarray(e, dtype=np.float64) for e in entropies]
+    if len(prompt_ids) != len(arrays):
+        raise ValueError(f"{len(prompt_ids)} prompt ids for {len(arrays)} entropy arrays")
+    questions = list(dict.fromkeys(prompt_ids))
+    index = {q: i for i, q in enumerate(questions)}
+    width = max((a.size for a in arrays), default=0)
+    # sums and counts per (question, position): a masked dense layout of the ragged arrays
+    sums = np.zeros((len(questions), width))
+    counts = np.zeros((len(questions), width))
+    for q, a in zip(prompt_ids, arrays):
+        sums[index[q], : a.size] += a
+        counts[index[q], : a.size] += 1
+    rows = []
+    for t in range(width):
+        alive = counts[:, t] > 0
+        per_question = sums[alive, t] / counts[alive, t]
+        mean, low, high = bootstrap_mean_ci(per_question, resamples=resamples, seed=seed)
+        rows.append({"position": t, "mean_entropy": mean, "ci_low": low, "ci_high": high,
+                     "num_questions": int(alive.sum()), "num_responses": int(counts[:, t].sum()),
+                     "fraction_alive": float(counts[:, t].sum() / len(arrays))})
+    return pd.DataFrame(rows)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="local HF model directory")
+    parser.add_argument("--data", required=True, help="questions table (id, question, answer)")
+    parser.add_argument("--task", required=True, help="grader task of the data (sets the CoT prompt), e.g. mmlu")
+    parser.add_argument("--num-questions", type=int, required=True)
+    parser.add_argument("--samples", type=int, required=True, help="responses per question (G)")
+    parser.add_argument("--max-new-tokens", type=int, required=True)
+    parser.add_argument("--tau", type=float, default=1.0, help="sampling temperature (entropy is always at tau 1)")
+    parser.add_argument("--question-seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument("--prompt-format", choices=("chat", "plain"), default="chat",
+                        help="chat = the question as one user turn of the model's chat template")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--samples-out", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    log = setup_logging("entropy_by_position")
+    set_threads(args.threads)
+
+    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data)
+    prompts = [cot_prompt(q, args.task) for q in questions["question"]]
+    model, tokenizer = load_hf_model(args.model)
+    samples = sample_hf(model, tokenizer, questions["id"].tolist(), prompts, FixedTemperature(args.tau),
+                        n=args.samples, max_new_tokens=args.max_new_tokens, seed=args.seed,
+                        batch_size=args.batch_size, chat_template=args.prompt_format == "chat")
+    settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format,
+                "task": args.task, "tau": args.tau,
+                "num_questions_requested": args.num_questions, "samples_per_question": args.samples,
+                "max_new_tokens": args.max_new_tokens, "question_seed": args.question_seed, "sampling_seed": args.seed}
+    table = entropy_by_position(samples["prompt_id"], samples["entropies"], resamples=args.bootstrap, seed=args.seed)
+    keep = ["prompt_id", "sample_id", "text", "num_tokens", "finished", "mean_entropy", "entropies"]
+    write_table(samples[keep].assign(**settings), args.samples_out)
+    write_table(table.assign(**settings), args.out)
+    early, late = table.head(16)["mean_entropy"].mean(), table.tail(16)["mean_entropy"].mean()
+    log.info("%d responses, mean length %.1f tokens; mean entropy first 16 positions %.3f, last 16 %.3f nats",
+             len(samples), samples["num_tokens"].mean(), early, late)
+
+
+if __name__ == "__main__":
+    main()

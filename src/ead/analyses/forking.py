@@ -1,0 +1,153 @@
+"""Forking (paper Figure 2): is branching early in a response worth more than branching late?
+
+Per question (seeded random subset of ``--num-questions``):
+
+1. sample ``--reference-samples`` chain-of-thought responses at ``--tau`` (the reference pool) and grade them;
+2. pick prefixes by ``--prefix-selection``: ``random`` = one reference per question chosen uniformly (seeded);
+   ``per_answer`` = one reference per distinct voted answer (the authors' rule; it over-represents wrong
+   prefixes). Only references longer than the largest fork point are eligible (so every fork point cuts
+   inside the same response); questions without an eligible reference are dropped and counted;
+3. for every fork point p in ``--fork-points``, keep the reference's first p response tokens and sample
+   ``--continuations`` continuations of prompt + prefix at ``--tau`` (p = 0 is normal sampling from the
+   prompt). Every response gets the same total budget: continuations have ``--max-new-tokens`` - p tokens;
+4. grade prefix + continuation with the task's grader and score Maj@K of each (reference, p) for every K in
+   ``--k`` with the exact estimator of :mod:`ead.metrics` (voting rule there), then average over references
+   with a 95% bootstrap CI over references.
+
+Tables: ``--samples-out`` (parquet, one row per continuation, graded), ``--out`` (csv, one row per (p, K):
+value, ci_low, ci_high, num_units, plus settings).
+
+Run:
+    python -m ead.analyses.forking --model results/models/smollm2-135m-instruct --data results/data/mmlu.parquet \
+        --task mmlu --num-questions 12 --reference-samples 2 --fork-points 0 16 32 64 --continuations 8 \
+        --k 1 3 8 --max-new-tokens 128 --samples-out results/analyses/forking_samples.parquet \
+        --out results/analyses/forking.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from ead.analyses.common import cot_prompt, maj_curves, select_questions, set_threads, summarise, vote_equivalence
+from ead.io import read_table, setup_logging, write_table
+from ead.metrics import vote_groups
+from ead.rewards import grade_many
+from ead.samplers.sample import encode_prompts, load_hf_model, sample_hf
+from ead.schedule import FixedTemperature
+
+PREFIX_SELECTIONS = ("random", "per_answer")
+
+
+def select_references(pool: pd.DataFrame, rule: str, min_tokens: int, seed: int, task: str) -> pd.DataFrame:
+    """Rows of the graded reference ``pool`` whose prefixes are forked, by ``rule`` (see the module docstring).
+
+    ``pool`` has prompt_id, sample_id, num_tokens, predicted. Only rows with num_tokens > ``min_tokens`` qualify.
+    """
+    if rule not in PREFIX_SELECTIONS:
+        raise ValueError(f"Unknown prefix selection {rule!r}; known: {list(PREFIX_SELECTIONS)}")
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for _, group in pool.sort_values(["prompt_id", "sample_id"]).groupby("prompt_id", sort=True):
+        eligible = group[group["num_tokens"] > min_tokens]
+        if eligible.empty:
+            continue
+        if rule == "random":
+            chosen.append(eligible.iloc[[int(rng.integers(len(eligible)))]])
+        else:  # one per distinct answer (vote group), the first of each; unanswered references form one group
+            keys = [None if pd.isna(k) else k for k in eligible["predicted"]]
+            groups = vote_groups(keys, vote_equivalence(task))
+            groups = np.where(groups < 0, groups.max() + 1, groups)
+            chosen.append(eligible.iloc[np.unique(groups, return_index=True)[1]])
+    return pd.concat(chosen, ignore_index=True) if chosen else pool.iloc[:0]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="local HF model directory")
+    parser.add_argument("--data", required=True, help="questions table (id, question, answer)")
+    parser.add_argument("--task", required=True, help="grader task, e.g. mmlu or gsm8k")
+    parser.add_argument("--num-questions", type=int, required=True)
+    parser.add_argument("--reference-samples", type=int, required=True, help="reference pool size per question")
+    parser.add_argument("--prefix-selection", choices=PREFIX_SELECTIONS, default="random")
+    parser.add_argument("--fork-points", type=int, nargs="+", required=True, help="prefix lengths p (0 = normal)")
+    parser.add_argument("--continuations", type=int, required=True, help="continuations per prefix (>= max K)")
+    parser.add_argument("--k", type=int, nargs="+", required=True, help="K of Maj@K")
+    parser.add_argument("--max-new-tokens", type=int, required=True, help="total response budget (prefix included)")
+    parser.add_argument("--tau", type=float, default=1.0, help="temperature of references and continuations")
+    parser.add_argument("--question-seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="sampling and prefix-selection seed")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--prompt-format", choices=("chat", "plain"), default="chat",
+                        help="chat = the question as one user turn of the model's chat template")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--samples-out", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    log = setup_logging("forking")
+    set_threads(args.threads)
+    if min(args.fork_points) < 0 or max(args.fork_points) >= args.max_new_tokens:
+        raise SystemExit(f"--fork-points {args.fork_points} must be >= 0 and < --max-new-tokens {args.max_new_tokens}")
+    if max(args.k) > args.continuations:
+        raise SystemExit(f"--continuations {args.continuations} is smaller than the largest K {max(args.k)}")
+
+    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data)
+    reference_of = dict(zip(questions["id"], questions["answer"]))
+    prompts = [cot_prompt(q, args.task) for q in questions["question"]]
+    model, tokenizer = load_hf_model(args.model)
+    schedule = FixedTemperature(args.tau)
+    options = dict(batch_size=args.batch_size, chat_template=args.prompt_format == "chat")
+
+    pool = sample_hf(model, tokenizer, questions["id"].tolist(), prompts, schedule, n=args.reference_samples,
+                     max_new_tokens=args.max_new_tokens, seed=args.seed, **options)
+    pool["predicted"] = [g.predicted for g in grade_many(pool["text"].tolist(),
+                                                         [reference_of[p] for p in pool["prompt_id"]], args.task)]
+    references = select_references(pool, args.prefix_selection, max(args.fork_points), args.seed, args.task)
+    log.info("%d of %d questions have a reference longer than %d tokens; %d prefixes (%s selection)",
+             references["prompt_id"].nunique(), len(questions), max(args.fork_points), len(references),
+             args.prefix_selection)
+    if references.empty:
+        raise SystemExit("no reference response is longer than the largest fork point; lower --fork-points")
+
+    encoded = encode_prompts(tokenizer, prompts, chat_template=args.prompt_format == "chat")
+    prompt_tokens = dict(zip(questions["id"], encoded))
+    references = references.assign(unit=[f"{p}#{s}" for p, s in zip(references["prompt_id"], references["sample_id"])])
+    frames = []
+    for offset, p in enumerate(sorted(set(args.fork_points))):
+        prefixes = [list(tokens[:p]) for tokens in references["token_ids"]]
+        out = sample_hf(model, tokenizer, references["unit"].tolist(), [""] * len(references), schedule,
+                        n=args.continuations, max_new_tokens=args.max_new_tokens - p, seed=args.seed + 1 + offset,
+                        prompt_token_ids=[prompt_tokens[q] + prefix for q, prefix in
+                                          zip(references["prompt_id"], prefixes)], **options)
+        prefix_of = dict(zip(references["unit"], prefixes))
+        out["text"] = [tokenizer.decode(prefix_of[u] + list(tokens), skip_special_tokens=True)
+                       for u, tokens in zip(out["prompt_id"], out["token_ids"])]
+        frames.append(out.rename(columns={"prompt_id": "unit"}).assign(fork_point=p))
+    samples = pd.concat(frames, ignore_index=True)
+    samples = samples.merge(references[["unit", "prompt_id"]].rename(columns={"prompt_id": "question_id"}), on="unit")
+    grades = grade_many(samples["text"].tolist(), [reference_of[q] for q in samples["question_id"]], args.task)
+    samples["predicted"] = [g.predicted for g in grades]
+    samples["correct"] = [g.score for g in grades]
+
+    per_unit = maj_curves(samples, ["fork_point", "unit"], args.task)
+    per_unit = per_unit[per_unit["n"].isin(args.k)].rename(columns={"n": "k"})
+    table = summarise(per_unit, ["fork_point", "k"], "maj_at_n", resamples=args.bootstrap, seed=args.seed)
+    settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format,
+                "task": args.task, "tau": args.tau,
+                "prefix_selection": args.prefix_selection, "num_questions_requested": args.num_questions,
+                "num_questions_used": int(references["prompt_id"].nunique()),
+                "reference_samples": args.reference_samples, "continuations": args.continuations,
+                "max_new_tokens": args.max_new_tokens, "question_seed": args.question_seed, "sampling_seed": args.seed}
+    keep = ["question_id", "unit", "fork_point", "sample_id", "text", "num_tokens", "finished", "predicted", "correct"]
+    write_table(samples[keep].assign(**settings), args.samples_out)
+    write_table(table.rename(columns={"value": "maj_at_k"}).assign(metric="maj@k", **settings), args.out)
+    for row in table.itertuples():
+        log.info("fork after %d tokens: Maj@%d = %.3f [%.3f, %.3f]", row.fork_point, row.k, row.value,
+                 row.ci_low, row.ci_high)
+
+
+if __name__ == "__main__":
+    main()

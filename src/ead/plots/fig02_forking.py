@@ -1,0 +1,60 @@
+"""Paper Figure 2: Maj@K of continuations forked from a reference response after p tokens (p = 0: normal sampling).
+
+Reads the table written by `ead.analyses.forking`; one line per fork point p over K, with 95% bootstrap CIs
+over the forked references.
+
+Run:
+    python -m ead.plots.fig02_forking --table results/analyses/forking.csv \
+        --png figures/fig02_forking.png --pdf figures/fig02_forking.pdf
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import matplotlib.pyplot as plt
+import seaborn as sns
+
+from ead.io import read_table, setup_logging
+from ead.plots.style import apply_style, save_figure
+
+
+def plot(table):
+    apply_style()
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    points = sorted(table["fork_point"].unique())
+    palette = sns.color_palette("mako_r", n_colors=len(points) + 1)[1:]
+    for offset, (color, p) in enumerate(zip(palette, points)):
+        rows = table[table["fork_point"] == p].sort_values("k")
+        label = "normal sampling (p = 0)" if p == 0 else f"fork after {p} tokens"
+        x = rows["k"] * (1 + 0.03 * (offset - (len(points) - 1) / 2))  # dodge so the CI bars do not overlap
+        ax.errorbar(x, 100 * rows["maj_at_k"], yerr=[100 * (rows["maj_at_k"] - rows["ci_low"]),
+                                                      100 * (rows["ci_high"] - rows["maj_at_k"])],
+                    color=color, marker="o", ms=4, lw=1.6, capsize=2.5, label=label)
+    first = table.iloc[0]
+    model = str(first["model"]).rstrip("/").split("/")[-1]
+    ax.set_xscale("log", base=2)
+    ks = sorted(table["k"].unique())
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set(xlabel="K (continuations voted)", ylabel="Maj@K (%)",
+           title=f"Forking: {model} on {first['task']}, {int(first['num_questions_used'])} questions, "
+                 f"{first['prefix_selection']} prefix")
+    top = max(5.0, 110 * table["ci_high"].max())
+    ax.set_ylim(-0.02 * top, top)  # a line at 0 stays visible
+    ax.legend(fontsize=8, loc="best")
+    return fig
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", required=True)
+    parser.add_argument("--png", required=True)
+    parser.add_argument("--pdf", required=True)
+    args = parser.parse_args(argv)
+    log = setup_logging("fig02_forking")
+    save_figure(plot(read_table(args.table)), args.png, args.pdf)
+    log.info("wrote %s and %s", args.png, args.pdf)
+
+
+if __name__ == "__main__":
+    main()
