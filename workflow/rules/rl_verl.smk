@@ -4,7 +4,7 @@
 # never touch a hub.
 # GPU and time requests per rule live in workflow/profiles/slurm/config.yaml. These rules have no `conda:` env: run
 # Snakemake inside the GPU environment (workflow/scripts/setup_gpu.sh or environment-gpu.yml + `pip install --no-deps
-# -e .`), because the package pins the CPU torch build that verl[vllm] replaces (see docs/paper_scale.md).
+# -e .`), because the package pins the CPU torch build that verl[vllm] replaces (see README, "Paper scale").
 
 
 rule paper_model:

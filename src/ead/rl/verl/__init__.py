@@ -9,5 +9,5 @@
 * :mod:`~ead.rl.verl.hub`: paper-profile-only hub downloads (models, NuminaMath-CoT, MATH-500).
 
 Cells are resolved by :mod:`ead.rl.grid` (``cell_settings``, ``cell_config``), exactly as for the CPU backend.
-See docs/paper_scale.md. Importing the package imports neither verl nor vLLM.
+See the README, "Paper scale". Importing the package imports neither verl nor vLLM.
 """
