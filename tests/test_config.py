@@ -4,9 +4,8 @@ import copy
 from pathlib import Path
 
 import pytest
-import yaml
 
-from ead.config import ConfigError, validate_config
+from ead.config import ConfigError, load_layered_config, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -14,18 +13,7 @@ SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 def load(*names):
     """Layer config files the way Snakemake does (later files override keys of earlier ones)."""
-    merged = {}
-    for name in names:
-        _deep_update(merged, yaml.safe_load((ROOT / "configs" / name).read_text()))
-    return merged
-
-
-def _deep_update(base, delta):
-    for key, value in delta.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _deep_update(base[key], value)
-        else:
-            base[key] = value
+    return load_layered_config(*(ROOT / "configs" / name for name in names))
 
 
 @pytest.mark.parametrize("profile", [("config.yaml",), ("config.yaml", "smoke.yaml"), ("config.yaml", "paper.yaml")])

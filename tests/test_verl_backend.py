@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from ead.config import ConfigError, validate_config
+from ead.config import ConfigError, load_layered_config, validate_config
 from ead.metrics import pass_at_k, worst_at_k
 from ead.rl.aggregate import TRAIN_METRICS, eval_curves, train_curves
 from ead.rl.grid import Cell, cell_config, cell_settings, expand_grid, sampler_schedule, table_columns
@@ -42,21 +42,9 @@ PATHS = overrides.CellPaths(model="/models/m", train_files="/data/train.parquet"
                             agent_loop_config="/run/agent_loop.yaml", run_dir="/run")
 
 
-def _deep_update(base, delta):
-    for key, value in delta.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _deep_update(base[key], value)
-        else:
-            base[key] = value
-    return base
-
-
 def paper_config():
     """configs/config.yaml with configs/paper.yaml layered on top, as Snakemake does."""
-    config = {}
-    for name in ("config.yaml", "paper.yaml"):
-        _deep_update(config, yaml.safe_load((ROOT / "configs" / name).read_text()))
-    return config
+    return load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "paper.yaml")
 
 
 PAPER = paper_config()

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from ead.config import load_layered_config
 from ead.rl.grid import expand_grid
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,12 +57,7 @@ def planned_rules(workdir, *args):
 
 def smoke_config():
     """The smoke profile as Snakemake sees it: configs/config.yaml updated recursively by configs/smoke.yaml."""
-    def merge(base, delta):
-        for key, value in delta.items():
-            base[key] = merge(base.get(key, {}), value) if isinstance(value, dict) else value
-        return base
-    return merge(yaml.safe_load((ROOT / "configs" / "config.yaml").read_text()),
-                 yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text()))
+    return load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml")
 
 
 @pytest.fixture(scope="module")

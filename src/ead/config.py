@@ -15,6 +15,23 @@ import yaml
 from ead.schedule import AnnealedSchedule, build_schedule
 
 
+def load_layered_config(*paths: str | Path) -> dict:
+    """Read config files and layer them as Snakemake's `--configfile` does: later files override keys of earlier ones,
+    nested mappings are merged key by key (e.g. load_layered_config("configs/config.yaml", "configs/smoke.yaml"))."""
+    merged: dict = {}
+    for path in paths:
+        _deep_update(merged, yaml.safe_load(Path(path).read_text()))
+    return merged
+
+
+def _deep_update(base: dict, delta: dict) -> None:
+    for key, value in delta.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _deep_update(base[key], value)
+        else:
+            base[key] = value
+
+
 class ConfigError(ValueError):
     """A config value is invalid; the message names the key and the value."""
 
