@@ -11,7 +11,7 @@ import pandas as pd
 import torch
 
 from ead.metrics import bootstrap_mean_ci, maj_at_n_curve, vote_groups
-from ead.rewards import TASKS, same_answer
+from ead.rewards import TASKS, grade_many, same_answer
 from ead.schedule import Schedule
 
 # Chain-of-thought instructions appended to each question (the model's chat template wraps the result as
@@ -111,3 +111,29 @@ def set_threads(threads: int) -> None:
     if threads < 1:
         raise SystemExit(f"--threads must be >= 1, got {threads}")
     torch.set_num_threads(threads)
+
+
+def add_common_arguments(parser) -> None:
+    """Command-line arguments every sampling analysis shares: model, questions, sampling, bootstrap and outputs."""
+    parser.add_argument("--model", required=True, help="local HF model directory")
+    parser.add_argument("--data", required=True, help="questions table (id, question, answer)")
+    parser.add_argument("--task", required=True, help="grader task of the data (sets the CoT prompt), e.g. mmlu")
+    parser.add_argument("--num-questions", type=int, required=True)
+    parser.add_argument("--max-new-tokens", type=int, required=True, help="response budget in tokens")
+    parser.add_argument("--question-seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument("--prompt-format", choices=("chat", "plain"), default="chat",
+                        help="chat = the question as one user turn of the model's chat template")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--samples-out", required=True)
+    parser.add_argument("--out", required=True)
+
+
+def grade_samples(samples: pd.DataFrame, references: list[str], task: str) -> pd.DataFrame:
+    """Add the grader's vote key (`predicted`) and score (`correct`) of every sampled text (in place; returned)."""
+    grades = grade_many(samples["text"].tolist(), references, task)
+    samples["predicted"] = [g.predicted for g in grades]
+    samples["correct"] = [g.score for g in grades]
+    return samples

@@ -23,7 +23,7 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from ead.analyses.common import cot_prompt, select_questions, set_threads
+from ead.analyses.common import add_common_arguments, cot_prompt, select_questions, set_threads
 from ead.io import read_table, setup_logging, write_table
 from ead.metrics import bootstrap_mean_ci
 from ead.samplers.sample import load_hf_model, sample_hf
@@ -62,22 +62,9 @@ def entropy_by_position(prompt_ids, entropies, *, resamples: int = 1000, seed: i
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="local HF model directory")
-    parser.add_argument("--data", required=True, help="questions table (id, question, answer)")
-    parser.add_argument("--task", required=True, help="grader task of the data (sets the CoT prompt), e.g. mmlu")
-    parser.add_argument("--num-questions", type=int, required=True)
+    add_common_arguments(parser)
     parser.add_argument("--samples", type=int, required=True, help="responses per question (G)")
-    parser.add_argument("--max-new-tokens", type=int, required=True)
     parser.add_argument("--tau", type=float, default=1.0, help="sampling temperature (entropy is always at tau 1)")
-    parser.add_argument("--question-seed", type=int, default=0)
-    parser.add_argument("--seed", type=int, default=0, help="sampling seed")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
-    parser.add_argument("--prompt-format", choices=("chat", "plain"), default="chat",
-                        help="chat = the question as one user turn of the model's chat template")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--samples-out", required=True)
-    parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     log = setup_logging("entropy_by_position")
     set_threads(args.threads)

@@ -31,10 +31,10 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from ead.analyses.common import cot_prompt, maj_curves, select_questions, set_threads, summarise, vote_equivalence
+from ead.analyses.common import (add_common_arguments, cot_prompt, grade_samples, maj_curves, select_questions,
+                                 set_threads, summarise, vote_equivalence)
 from ead.io import read_table, setup_logging, write_table
 from ead.metrics import vote_groups
-from ead.rewards import grade_many
 from ead.samplers.sample import encode_prompts, load_hf_model, sample_hf
 from ead.schedule import FixedTemperature
 
@@ -66,26 +66,13 @@ def select_references(pool: pd.DataFrame, rule: str, min_tokens: int, seed: int,
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="local HF model directory")
-    parser.add_argument("--data", required=True, help="questions table (id, question, answer)")
-    parser.add_argument("--task", required=True, help="grader task, e.g. mmlu or gsm8k")
-    parser.add_argument("--num-questions", type=int, required=True)
+    add_common_arguments(parser)
     parser.add_argument("--reference-samples", type=int, required=True, help="reference pool size per question")
     parser.add_argument("--prefix-selection", choices=PREFIX_SELECTIONS, default="random")
     parser.add_argument("--fork-points", type=int, nargs="+", required=True, help="prefix lengths p (0 = normal)")
     parser.add_argument("--continuations", type=int, required=True, help="continuations per prefix (>= max K)")
     parser.add_argument("--k", type=int, nargs="+", required=True, help="K of Maj@K")
-    parser.add_argument("--max-new-tokens", type=int, required=True, help="total response budget (prefix included)")
     parser.add_argument("--tau", type=float, default=1.0, help="temperature of references and continuations")
-    parser.add_argument("--question-seed", type=int, default=0)
-    parser.add_argument("--seed", type=int, default=0, help="sampling and prefix-selection seed")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--bootstrap", type=int, default=1000)
-    parser.add_argument("--prompt-format", choices=("chat", "plain"), default="chat",
-                        help="chat = the question as one user turn of the model's chat template")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--samples-out", required=True)
-    parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     log = setup_logging("forking")
     set_threads(args.threads)
@@ -103,8 +90,7 @@ def main(argv=None):
 
     pool = sample_hf(model, tokenizer, questions["id"].tolist(), prompts, schedule, n=args.reference_samples,
                      max_new_tokens=args.max_new_tokens, seed=args.seed, **options)
-    pool["predicted"] = [g.predicted for g in grade_many(pool["text"].tolist(),
-                                                         [reference_of[p] for p in pool["prompt_id"]], args.task)]
+    grade_samples(pool, [reference_of[p] for p in pool["prompt_id"]], args.task)
     references = select_references(pool, args.prefix_selection, max(args.fork_points), args.seed, args.task)
     log.info("%d of %d questions have a reference longer than %d tokens; %d prefixes (%s selection)",
              references["prompt_id"].nunique(), len(questions), max(args.fork_points), len(references),
@@ -128,9 +114,7 @@ def main(argv=None):
         frames.append(out.rename(columns={"prompt_id": "unit"}).assign(fork_point=p))
     samples = pd.concat(frames, ignore_index=True)
     samples = samples.merge(references[["unit", "prompt_id"]].rename(columns={"prompt_id": "question_id"}), on="unit")
-    grades = grade_many(samples["text"].tolist(), [reference_of[q] for q in samples["question_id"]], args.task)
-    samples["predicted"] = [g.predicted for g in grades]
-    samples["correct"] = [g.score for g in grades]
+    grade_samples(samples, [reference_of[q] for q in samples["question_id"]], args.task)
 
     per_unit = maj_curves(samples, ["fork_point", "unit"], args.task)
     per_unit = per_unit[per_unit["n"].isin(args.k)].rename(columns={"n": "k"})

@@ -24,33 +24,20 @@ import json
 
 import pandas as pd
 
-from ead.analyses.common import cot_prompt, maj_curves, schedule_label, select_questions, set_threads, summarise
+from ead.analyses.common import (add_common_arguments, cot_prompt, grade_samples, maj_curves, schedule_label,
+                                 select_questions, set_threads, summarise)
 from ead.io import read_table, setup_logging, write_table
-from ead.rewards import grade_many
 from ead.samplers.sample import load_hf_model, sample_hf
 from ead.schedule import build_schedule
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="local HF model directory")
-    parser.add_argument("--data", required=True, help="questions table (id, question, answer)")
-    parser.add_argument("--task", required=True, help="grader task, e.g. gsm8k or math500")
-    parser.add_argument("--num-questions", type=int, required=True)
+    add_common_arguments(parser)
     parser.add_argument("--samples", type=int, required=True, help="M samples per question and schedule")
     parser.add_argument("--schedules", nargs="+", required=True, help="schedule specs (JSON), one per sampler")
-    parser.add_argument("--max-new-tokens", type=int, required=True)
     parser.add_argument("--max-solution-steps", type=int, default=None,
                         help="only questions whose reference solution has at most this many lines (GSM8K)")
-    parser.add_argument("--question-seed", type=int, default=0)
-    parser.add_argument("--seed", type=int, default=0, help="sampling seed (the same for every schedule)")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--bootstrap", type=int, default=1000)
-    parser.add_argument("--prompt-format", choices=("chat", "plain"), default="chat",
-                        help="chat = the question as one user turn of the model's chat template")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--samples-out", required=True)
-    parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     log = setup_logging("majority_scaling")
     set_threads(args.threads)
@@ -70,9 +57,7 @@ def main(argv=None):
         out = sample_hf(model, tokenizer, questions["id"].tolist(), prompts, schedule, n=args.samples,
                         max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size,
                         chat_template=args.prompt_format == "chat")
-        grades = grade_many(out["text"].tolist(), [reference_of[p] for p in out["prompt_id"]], args.task)
-        out["predicted"] = [g.predicted for g in grades]
-        out["correct"] = [g.score for g in grades]
+        grade_samples(out, [reference_of[p] for p in out["prompt_id"]], args.task)
         frames.append(out.assign(sampler=label))
     samples = pd.concat(frames, ignore_index=True)
 

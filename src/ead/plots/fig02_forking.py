@@ -10,13 +10,10 @@ Run:
 
 from __future__ import annotations
 
-import argparse
-
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from ead.io import read_table, setup_logging
-from ead.plots.style import apply_style, save_figure
+from ead.plots.style import apply_style, run_table_figure
 
 
 def plot(table):
@@ -46,14 +43,7 @@ def plot(table):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", required=True)
-    parser.add_argument("--png", required=True)
-    parser.add_argument("--pdf", required=True)
-    args = parser.parse_args(argv)
-    log = setup_logging("fig02_forking")
-    save_figure(plot(read_table(args.table)), args.png, args.pdf)
-    log.info("wrote %s and %s", args.png, args.pdf)
+    run_table_figure(plot, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

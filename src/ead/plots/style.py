@@ -9,7 +9,7 @@ matplotlib.use("Agg")  # headless: figures are files, never windows
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from ead.io import atomic_path  # noqa: E402
+from ead.io import atomic_path, read_table, setup_logging  # noqa: E402
 
 def apply_style() -> None:
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
@@ -22,3 +22,25 @@ def save_figure(fig, png: str, pdf: str) -> None:
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=fmt)
     plt.close(fig)
+
+
+def run_table_figure(plot, description: str, argv=None) -> None:
+    """Command line of a figure drawn from one table: ``--table`` in, ``--png`` and ``--pdf`` out."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--table", required=True)
+    parser.add_argument("--png", required=True)
+    parser.add_argument("--pdf", required=True)
+    args = parser.parse_args(argv)
+    log = figure_logger(plot)
+    save_figure(plot(read_table(args.table)), args.png, args.pdf)
+    log.info("wrote %s and %s", args.png, args.pdf)
+
+
+def figure_logger(plot):
+    """The logger of a figure module, named after the module even when it runs as ``python -m`` (``__main__``)."""
+    import sys
+
+    spec = getattr(sys.modules.get(plot.__module__), "__spec__", None)
+    return setup_logging(spec.name.rsplit(".", 1)[-1] if spec else plot.__module__)
