@@ -1,6 +1,9 @@
-"""Shared fixtures: tiny randomly initialised HF models (no hub, no download)."""
+"""Shared fixtures: tiny randomly initialised HF models (no hub, no download), and killing a run mid-way."""
 
 import importlib.util
+import signal
+import subprocess
+import time
 
 import pytest
 import torch
@@ -39,3 +42,21 @@ def tiny_model_dir(tmp_path_factory):
     model.save_pretrained(path, safe_serialization=True)
     tokenizer.save_pretrained(path)
     return path
+
+
+def kill_after_first_checkpoint(command, checkpoint_state, timeout_s=180):
+    """Start ``command`` and SIGKILL it as soon as ``checkpoint_state`` (its first checkpoint) exists."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + timeout_s
+    while not checkpoint_state.exists():
+        assert process.poll() is None, "the run ended before its first checkpoint; nothing was interrupted"
+        assert time.time() < deadline
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+@pytest.fixture
+def killed_after_first_checkpoint():
+    """The function :func:`kill_after_first_checkpoint` (for the resume tests of SFT and RL training)."""
+    return kill_after_first_checkpoint

@@ -1,10 +1,8 @@
 """RL backend: TIS weights, verl's loss modes, trainer log-probs, the grid, aggregation, and kill-and-resume."""
 
 import json
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -279,7 +277,7 @@ def train_command(root, out, checkpoint, settings):
 
 
 @pytest.mark.slow
-def test_killed_training_resumes_to_identical_tables(rl_inputs, tmp_path):
+def test_killed_training_resumes_to_identical_tables(rl_inputs, tmp_path, killed_after_first_checkpoint):
     config = json.loads(json.dumps(CONFIG))
     config["rl"].update(steps=4, prompts_per_step=2, max_new_tokens=24, checkpoint_every=2)
     config["rl"]["eval"].update(limit=4, n=4, k=[1, 4], every=3, batch_size=16)
@@ -287,15 +285,9 @@ def test_killed_training_resumes_to_identical_tables(rl_inputs, tmp_path):
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     subprocess.run(train_command(rl_inputs, straight, tmp_path / "ckpt_a", settings), check=True, capture_output=True)
 
-    process = subprocess.Popen(train_command(rl_inputs, resumed, tmp_path / "ckpt_b", settings),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 180
-    while not (tmp_path / "ckpt_b" / "trainer_state.pt").exists():
-        assert process.poll() is None, "the run ended before its first checkpoint; nothing was interrupted"
-        assert time.time() < deadline
-        time.sleep(0.02)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    killed_after_first_checkpoint(train_command(rl_inputs, resumed, tmp_path / "ckpt_b", settings),
+                                  tmp_path / "ckpt_b" / "trainer_state.pt",
+                                  timeout_s=180)
     assert not (resumed / "steps.csv").exists()
     rerun = subprocess.run(train_command(rl_inputs, resumed, tmp_path / "ckpt_b", settings), capture_output=True,
                            text=True, check=True)

@@ -1,9 +1,7 @@
 """Tiny-policy SFT: the tokenizer is strict, and a run killed mid-way resumes to the exact same weights."""
 
-import signal
 import subprocess
 import sys
-import time
 
 import pandas as pd
 import pytest
@@ -41,19 +39,13 @@ def sft_command(data, out, checkpoint, steps=300):
 
 
 @pytest.mark.slow
-def test_killed_run_resumes_to_identical_weights(countdown_table, tmp_path):
+def test_killed_run_resumes_to_identical_weights(countdown_table, tmp_path, killed_after_first_checkpoint):
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     subprocess.run(sft_command(countdown_table, straight, tmp_path / "ckpt_a"), check=True, capture_output=True)
 
-    process = subprocess.Popen(sft_command(countdown_table, resumed, tmp_path / "ckpt_b"),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while not (tmp_path / "ckpt_b" / "trainer_state.pt").exists():
-        assert process.poll() is None, "the run ended before its first checkpoint; nothing was interrupted"
-        assert time.time() < deadline
-        time.sleep(0.02)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    killed_after_first_checkpoint(sft_command(countdown_table, resumed, tmp_path / "ckpt_b"),
+                                  tmp_path / "ckpt_b" / "trainer_state.pt",
+                                  timeout_s=120)
     assert not (resumed / "model").exists()
     rerun = subprocess.run(sft_command(countdown_table, resumed, tmp_path / "ckpt_b"), capture_output=True,
                            text=True, check=True)

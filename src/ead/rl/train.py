@@ -38,6 +38,7 @@ from tqdm import tqdm
 
 from ead.evaluation import evaluate, select_problems, summarise
 from ead.io import atomic_directory, read_table, setup_logging, write_table
+from ead.models import save_hf_model
 from ead.models.tiny_policy import encode_strict
 from ead.rewards import grade_many
 from ead.rl.grid import table_columns
@@ -77,9 +78,10 @@ def step_generator(seed: int, step: int, stream: int) -> torch.Generator:
 
 
 class Trainer:
-    def __init__(self, settings: dict, policy_dir: str, data: str, log):
+    def __init__(self, settings: dict, policy_dir: str, data: str, log, resume_from: Path | None = None):
+        """The cell's policy, data and optimizer: fresh from ``policy_dir``, or restored from a checkpoint."""
         self.settings, self.log = settings, log
-        self.model, self.tokenizer = load_hf_model(policy_dir)
+        self.model, self.tokenizer = load_hf_model(resume_from / "model" if resume_from else policy_dir)
         table = read_table(data)
         self.train_problems = select_problems(table, "train", None, data).reset_index(drop=True)
         ev = settings["eval"]
@@ -99,6 +101,11 @@ class Trainer:
         optimizer = settings["optimizer"]
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=settings["lr"],
                                            betas=tuple(optimizer["betas"]), weight_decay=optimizer["weight_decay"])
+        self.resumed_step = 0
+        if resume_from:
+            state = torch.load(resume_from / "trainer_state.pt", weights_only=True)
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.resumed_step = state["step"]
         self.pad_id = self.tokenizer.pad_token_id
         self.eos_id = self.tokenizer.eos_token_id
 
@@ -199,7 +206,7 @@ class Trainer:
 
 def _save_checkpoint(directory: Path, trainer: Trainer, step: int, tables: dict[str, list[dict]]) -> None:
     with atomic_directory(directory) as staging:
-        trainer.model.save_pretrained(staging / "model", safe_serialization=True)
+        save_hf_model(staging / "model", trainer.model, trainer.tokenizer)
         torch.save({"optimizer": trainer.optimizer.state_dict(), "step": step}, staging / "trainer_state.pt")
         (staging / "tables.json").write_text(json.dumps(tables))
 
@@ -207,23 +214,14 @@ def _save_checkpoint(directory: Path, trainer: Trainer, step: int, tables: dict[
 def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: str, checkpoint_dir: str) -> None:
     log = setup_logging("rl")
     torch.manual_seed(settings["seed"])
-    trainer = Trainer(settings, policy_dir, data, log)
     checkpoint = Path(checkpoint_dir)
+    resuming = (checkpoint / "trainer_state.pt").exists()
+    trainer = Trainer(settings, policy_dir, data, log, resume_from=checkpoint if resuming else None)
     tables = {"steps": [], "eval_problems": []}
-    start = 1
-    if (checkpoint / "trainer_state.pt").exists():
-        from transformers import AutoModelForCausalLM
-
-        trainer.model = AutoModelForCausalLM.from_pretrained(checkpoint / "model", local_files_only=True,
-                                                             use_safetensors=True, dtype=torch.float32).eval()
-        trainer.optimizer = torch.optim.AdamW(trainer.model.parameters(), lr=settings["lr"],
-                                              betas=tuple(settings["optimizer"]["betas"]),
-                                              weight_decay=settings["optimizer"]["weight_decay"])
-        state = torch.load(checkpoint / "trainer_state.pt", weights_only=True)
-        trainer.optimizer.load_state_dict(state["optimizer"])
+    if resuming:
         tables = json.loads((checkpoint / "tables.json").read_text())
-        start = state["step"] + 1
-        log.info("resuming from %s after step %d", checkpoint, state["step"])
+        log.info("resuming from %s after step %d", checkpoint, trainer.resumed_step)
+    start = trainer.resumed_step + 1
 
     steps, every = settings["steps"], settings["eval"]["every"]
     log.info("cell %s: %d steps, lr %.2e, schedule %s, TIS %s, training temperature %.2f",
