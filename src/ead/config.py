@@ -173,6 +173,13 @@ def check_analyses(config: dict) -> None:
     """Cross-field rules of the ``analyses`` section (the schema checks types and ranges)."""
     if "analyses" not in config:
         raise ConfigError("analyses: the section is required (see configs/config.yaml)")
+    known_models = analysis_model_names(config)
+    for section in ANALYSIS_SECTIONS:
+        models = config["analyses"][section]["models"]
+        unknown = [name for name in models if name not in known_models]
+        if unknown:
+            raise ConfigError(f"analyses.{section}.models = {models}: unknown model(s) {unknown}; known: {known_models} "
+                              "(the offline model, or names in paper_models)")
     forking = config["analyses"]["forking"]
     for p in forking["fork_points"]:
         if not 0 <= p < forking["max_new_tokens"]:
@@ -190,6 +197,17 @@ def check_analyses(config: dict) -> None:
     labels = [json.dumps(analysis_schedule(config, spec), sort_keys=True) for spec in majority["samplers"]]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"analyses.majority.samplers = {majority['samplers']}: a sampler is listed twice")
+
+
+#: The analyses' config sub-sections (one job per section and model).
+ANALYSIS_SECTIONS = ("entropy", "forking", "majority")
+#: Models the analyses can use offline (made by the workflow from a registry wheel, see ead.models.smollm2).
+OFFLINE_ANALYSIS_MODELS = ("smollm2-135m-instruct",)
+
+
+def analysis_model_names(config: dict) -> list[str]:
+    """Model names an analysis may list: the offline model, and the hub models of ``paper_models`` (paper profile)."""
+    return [*OFFLINE_ANALYSIS_MODELS, *config.get("paper_models", {})]
 
 
 def analysis_schedule(config: dict, spec: dict) -> dict:

@@ -1,20 +1,22 @@
-# Sampling analyses with SmolLM2-135M-Instruct: entropy by position (Fig. 1), forking (Fig. 2), Maj@N (Fig. 9).
-# Compute rules write tidy tables to results/analyses/; plot rules read them only.
+# Sampling analyses: entropy by position (Fig. 1), forking (Fig. 2), Maj@N (Fig. 9), one job per (analysis, model).
+# The default profile runs SmolLM2-135M-Instruct on CPU with transformers; the paper profile runs the paper's hub
+# models with vLLM (analyses.engine, configs/paper.yaml). Compute rules write tidy tables to
+# results/analyses/<analysis>/<model>.csv; plot rules read those tables only (one curve or panel per model).
 
 
 rule entropy_by_position:
     input:
-        model=config["analyses"]["model"],
+        model=get_analysis_model,
         data=get_analysis_data("entropy"),
     output:
-        table="results/analyses/entropy_by_position.csv",
-        samples="results/analyses/entropy_samples.parquet",
+        table="results/analyses/entropy_by_position/{analysis_model}.csv",
+        samples="results/analyses/entropy_by_position/{analysis_model}_samples.parquet",
     params:
         args=get_analysis_args("entropy"),
     log:
-        "results/logs/analyses/entropy_by_position.log",
+        "results/logs/analyses/entropy_by_position/{analysis_model}.log",
     benchmark:
-        "results/benchmarks/analyses/entropy_by_position.tsv"
+        "results/benchmarks/analyses/entropy_by_position/{analysis_model}.tsv"
     conda:
         CONDA_ENV
     shell:
@@ -24,17 +26,17 @@ rule entropy_by_position:
 
 rule forking:
     input:
-        model=config["analyses"]["model"],
+        model=get_analysis_model,
         data=get_analysis_data("forking"),
     output:
-        table="results/analyses/forking.csv",
-        samples="results/analyses/forking_samples.parquet",
+        table="results/analyses/forking/{analysis_model}.csv",
+        samples="results/analyses/forking/{analysis_model}_samples.parquet",
     params:
         args=get_analysis_args("forking"),
     log:
-        "results/logs/analyses/forking.log",
+        "results/logs/analyses/forking/{analysis_model}.log",
     benchmark:
-        "results/benchmarks/analyses/forking.tsv"
+        "results/benchmarks/analyses/forking/{analysis_model}.tsv"
     conda:
         CONDA_ENV
     shell:
@@ -44,17 +46,17 @@ rule forking:
 
 rule majority_scaling:
     input:
-        model=config["analyses"]["model"],
+        model=get_analysis_model,
         data=get_analysis_data("majority"),
     output:
-        table="results/analyses/majority_scaling.csv",
-        samples="results/analyses/majority_samples.parquet",
+        table="results/analyses/majority_scaling/{analysis_model}.csv",
+        samples="results/analyses/majority_scaling/{analysis_model}_samples.parquet",
     params:
         args=get_analysis_args("majority"),
     log:
-        "results/logs/analyses/majority_scaling.log",
+        "results/logs/analyses/majority_scaling/{analysis_model}.log",
     benchmark:
-        "results/benchmarks/analyses/majority_scaling.tsv"
+        "results/benchmarks/analyses/majority_scaling/{analysis_model}.tsv"
     conda:
         CONDA_ENV
     shell:
@@ -64,7 +66,7 @@ rule majority_scaling:
 
 rule fig01_entropy_by_position:
     input:
-        table=rules.entropy_by_position.output.table,
+        tables=get_analysis_tables("entropy"),
     output:
         **figure_paths("fig01_entropy_by_position"),
     log:
@@ -72,13 +74,13 @@ rule fig01_entropy_by_position:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.plots.fig01_entropy_by_position --table {input.table}"
+        "python -m ead.plots.fig01_entropy_by_position --tables {input.tables}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 
 rule fig02_forking:
     input:
-        table=rules.forking.output.table,
+        tables=get_analysis_tables("forking"),
     output:
         **figure_paths("fig02_forking"),
     log:
@@ -86,12 +88,12 @@ rule fig02_forking:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.plots.fig02_forking --table {input.table} --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+        "python -m ead.plots.fig02_forking --tables {input.tables} --png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 
 rule fig09_majority_scaling:
     input:
-        table=rules.majority_scaling.output.table,
+        tables=get_analysis_tables("majority"),
     output:
         **figure_paths("fig09_majority_scaling"),
     log:
@@ -99,5 +101,5 @@ rule fig09_majority_scaling:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.plots.fig09_majority_scaling --table {input.table}"
+        "python -m ead.plots.fig09_majority_scaling --tables {input.tables}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"

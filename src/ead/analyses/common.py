@@ -1,10 +1,15 @@
 """Shared pieces of the sampling analyses (entropy by position, forking, Maj@N): question selection,
-chain-of-thought prompts, vote keys and per-question Maj@N aggregation. Not a job itself.
+chain-of-thought prompts, the sampling engine, vote keys and per-question Maj@N aggregation. Not a job itself.
+
+Every analysis samples through :func:`open_analysis_engine`: ``--engine hf`` (transformers on CPU, the default
+profile) or ``--engine vllm`` (the paper profile on GPUs, with the EAD vLLM processor). Both draw from the same
+distributions; only the random streams differ.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +17,7 @@ import torch
 
 from ead.metrics import bootstrap_mean_ci, maj_at_n_curve, vote_groups
 from ead.rewards import TASKS, grade_many, same_answer
+from ead.samplers.sample import ENGINES, open_engine
 from ead.schedule import Schedule
 
 # Chain-of-thought instructions appended to each question (the model's chat template wraps the result as
@@ -37,17 +43,25 @@ def solution_steps(solution: str) -> int:
 
 
 def select_questions(table: pd.DataFrame, num_questions: int, seed: int, source: str,
-                     max_solution_steps: int | None = None) -> pd.DataFrame:
+                     max_solution_steps: int | None = None, subjects: list[str] | None = None) -> pd.DataFrame:
     """A seeded random subset of ``num_questions`` rows (all rows if fewer), kept in the table's order.
 
-    ``max_solution_steps`` first keeps only questions whose reference ``solution`` has at most that many
-    lines (GSM8K: the number of calculation steps), i.e. the easier questions.
+    ``subjects`` first keeps only rows of those subjects (e.g. MMLU-STEM); ``max_solution_steps`` keeps only
+    questions whose reference ``solution`` has at most that many lines (GSM8K: the number of calculation steps),
+    i.e. the easier questions.
     """
     for column in ("id", "question", "answer"):
         if column not in table.columns:
             raise SystemExit(f"{source}: no column {column!r}; columns are {list(table.columns)}")
     if num_questions < 1:
         raise SystemExit(f"num_questions must be >= 1, got {num_questions}")
+    if subjects:
+        if "subject" not in table.columns:
+            raise SystemExit(f"{source}: no 'subject' column to select subjects {subjects} from")
+        unknown = sorted(set(subjects) - set(table["subject"]))
+        if unknown:
+            raise SystemExit(f"{source}: unknown subject(s) {unknown}; known: {sorted(table['subject'].unique())}")
+        table = table[table["subject"].isin(subjects)]
     if max_solution_steps is not None:
         if "solution" not in table.columns:
             raise SystemExit(f"{source}: no 'solution' column to count solution steps in")
@@ -114,10 +128,15 @@ def set_threads(threads: int) -> None:
 
 
 def add_common_arguments(parser) -> None:
-    """Command-line arguments every sampling analysis shares: model, questions, sampling, bootstrap and outputs."""
+    """Command-line arguments every sampling analysis shares: model, engine, questions, sampling, bootstrap, outputs."""
     parser.add_argument("--model", required=True, help="local HF model directory")
+    parser.add_argument("--engine", choices=ENGINES, default="hf", help="hf (transformers, CPU) or vllm (GPU)")
+    parser.add_argument("--dtype", default="float32", help="model weights dtype, e.g. float32 or bfloat16")
+    parser.add_argument("--vllm-options", default="{}",
+                        help="JSON of vLLM engine arguments (--engine vllm), e.g. '{\"tensor_parallel_size\": 2}'")
     parser.add_argument("--data", required=True, help="questions table (id, question, answer)")
     parser.add_argument("--task", required=True, help="grader task of the data (sets the CoT prompt), e.g. mmlu")
+    parser.add_argument("--subjects", nargs="+", default=None, help="only questions of these subjects (MMLU)")
     parser.add_argument("--num-questions", type=int, required=True)
     parser.add_argument("--max-new-tokens", type=int, required=True, help="response budget in tokens")
     parser.add_argument("--question-seed", type=int, default=0)
@@ -129,6 +148,25 @@ def add_common_arguments(parser) -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--samples-out", required=True)
     parser.add_argument("--out", required=True)
+
+
+def open_analysis_engine(args):
+    """The sampling engine the command line asks for (see :func:`add_common_arguments`)."""
+    try:
+        vllm_options = json.loads(args.vllm_options)
+    except json.JSONDecodeError as error:
+        raise SystemExit(f"--vllm-options is not JSON ({error}): {args.vllm_options!r}") from None
+    if not isinstance(vllm_options, dict):
+        raise SystemExit(f"--vllm-options must be a JSON object, got {args.vllm_options!r}")
+    return open_engine(args.engine, args.model, dtype=args.dtype, batch_size=args.batch_size,
+                       vllm_options=vllm_options)
+
+
+def analysis_settings(args, **extra) -> dict:
+    """Settings columns every analysis table carries (model, engine, data, prompt format, task), plus ``extra``."""
+    return {"model": args.model, "model_name": Path(args.model).name, "engine": args.engine, "dtype": args.dtype,
+            "data": args.data, "subjects": " ".join(args.subjects) if args.subjects else "all",
+            "prompt_format": args.prompt_format, "task": args.task, **extra}
 
 
 def grade_samples(samples: pd.DataFrame, references: list[str], task: str) -> pd.DataFrame:

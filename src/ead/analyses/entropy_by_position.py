@@ -4,16 +4,22 @@ For each of ``--num-questions`` questions (seeded random subset) sample ``--samp
 with a fixed sampling temperature (default tau = 1, plain sampling) and record, at every response position t,
 the full-vocabulary entropy of softmax(logits) at tau = 1 (not a top-k truncation). Aggregation per position:
 mean over the question's responses still generating at t, then mean over questions that have at least one such
-response, with a 95% percentile bootstrap CI over those questions. Two tables:
+response, with a 95% percentile bootstrap CI over those questions. With ``--engine hf`` the sampler records the
+entropies as it samples; with ``--engine vllm`` (paper profile) vLLM samples, is shut down, and the same HF model
+rescores the responses in one teacher-forced pass (:func:`ead.samplers.hf.response_entropies`, on the GPU when
+there is one): vLLM returns only top-k log-probs, and a top-k entropy (as in the authors' script) is biased low.
+Two tables:
 
-* ``--samples-out`` (parquet): one row per response with its per-token entropies (list column);
+* ``--samples-out`` (parquet): one row per response with its token ids and per-token entropies (list columns);
 * ``--out`` (csv): one row per position t: mean_entropy, ci_low, ci_high, num_questions, num_responses
   (responses alive at t), fraction_alive, plus the settings (model, data, task, tau, seeds, sizes).
 
 Run:
     python -m ead.analyses.entropy_by_position --model results/models/smollm2-135m-instruct \
         --data results/data/mmlu.parquet --task mmlu --num-questions 32 --samples 4 --max-new-tokens 160 \
-        --samples-out results/analyses/entropy_samples.parquet --out results/analyses/entropy_by_position.csv
+        --samples-out results/analyses/entropy_by_position/smollm2-135m-instruct_samples.parquet \
+        --out results/analyses/entropy_by_position/smollm2-135m-instruct.csv
+On a GPU with vLLM (the paper profile), add ``--engine vllm --dtype bfloat16`` and the hub model's directory.
 """
 
 from __future__ import annotations
@@ -22,11 +28,14 @@ import argparse
 
 import numpy as np
 import pandas as pd
+import torch
 
-from ead.analyses.common import add_common_arguments, cot_prompt, select_questions, set_threads
+from ead.analyses.common import (add_common_arguments, analysis_settings, cot_prompt, open_analysis_engine,
+                                 select_questions, set_threads)
 from ead.io import read_table, setup_logging, write_table
 from ead.metrics import bootstrap_mean_ci
-from ead.samplers.sample import load_hf_model, sample_hf
+from ead.samplers.hf import response_entropies
+from ead.samplers.sample import encode_prompts, load_hf_model, torch_dtype
 from ead.schedule import FixedTemperature
 
 
@@ -60,6 +69,18 @@ def entropy_by_position(prompt_ids, entropies, *, resamples: int = 1000, seed: i
     return pd.DataFrame(rows)
 
 
+def rescore_entropies(samples: pd.DataFrame, prompt_token_ids: dict, model_dir: str, dtype: str,
+                      batch_size: int) -> pd.DataFrame:
+    """Fill ``entropies``/``mean_entropy`` of sampled responses from a teacher-forced HF pass (GPU if available)."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model, tokenizer = load_hf_model(model_dir, torch_dtype(dtype), device=device)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    entropies = response_entropies(model, [prompt_token_ids[p] for p in samples["prompt_id"]],
+                                   samples["token_ids"].tolist(), pad_token_id=pad_id, batch_size=batch_size)
+    return samples.assign(entropies=entropies,
+                          mean_entropy=[float(np.mean(e)) if len(e) else float("nan") for e in entropies])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_arguments(parser)
@@ -69,18 +90,24 @@ def main(argv=None):
     log = setup_logging("entropy_by_position")
     set_threads(args.threads)
 
-    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data)
+    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
+                                 subjects=args.subjects)
     prompts = [cot_prompt(q, args.task) for q in questions["question"]]
-    model, tokenizer = load_hf_model(args.model)
-    samples = sample_hf(model, tokenizer, questions["id"].tolist(), prompts, FixedTemperature(args.tau),
-                        n=args.samples, max_new_tokens=args.max_new_tokens, seed=args.seed,
-                        batch_size=args.batch_size, chat_template=args.prompt_format == "chat")
-    settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format,
-                "task": args.task, "tau": args.tau,
-                "num_questions_requested": args.num_questions, "samples_per_question": args.samples,
-                "max_new_tokens": args.max_new_tokens, "question_seed": args.question_seed, "sampling_seed": args.seed}
+    chat_template = args.prompt_format == "chat"
+    engine = open_analysis_engine(args)
+    samples = engine.sample(questions["id"].tolist(), prompts, FixedTemperature(args.tau), n=args.samples,
+                            max_new_tokens=args.max_new_tokens, seed=args.seed, chat_template=chat_template)
+    if samples["entropies"].isna().any():  # the engine does not record entropies (vLLM): rescore with HF
+        prompt_tokens = dict(zip(questions["id"], encode_prompts(engine.tokenizer, prompts, chat_template)))
+        engine.close()  # free the accelerator for the HF model
+        log.info("rescoring %d responses with the HF model for full-vocabulary entropies", len(samples))
+        samples = rescore_entropies(samples, prompt_tokens, args.model, args.dtype, args.batch_size)
+    engine.close()
+    settings = analysis_settings(args, tau=args.tau, num_questions_requested=args.num_questions,
+                                 samples_per_question=args.samples, max_new_tokens=args.max_new_tokens,
+                                 question_seed=args.question_seed, sampling_seed=args.seed)
     table = entropy_by_position(samples["prompt_id"], samples["entropies"], resamples=args.bootstrap, seed=args.seed)
-    keep = ["prompt_id", "sample_id", "text", "num_tokens", "finished", "mean_entropy", "entropies"]
+    keep = ["prompt_id", "sample_id", "text", "num_tokens", "finished", "mean_entropy", "token_ids", "entropies"]
     write_table(samples[keep].assign(**settings), args.samples_out)
     write_table(table.assign(**settings), args.out)
     early, late = table.head(16)["mean_entropy"].mean(), table.tail(16)["mean_entropy"].mean()

@@ -20,8 +20,9 @@ value, ci_low, ci_high, num_units, plus settings).
 Run:
     python -m ead.analyses.forking --model results/models/smollm2-135m-instruct --data results/data/mmlu.parquet \
         --task mmlu --num-questions 12 --reference-samples 2 --fork-points 0 16 32 64 --continuations 8 \
-        --k 1 3 8 --max-new-tokens 128 --samples-out results/analyses/forking_samples.parquet \
-        --out results/analyses/forking.csv
+        --k 1 3 8 --max-new-tokens 128 --samples-out results/analyses/forking/smollm2-135m-instruct_samples.parquet \
+        --out results/analyses/forking/smollm2-135m-instruct.csv
+On a GPU with vLLM (the paper profile), add ``--engine vllm --dtype bfloat16`` and the hub model's directory.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from ead.analyses.common import (add_common_arguments, cot_prompt, grade_samples, maj_curves, select_questions,
-                                 set_threads, summarise, vote_equivalence)
+from ead.analyses.common import (add_common_arguments, analysis_settings, cot_prompt, grade_samples, maj_curves,
+                                 open_analysis_engine, select_questions, set_threads, summarise, vote_equivalence)
 from ead.io import read_table, setup_logging, write_table
 from ead.metrics import vote_groups
-from ead.samplers.sample import encode_prompts, load_hf_model, sample_hf
+from ead.samplers.sample import encode_prompts
 from ead.schedule import FixedTemperature
 
 PREFIX_SELECTIONS = ("random", "per_answer")
@@ -81,15 +82,17 @@ def main(argv=None):
     if max(args.k) > args.continuations:
         raise SystemExit(f"--continuations {args.continuations} is smaller than the largest K {max(args.k)}")
 
-    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data)
+    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
+                                 subjects=args.subjects)
     reference_of = dict(zip(questions["id"], questions["answer"]))
     prompts = [cot_prompt(q, args.task) for q in questions["question"]]
-    model, tokenizer = load_hf_model(args.model)
+    engine = open_analysis_engine(args)
+    tokenizer = engine.tokenizer
     schedule = FixedTemperature(args.tau)
-    options = dict(batch_size=args.batch_size, chat_template=args.prompt_format == "chat")
+    chat_template = args.prompt_format == "chat"
 
-    pool = sample_hf(model, tokenizer, questions["id"].tolist(), prompts, schedule, n=args.reference_samples,
-                     max_new_tokens=args.max_new_tokens, seed=args.seed, **options)
+    pool = engine.sample(questions["id"].tolist(), prompts, schedule, n=args.reference_samples,
+                         max_new_tokens=args.max_new_tokens, seed=args.seed, chat_template=chat_template)
     grade_samples(pool, [reference_of[p] for p in pool["prompt_id"]], args.task)
     references = select_references(pool, args.prefix_selection, max(args.fork_points), args.seed, args.task)
     log.info("%d of %d questions have a reference longer than %d tokens; %d prefixes (%s selection)",
@@ -98,20 +101,21 @@ def main(argv=None):
     if references.empty:
         raise SystemExit("no reference response is longer than the largest fork point; lower --fork-points")
 
-    encoded = encode_prompts(tokenizer, prompts, chat_template=args.prompt_format == "chat")
+    encoded = encode_prompts(tokenizer, prompts, chat_template=chat_template)
     prompt_tokens = dict(zip(questions["id"], encoded))
     references = references.assign(unit=[f"{p}#{s}" for p, s in zip(references["prompt_id"], references["sample_id"])])
     frames = []
     for offset, p in enumerate(sorted(set(args.fork_points))):
         prefixes = [list(tokens[:p]) for tokens in references["token_ids"]]
-        out = sample_hf(model, tokenizer, references["unit"].tolist(), [""] * len(references), schedule,
-                        n=args.continuations, max_new_tokens=args.max_new_tokens - p, seed=args.seed + 1 + offset,
-                        prompt_token_ids=[prompt_tokens[q] + prefix for q, prefix in
-                                          zip(references["prompt_id"], prefixes)], **options)
+        out = engine.sample(references["unit"].tolist(), [""] * len(references), schedule, n=args.continuations,
+                            max_new_tokens=args.max_new_tokens - p, seed=args.seed + 1 + offset,
+                            prompt_token_ids=[prompt_tokens[q] + prefix for q, prefix in
+                                              zip(references["prompt_id"], prefixes)])
         prefix_of = dict(zip(references["unit"], prefixes))
         out["text"] = [tokenizer.decode(prefix_of[u] + list(tokens), skip_special_tokens=True)
                        for u, tokens in zip(out["prompt_id"], out["token_ids"])]
         frames.append(out.rename(columns={"prompt_id": "unit"}).assign(fork_point=p))
+    engine.close()
     samples = pd.concat(frames, ignore_index=True)
     samples = samples.merge(references[["unit", "prompt_id"]].rename(columns={"prompt_id": "question_id"}), on="unit")
     grade_samples(samples, [reference_of[q] for q in samples["question_id"]], args.task)
@@ -119,12 +123,12 @@ def main(argv=None):
     per_unit = maj_curves(samples, ["fork_point", "unit"], args.task)
     per_unit = per_unit[per_unit["n"].isin(args.k)].rename(columns={"n": "k"})
     table = summarise(per_unit, ["fork_point", "k"], "maj_at_n", resamples=args.bootstrap, seed=args.seed)
-    settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format,
-                "task": args.task, "tau": args.tau,
-                "prefix_selection": args.prefix_selection, "num_questions_requested": args.num_questions,
-                "num_questions_used": int(references["prompt_id"].nunique()),
-                "reference_samples": args.reference_samples, "continuations": args.continuations,
-                "max_new_tokens": args.max_new_tokens, "question_seed": args.question_seed, "sampling_seed": args.seed}
+    settings = analysis_settings(args, tau=args.tau, prefix_selection=args.prefix_selection,
+                                 num_questions_requested=args.num_questions,
+                                 num_questions_used=int(references["prompt_id"].nunique()),
+                                 reference_samples=args.reference_samples, continuations=args.continuations,
+                                 max_new_tokens=args.max_new_tokens, question_seed=args.question_seed,
+                                 sampling_seed=args.seed)
     keep = ["question_id", "unit", "fork_point", "sample_id", "text", "num_tokens", "finished", "predicted", "correct"]
     write_table(samples[keep].assign(**settings), args.samples_out)
     write_table(table.rename(columns={"value": "maj_at_k"}).assign(metric="maj@k", **settings), args.out)

@@ -14,7 +14,9 @@ Run:
     python -m ead.analyses.majority_scaling --model results/models/smollm2-135m-instruct \
         --data results/data/gsm8k.parquet --task gsm8k --num-questions 16 --samples 8 --max-new-tokens 160 \
         --schedules '{"name": "ead", "tau_max": 1.2, "tau_min": 0.1, "d0": 25}' '{"name": "fixed", "tau": 0.6}' \
-        --samples-out results/analyses/majority_samples.parquet --out results/analyses/majority_scaling.csv
+        --samples-out results/analyses/majority_scaling/smollm2-135m-instruct_samples.parquet \
+        --out results/analyses/majority_scaling/smollm2-135m-instruct.csv
+On a GPU with vLLM (the paper profile), add ``--engine vllm --dtype bfloat16`` and the hub model's directory.
 """
 
 from __future__ import annotations
@@ -24,10 +26,9 @@ import json
 
 import pandas as pd
 
-from ead.analyses.common import (add_common_arguments, cot_prompt, grade_samples, maj_curves, schedule_label,
-                                 select_questions, set_threads, summarise)
+from ead.analyses.common import (add_common_arguments, analysis_settings, cot_prompt, grade_samples, maj_curves,
+                                 open_analysis_engine, schedule_label, select_questions, set_threads, summarise)
 from ead.io import read_table, setup_logging, write_table
-from ead.samplers.sample import load_hf_model, sample_hf
 from ead.schedule import build_schedule
 
 
@@ -47,18 +48,19 @@ def main(argv=None):
         raise SystemExit(f"--schedules repeat a sampler: {labels}")
 
     questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
-                                 max_solution_steps=args.max_solution_steps)
+                                 max_solution_steps=args.max_solution_steps, subjects=args.subjects)
     reference_of = dict(zip(questions["id"], questions["answer"]))
     prompts = [cot_prompt(q, args.task) for q in questions["question"]]
-    model, tokenizer = load_hf_model(args.model)
+    engine = open_analysis_engine(args)
     frames = []
     for schedule, label in zip(schedules, labels):
         log.info("sampling %d x %d with %s", len(questions), args.samples, label)
-        out = sample_hf(model, tokenizer, questions["id"].tolist(), prompts, schedule, n=args.samples,
-                        max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size,
-                        chat_template=args.prompt_format == "chat")
+        out = engine.sample(questions["id"].tolist(), prompts, schedule, n=args.samples,
+                            max_new_tokens=args.max_new_tokens, seed=args.seed,
+                            chat_template=args.prompt_format == "chat")
         grade_samples(out, [reference_of[p] for p in out["prompt_id"]], args.task)
         frames.append(out.assign(sampler=label))
+    engine.close()
     samples = pd.concat(frames, ignore_index=True)
 
     per_unit = maj_curves(samples, ["sampler", "prompt_id"], args.task)
@@ -69,11 +71,10 @@ def main(argv=None):
     table = table.merge(by_sampler, left_on="sampler", right_index=True)
     params = {label: json.dumps(s.to_dict(), sort_keys=True) for s, label in zip(schedules, labels)}
     table["schedule_params"] = table["sampler"].map(params)
-    settings = {"model": args.model, "data": args.data, "prompt_format": args.prompt_format,
-                "task": args.task, "num_questions": len(questions),
-                "samples_per_question": args.samples, "max_new_tokens": args.max_new_tokens,
-                "max_solution_steps": args.max_solution_steps if args.max_solution_steps is not None else -1,
-                "question_seed": args.question_seed, "sampling_seed": args.seed}
+    settings = analysis_settings(
+        args, num_questions=len(questions), samples_per_question=args.samples, max_new_tokens=args.max_new_tokens,
+        max_solution_steps=args.max_solution_steps if args.max_solution_steps is not None else -1,
+        question_seed=args.question_seed, sampling_seed=args.seed)
     keep = ["sampler", "schedule_params", "prompt_id", "sample_id", "text", "num_tokens", "finished", "predicted",
             "correct"]
     write_table(samples[keep].assign(**settings), args.samples_out)

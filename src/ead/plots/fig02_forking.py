@@ -1,10 +1,10 @@
 """Paper Figure 2: Maj@K of continuations forked from a reference response after p tokens (p = 0: normal sampling).
 
-Reads the table written by `ead.analyses.forking`; one line per fork point p over K, with 95% bootstrap CIs
-over the forked references.
+Reads the tables written by `ead.analyses.forking` (one per model, one panel each); one line per fork point p over
+K, with 95% bootstrap CIs over the forked references.
 
 Run:
-    python -m ead.plots.fig02_forking --table results/analyses/forking.csv \
+    python -m ead.plots.fig02_forking --tables results/analyses/forking/*.csv \
         --png figures/fig02_forking.png --pdf figures/fig02_forking.pdf
 """
 
@@ -16,9 +16,7 @@ import seaborn as sns
 from ead.plots.style import apply_style, run_table_figure
 
 
-def plot(table):
-    apply_style()
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+def draw_panel(ax, table):
     points = sorted(table["fork_point"].unique())
     palette = sns.color_palette("mako_r", n_colors=len(points) + 1)[1:]
     for offset, (color, p) in enumerate(zip(palette, points)):
@@ -29,16 +27,24 @@ def plot(table):
                                                       100 * (rows["ci_high"] - rows["maj_at_k"])],
                     color=color, marker="o", ms=4, lw=1.6, capsize=2.5, label=label)
     first = table.iloc[0]
-    model = str(first["model"]).rstrip("/").split("/")[-1]
     ax.set_xscale("log", base=2)
     ks = sorted(table["k"].unique())
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.set(xlabel="K (continuations voted)", ylabel="Maj@K (%)",
-           title=f"Forking: {model} on {first['task']}, {int(first['num_questions_used'])} questions, "
+           title=f"{first['model_name']} on {first['task']}: {int(first['num_questions_used'])} questions, "
                  f"{first['prefix_selection']} prefix")
     top = max(5.0, 110 * table["ci_high"].max())
     ax.set_ylim(-0.02 * top, top)  # a line at 0 stays visible
     ax.legend(fontsize=8, loc="best")
+
+
+def plot(table):
+    apply_style()
+    models = list(dict.fromkeys(table["model_name"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 3.6), squeeze=False)
+    for ax, model in zip(axes[0], models):
+        draw_panel(ax, table[table["model_name"] == model])
+    fig.suptitle("Forking: branching early vs late (95% CI over forked references)", fontsize=10)
     return fig
 
 

@@ -25,16 +25,19 @@ def save_figure(fig, png: str, pdf: str) -> None:
 
 
 def run_table_figure(plot, description: str, argv=None) -> None:
-    """Command line of a figure drawn from one table: ``--table`` in, ``--png`` and ``--pdf`` out."""
+    """Command line of a figure drawn from result tables: ``--tables`` in (concatenated), ``--png`` and ``--pdf`` out."""
     import argparse
 
+    import pandas as pd
+
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--table", required=True)
+    parser.add_argument("--tables", "--table", nargs="+", required=True,
+                        help="result tables of the same kind (e.g. one per model), drawn together")
     parser.add_argument("--png", required=True)
     parser.add_argument("--pdf", required=True)
     args = parser.parse_args(argv)
     log = figure_logger(plot)
-    save_figure(plot(read_table(args.table)), args.png, args.pdf)
+    save_figure(plot(pd.concat([read_table(path) for path in args.tables], ignore_index=True)), args.png, args.pdf)
     log.info("wrote %s and %s", args.png, args.pdf)
 
 

@@ -43,7 +43,7 @@ from ead.models.tiny_policy import encode_strict
 from ead.rewards import grade_many
 from ead.rl.grid import table_columns
 from ead.rl.losses import actor_config, grpo_advantages, policy_loss, tis_weights
-from ead.samplers.hf import left_pad, sample
+from ead.samplers.hf import left_pad, response_logits, sample
 from ead.samplers.sample import load_hf_model
 from ead.schedule import FixedTemperature, build_schedule
 
@@ -63,12 +63,7 @@ def training_temperature(schedule, fixed_tau_trains_at: str) -> float:
 
 def response_log_probs(model, input_ids, attention_mask, response_ids, response_mask, temperature: float):
     """Log-probs (at logits / temperature) of the response tokens given the left-padded prompts."""
-    sequence = torch.cat([input_ids, response_ids], dim=1)
-    mask = torch.cat([attention_mask, response_mask.to(attention_mask.dtype)], dim=1)
-    position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
-    logits = model(input_ids=sequence, attention_mask=mask, position_ids=position_ids).logits
-    prompt_length, length = input_ids.shape[1], response_ids.shape[1]
-    logits = logits[:, prompt_length - 1: prompt_length - 1 + length].float() / temperature
+    logits = response_logits(model, input_ids, attention_mask, response_ids, response_mask) / temperature
     return torch.log_softmax(logits, dim=-1).gather(-1, response_ids[..., None]).squeeze(-1)
 
 

