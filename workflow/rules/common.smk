@@ -25,6 +25,8 @@ os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.enviro
 # experiment's policies belong to the backend's set.
 RL_BACKEND = config["rl"]["backend"]
 RL_POLICIES = config["paper_models"] if RL_BACKEND == "verl" else config["policies"]
+# A cell's path below results/, for its log and benchmark files (results/logs/rl/..., results/benchmarks/rl/...).
+CELL_SUBPATH = CELL_PATTERN.removeprefix("results/")
 
 # The software environment of every rule (used with --software-deployment-method conda).
 CONDA_ENV = "../../environment.yml"

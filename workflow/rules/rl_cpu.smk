@@ -37,9 +37,9 @@ rule rl_cell:
         checkpoint_dir=f"results/checkpoints/{CELL_PATTERN}",
     threads: 1
     log:
-        f"results/logs/{CELL_PATTERN}.log",
+        f"results/logs/{CELL_SUBPATH}.log",
     benchmark:
-        f"results/benchmarks/{CELL_PATTERN}.tsv"
+        f"results/benchmarks/{CELL_SUBPATH}.tsv"
     conda:
         CONDA_ENV
     shell:

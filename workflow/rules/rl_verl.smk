@@ -37,9 +37,9 @@ rule rl_cell_verl:
         out_dir=CELL_PATTERN,
         run_dir=f"results/rl_runs/{CELL_PATTERN.removeprefix('results/rl/')}",
     log:
-        f"results/logs/{CELL_PATTERN}.log",
+        f"results/logs/{CELL_SUBPATH}.log",
     benchmark:
-        f"results/benchmarks/{CELL_PATTERN}.tsv"
+        f"results/benchmarks/{CELL_SUBPATH}.tsv"
     shell:
         "python -m ead.rl.verl.run --config {params.config} --policy {wildcards.policy}"
         " --algorithm {wildcards.algorithm} --sampler {wildcards.sampler} --n {wildcards.n} --seed {wildcards.seed}"

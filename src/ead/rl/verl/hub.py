@@ -1,4 +1,5 @@
-"""Paper profile only: download the hub models and datasets, and write the datasets in verl's parquet format.
+"""Paper profile only: download the hub models (RL policies and the analyses' models) and datasets, and write the
+datasets in verl's parquet format.
 
     python -m ead.rl.verl.hub model --hub-id Qwen/Qwen2.5-Math-1.5B --revision main --out results/paper/models/X
     python -m ead.rl.verl.hub data --spec '{"hub_id": ..., "revision": ..., "split": ..., "question": ...,
