@@ -136,7 +136,7 @@ def get_figure_experiment(wildcards):
     return shlex.quote(json.dumps(config["rl"]["experiments"][experiment], sort_keys=True))
 
 
-# Paper profile (rl.backend: verl; workflow/rules/rl_verl.smk).
+# Paper profile: hub models (workflow/rules/hub_models.smk) and verl cells (rl.backend: verl; rl_verl.smk).
 def get_paper_model_params(wildcards):
     entry = config["paper_models"][wildcards.hub_model]
     return {"hub_id": entry["hub_id"], "revision": entry["revision"]}

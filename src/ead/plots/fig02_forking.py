@@ -30,7 +30,7 @@ def draw_panel(ax, table):
     ax.set_xscale("log", base=2)
     ks = sorted(table["k"].unique())
     ax.set_xticks(ks, [str(k) for k in ks])
-    ax.set(xlabel="K (continuations voted)", ylabel="Maj@K (%)",
+    ax.set(xlabel="K (continuations voted)", ylabel="Maj@K (%), 95% CI over references",
            title=f"{first['model_name']} on {first['task']}: {int(first['num_questions_used'])} questions, "
                  f"{first['prefix_selection']} prefix")
     top = max(5.0, 110 * table["ci_high"].max())
@@ -44,7 +44,6 @@ def plot(table):
     fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 3.6), squeeze=False)
     for ax, model in zip(axes[0], models):
         draw_panel(ax, table[table["model_name"] == model])
-    fig.suptitle("Forking: branching early vs late (95% CI over forked references)", fontsize=10)
     return fig
 
 
