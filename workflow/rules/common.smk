@@ -159,15 +159,12 @@ ANALYSIS_FIGURES = ["fig01_entropy_by_position", "fig02_forking", "fig09_majorit
 ANALYSES = {"entropy": "entropy_by_position", "forking": "forking", "majority": "majority_scaling"}
 
 
-def analysis_model_dir(name):
+def get_analysis_model(wildcards):
     """Where an analysis model lives: the offline SmolLM2 (rule smollm2) or a hub model (rule paper_model)."""
+    name = wildcards.analysis_model
     if name in config.get("paper_models", {}):
         return f"results/paper/models/{name}"
     return f"results/models/{name}"
-
-
-def get_analysis_model(wildcards):
-    return analysis_model_dir(wildcards.analysis_model)
 
 
 def get_analysis_tables(section):

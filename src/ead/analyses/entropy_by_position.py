@@ -97,12 +97,11 @@ def main(argv=None):
     engine = open_analysis_engine(args)
     samples = engine.sample(questions["id"].tolist(), prompts, FixedTemperature(args.tau), n=args.samples,
                             max_new_tokens=args.max_new_tokens, seed=args.seed, chat_template=chat_template)
+    engine.close()  # frees the accelerator for the HF model below; the tokenizer stays usable
     if samples["entropies"].isna().any():  # the engine does not record entropies (vLLM): rescore with HF
         prompt_tokens = dict(zip(questions["id"], encode_prompts(engine.tokenizer, prompts, chat_template)))
-        engine.close()  # free the accelerator for the HF model
         log.info("rescoring %d responses with the HF model for full-vocabulary entropies", len(samples))
         samples = rescore_entropies(samples, prompt_tokens, args.model, args.dtype, args.batch_size)
-    engine.close()
     settings = analysis_settings(args, tau=args.tau, num_questions_requested=args.num_questions,
                                  samples_per_question=args.samples, max_new_tokens=args.max_new_tokens,
                                  question_seed=args.question_seed, sampling_seed=args.seed)

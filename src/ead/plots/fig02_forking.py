@@ -10,10 +10,9 @@ Run:
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import seaborn as sns
 
-from ead.plots.style import apply_style, run_table_figure
+from ead.plots.style import apply_style, panel_per_model, run_table_figure, set_percent_ylim
 
 
 def draw_panel(ax, table):
@@ -33,18 +32,13 @@ def draw_panel(ax, table):
     ax.set(xlabel="K (continuations voted)", ylabel="Maj@K (%), 95% CI over references",
            title=f"{first['model_name']} on {first['task']}: {int(first['num_questions_used'])} questions, "
                  f"{first['prefix_selection']} prefix")
-    top = max(5.0, 110 * table["ci_high"].max())
-    ax.set_ylim(-0.02 * top, top)  # a line at 0 stays visible
+    set_percent_ylim(ax, table["ci_high"])
     ax.legend(fontsize=8, loc="best")
 
 
 def plot(table):
     apply_style()
-    models = list(dict.fromkeys(table["model_name"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 3.6), squeeze=False)
-    for ax, model in zip(axes[0], models):
-        draw_panel(ax, table[table["model_name"] == model])
-    return fig
+    return panel_per_model(table, draw_panel)
 
 
 def main(argv=None):

@@ -9,10 +9,9 @@ Run:
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import seaborn as sns
 
-from ead.plots.style import apply_style, run_table_figure
+from ead.plots.style import apply_style, panel_per_model, run_table_figure, set_percent_ylim
 
 
 def draw_panel(ax, table, palette):
@@ -27,8 +26,7 @@ def draw_panel(ax, table, palette):
     ax.set(xlabel="N (samples voted)", ylabel="Maj@N (%)",
            title=f"{first['model_name']} on {first['task']}: {int(first['num_questions'])} questions, "
                  f"M = {int(first['samples_per_question'])}")
-    top = max(5.0, 110 * table["ci_high"].max())
-    ax.set_ylim(-0.02 * top, top)  # a line at 0 stays visible
+    set_percent_ylim(ax, table["ci_high"])
     ax.legend(fontsize=8, loc="best")
 
 
@@ -36,11 +34,7 @@ def plot(table):
     apply_style()
     samplers = sorted(table["sampler"].unique(), key=lambda s: (not s.startswith("EAD"), s))
     palette = dict(zip(samplers, sns.color_palette("deep", n_colors=len(samplers))))  # same colour in every panel
-    models = list(dict.fromkeys(table["model_name"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 3.6), squeeze=False)
-    for ax, model in zip(axes[0], models):
-        draw_panel(ax, table[table["model_name"] == model], palette)
-    return fig
+    return panel_per_model(table, draw_panel, palette=palette)
 
 
 def main(argv=None):

@@ -16,6 +16,23 @@ def apply_style() -> None:
     plt.rcParams.update({"figure.dpi": 150, "savefig.bbox": "tight", "legend.frameon": False})
 
 
+def panel_per_model(table, draw_panel, **options):
+    """A row of panels, one per model (``model_name``, in table order), each drawn by
+    ``draw_panel(ax, rows_of_that_model, **options)``."""
+    models = list(dict.fromkeys(table["model_name"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 3.6), squeeze=False)
+    for ax, model in zip(axes[0], models):
+        draw_panel(ax, table[table["model_name"] == model], **options)
+    return fig
+
+
+def set_percent_ylim(ax, ci_high) -> None:
+    """y axis in percent up to 110% of the highest CI bound (at least 5), starting a little below 0 so a line at 0
+    stays visible."""
+    top = max(5.0, 110 * ci_high.max())
+    ax.set_ylim(-0.02 * top, top)
+
+
 def save_figure(fig, png: str, pdf: str) -> None:
     """Save ``fig`` as PNG and PDF (atomic writes), then close it."""
     for path, fmt in ((png, "png"), (pdf, "pdf")):

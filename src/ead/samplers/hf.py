@@ -76,6 +76,11 @@ def left_pad(sequences: list[list[int]], pad_id: int) -> tuple[torch.LongTensor,
     return input_ids, attention_mask
 
 
+def entropy_from_log_probs(log_probs: torch.Tensor) -> torch.Tensor:
+    """Entropy (nats) of each distribution along the last axis, given as log-probabilities over the full vocabulary."""
+    return -(log_probs.exp() * log_probs).sum(-1)
+
+
 def _at_least_float32(logits: torch.Tensor) -> torch.Tensor:
     """Softmax in float32 for half-precision models; keep float64 models exact."""
     return logits.to(torch.promote_types(logits.dtype, torch.float32))
@@ -129,7 +134,7 @@ def sample(
         columns["response_mask"].append(active)
         columns["behaviour"].append(torch.where(active, behaviour_logprob, 0.0))
         columns["target"].append(torch.where(active, target.gather(-1, token[:, None]).squeeze(-1), 0.0))
-        columns["entropy"].append(torch.where(active, -(target.exp() * target).sum(-1), 0.0))
+        columns["entropy"].append(torch.where(active, entropy_from_log_probs(target), 0.0))
         temperatures.append(tau)
         finished = finished | (active & torch.isin(token, eos))
         if bool(finished.all()) or t == max_new_tokens - 1:
@@ -189,7 +194,6 @@ def response_entropies(model, prompt_token_ids: list[list[int]], response_token_
             response_mask[row, :len(tokens)] = True
         logits = response_logits(model, input_ids.to(device), attention_mask.to(device), response_ids.to(device),
                                  response_mask.to(device))
-        log_probs = torch.log_softmax(logits, dim=-1)
-        entropy = -(log_probs.exp() * log_probs).sum(-1).cpu()
+        entropy = entropy_from_log_probs(torch.log_softmax(logits, dim=-1)).cpu()
         entropies.extend(entropy[row, :len(tokens)].tolist() for row, tokens in enumerate(responses))
     return entropies

@@ -154,7 +154,7 @@ class HFEngine:
 
     name = "hf"
 
-    def __init__(self, model_dir: str | Path, *, dtype: str = "float32", batch_size: int = 32):
+    def __init__(self, model_dir: str | Path, *, dtype: str, batch_size: int = 32):
         self.model, self.tokenizer = load_hf_model(model_dir, torch_dtype(dtype))
         self.batch_size = batch_size
 
@@ -175,7 +175,7 @@ class VLLMEngine:
 
     name = "vllm"
 
-    def __init__(self, model_dir: str | Path, *, dtype: str = "bfloat16", **engine_kwargs):
+    def __init__(self, model_dir: str | Path, *, dtype: str, **engine_kwargs):
         self.llm = build_vllm(model_dir, dtype=dtype, **engine_kwargs)
         self.tokenizer = self.llm.get_tokenizer()
 
