@@ -4,6 +4,7 @@ import importlib.util
 import signal
 import subprocess
 import time
+from contextlib import contextmanager
 
 import pytest
 import torch
@@ -60,3 +61,43 @@ def kill_after_first_checkpoint(command, checkpoint_state, timeout_s=180):
 def killed_after_first_checkpoint():
     """The function :func:`kill_after_first_checkpoint` (for the resume tests of SFT and RL training)."""
     return kill_after_first_checkpoint
+
+
+# --- float tolerances derived from what a check compares ------------------------------------------------------------
+# Two float32 forward passes of one model (KV-cached step by step vs one pass, another padding or batch grouping,
+# another CPU kernel set or thread count) round the same logits apart. Measured on the test models across
+# ATEN_CPU_CAPABILITY=default/avx2 and 1-2 threads (OMP_NUM_THREADS): up to 4e-5, a few dozen ulps of the largest logit.
+# A wrong KV cache, position id or attention mask moves logits by more than 1e-1, so this bound still catches bugs.
+LOGIT_ATOL = 2e-4
+# Rounding of log-softmax / entropy themselves, on the same float32 logits (a few ulps of values of order 1-10).
+FLOAT32_ROUNDING = 4e-6
+
+
+@contextmanager
+def recorded_logits(model):
+    """Collect the float32 output of ``model.lm_head`` for every forward call made inside the block."""
+    calls = []
+    handle = model.lm_head.register_forward_hook(lambda module, args, output: calls.append(output.detach().float()))
+    try:
+        yield calls
+    finally:
+        handle.remove()
+
+
+def sampled_logits(calls: list) -> torch.Tensor:
+    """(batch, T, vocab) logits each response token was drawn from, from the lm_head calls of one ``sample`` run
+    (the prompt pass, whose last position predicts token 0, then one call per generated token)."""
+    return torch.stack([calls[0][:, -1]] + [c[:, -1] for c in calls[1:]], dim=1)
+
+
+def log_prob_tolerance(logit_gap: torch.Tensor, tau) -> torch.Tensor:
+    """Bound on |log softmax(z / tau)_i - log softmax(z' / tau)_i| given the gap max_j |z_j - z'_j| of two logit
+    vectors: log-softmax is 2-Lipschitz in the max norm, so 2 * gap / tau, plus the rounding of the log-softmax."""
+    return 2 * logit_gap / tau + FLOAT32_ROUNDING
+
+
+def entropy_tolerance(entropy: torch.Tensor, logit_gap) -> torch.Tensor:
+    """Bound on the change of the entropy H of softmax(z) when z moves by at most ``logit_gap`` per entry:
+    dH/dz_j = -p_j (log p_j + H), so |dH| <= gap * sum_j p_j |log p_j + H| <= gap * 2H (to first order; twice that
+    covers the second order at these gaps), plus rounding."""
+    return 4 * logit_gap * abs(entropy) + FLOAT32_ROUNDING

@@ -6,6 +6,7 @@ analyses are in tests/vllm/test_vllm_analyses.py."""
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from transformers import AutoTokenizer
 
 from ead.analyses.common import cot_prompt, maj_curves, select_questions, solution_steps, summarise
@@ -14,6 +15,7 @@ from ead.analyses.entropy_by_position import main as entropy_main
 from ead.samplers.sample import encode_prompts
 from ead.analyses.forking import select_references
 from ead.metrics import bootstrap_mean_ci
+from tests.conftest import LOGIT_ATOL, entropy_tolerance
 
 
 def direct_entropy_by_position(prompt_ids, entropies):
@@ -152,8 +154,10 @@ def test_entropy_job_on_the_hf_engine_matches_rescoring_and_keeps_only_chosen_su
     rescored = rescore_entropies(samples.assign(entropies=None), prompt_tokens, str(tiny_model_dir), "float32", 4)
     for recorded, again, mean in zip(samples.entropies, rescored.entropies, rescored.mean_entropy):
         assert len(recorded) == len(again) > 0
-        np.testing.assert_allclose(again, recorded, atol=1e-5, rtol=0)
-        assert mean == pytest.approx(float(np.mean(recorded)), abs=1e-5)
+        # the rescoring pass pads and groups differently: logits round apart by up to LOGIT_ATOL (see conftest)
+        tolerance = entropy_tolerance(torch.tensor(recorded), LOGIT_ATOL).numpy()
+        assert (np.abs(np.asarray(again) - recorded) <= tolerance).all()
+        assert abs(mean - float(np.mean(recorded))) <= tolerance.max()
 
 
 def test_unknown_subject_and_bad_engine_options_are_named(tiny_model_dir, mmlu_like, tmp_path):

@@ -197,7 +197,16 @@ def hf_model(tiny_model_dir):
     ).eval()
 
 
-ATOL = 2e-5  # log-prob units; vLLM (CPU, float32) vs transformers differ by ~3e-6 here
+# vLLM (its CPU kernels, float32) and transformers are two float32 paths over the same weights: their logits agree
+# within LOGIT_ATOL, so a log-prob at logits / tau agrees within 2 * LOGIT_ATOL / tau (measured: ~3e-6 at tau 0.1).
+ANNEALING_VISIBLE = 2e-3  # where tau differs clearly from 1, log-probs at tau and at 1 differ by more than this
+
+
+def log_prob_atol(temperatures) -> np.ndarray:
+    # imported here: this file also runs as a script in engine subprocesses, where `tests` is not importable
+    from tests.conftest import LOGIT_ATOL, log_prob_tolerance
+
+    return log_prob_tolerance(LOGIT_ATOL, np.asarray(temperatures, dtype=np.float64))
 
 
 def check_against_reference(generated: dict, hf_model) -> list[str]:
@@ -210,7 +219,7 @@ def check_against_reference(generated: dict, hf_model) -> list[str]:
         expected = reference_log_probs(hf_model, result["prompt"], tokens, temperatures)
         got = np.asarray(result["logprobs"])
         error = np.abs(got - expected)
-        assert error.max() < ATOL, (
+        assert (error <= log_prob_atol(temperatures)).all(), (
             f"{extra_args}: max |vLLM - reference| = {error.max():.2e} at t={int(error.argmax())} "
             f"(tau={temperatures[error.argmax()]:.3f})"
         )
@@ -221,7 +230,7 @@ def check_against_reference(generated: dict, hf_model) -> list[str]:
             annealed = np.abs(temperatures - 1.0) > 0.05
             if annealed.any():
                 at_tau_one = reference_log_probs(hf_model, result["prompt"], tokens, np.ones(len(tokens)))
-                assert np.abs(got - at_tau_one)[annealed].max() > 100 * ATOL
+                assert np.abs(got - at_tau_one)[annealed].max() > ANNEALING_VISIBLE
         summary.append(f"{extra_args}: {len(tokens)} tokens, max error {error.max():.1e}")
     return summary
 
@@ -429,8 +438,9 @@ def test_sampling_cli_with_vllm_engine_returns_exact_behaviour_logprobs(tiny_mod
         tokens = list(row.token_ids)
         temperatures = schedule.temperatures(np.arange(len(tokens)), step=2)
         expected = reference_log_probs(hf_model, prompt_ids[row.prompt_id], tokens, temperatures)
-        np.testing.assert_allclose(row.behaviour_logprobs, expected, atol=ATOL, rtol=0)
-        assert row.sum_behaviour_logprob == pytest.approx(float(expected.sum()), abs=len(tokens) * ATOL)
+        atol = log_prob_atol(temperatures)
+        assert (np.abs(np.asarray(row.behaviour_logprobs) - expected) <= atol).all()
+        assert row.sum_behaviour_logprob == pytest.approx(float(expected.sum()), abs=float(atol.sum()))
 
 
 @pytest.mark.parametrize(
