@@ -40,6 +40,7 @@ else:
 
 
 include: "workflow/rules/rl.smk"
+include: "workflow/rules/summary.smk"
 
 
 rule all:
@@ -47,3 +48,4 @@ rule all:
     input:
         get_final_figures(),
         get_final_tables(),
+        rules.summary.output,

@@ -102,6 +102,11 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     assert set(majority.n) == {1, 2, 3} and majority.sampler.nunique() == 3
     for table in (entropy, forking, majority):
         assert set(table.model_name) == {model} and set(table.engine) == {"hf"}
+    summary = (workdir / "results" / "summary.md").read_text()
+    assert "(profile: smoke)" in summary
+    for section in ("Policies before RL", "RL grid", "Entropy by response position", "Forking", "Majority voting"):
+        assert f"## {section}" in summary, section
+    assert summary.count("| tiny1m | dapo |") >= 2  # one row per final cell
     assert planned_rules(workdir, *SMOKE) == set()
 
 
@@ -123,7 +128,7 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         assert planned_jobs(workdir, *SMOKE) == {"schedule_table": 1, "fig03_annealing_schedule": 1,
                                                  "majority_scaling": 1, "fig09_majority_scaling": 1,
                                                  "rl_cell": len(ead_cells), "rl_tables": 1,
-                                                 "rl_figure": len(RL_FIGURES), "all": 1}
+                                                 "rl_figure": len(RL_FIGURES), "summary": 1, "all": 1}
     finally:
         config_path.write_text(original)
     assert planned_rules(workdir, *SMOKE) == set()

@@ -80,7 +80,14 @@ def get_final_tables():
     return datasets + [
         "results/data/countdown.parquet",
         "results/models/smollm2-135m-instruct",
-    ] + [f"results/eval/{policy}_base.csv" for policy in config["policies"]]
+    ] + get_base_eval_tables()
+
+
+def get_base_eval_tables():
+    """The base evaluation of every tiny policy (CPU profiles; the paper profile's hub policies have none)."""
+    if RL_BACKEND == "verl":
+        return []
+    return [f"results/eval/{policy}_base.csv" for policy in config["policies"]]
 
 
 def get_sft_args(wildcards):

@@ -1,0 +1,157 @@
+"""The run's headline numbers in one Markdown file, rendered from its result tables (never typed by hand).
+
+The README describes what each table means but quotes no result: results depend on the machine (see README,
+"Reproducibility"), so each run reads its own numbers here. Every number carries its 95% CI and the table it
+comes from. Sections whose tables are not given are left out.
+
+Run:
+    python -m ead.summary --profile default --base-eval results/eval/*_base.csv \
+        --eval-curves results/rl/eval_curves.csv --entropy results/analyses/entropy_by_position/*.csv \
+        --forking results/analyses/forking/*.csv --majority results/analyses/majority_scaling/*.csv \
+        --out results/summary.md
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from ead.io import atomic_path, read_table, setup_logging
+
+ENTROPY_POSITIONS = (0, 4, 8, 16, 32, 64, 127)  # positions quoted from the entropy-by-position curve
+
+
+def percent_with_ci(row) -> str:
+    """``value [ci_low, ci_high]`` in percent, one decimal."""
+    return f"{100 * row['value']:.1f} [{100 * row['ci_low']:.1f}, {100 * row['ci_high']:.1f}]"
+
+
+def markdown_table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def metric_columns(metrics: pd.Series) -> list[str]:
+    """greedy accuracy, Pass@1 and the largest Pass@k / Worst@k present, in that order."""
+    present = set(metrics)
+    ks = sorted({int(m.split("@")[1]) for m in present if m.startswith("pass@")})
+    wanted = ["greedy_accuracy", "pass@1"] + ([f"pass@{ks[-1]}", f"worst@{ks[-1]}"] if ks and ks[-1] > 1 else [])
+    return [m for m in wanted if m in present]
+
+
+def base_section(paths: list[str]) -> str:
+    tables = []
+    for path in paths:
+        tables.append(read_table(path).assign(policy=Path(path).stem.removesuffix("_base"), source=path))
+    table = pd.concat(tables, ignore_index=True)
+    metrics = metric_columns(table["metric"])
+    rows = []
+    for policy, group in table.groupby("policy", sort=True):
+        by_metric = group.set_index("metric")
+        first = group.iloc[0]
+        rows.append([policy, f"{int(first['num_problems'])} x {int(first['n'])}",
+                     *(percent_with_ci(by_metric.loc[m]) if m in by_metric.index else "" for m in metrics),
+                     f"{first['mean_response_tokens']:.0f}"])
+    header = ["policy", "problems x samples", *metrics, "mean response (tokens)"]
+    settings = table.iloc[0]
+    return (f"## Policies before RL\n\nFrom `{'`, `'.join(paths)}`: {settings['split']} split, sampled at "
+            f"`{settings['schedule_params']}`; percent with 95% bootstrap CIs over problems.\n\n"
+            + markdown_table(header, rows))
+
+
+def rl_section(path: str) -> str:
+    curves = read_table(path)
+    last = curves[curves["step"] == curves.groupby(["policy", "algorithm", "sampler", "n"])["step"].transform("max")]
+    metrics = metric_columns(last["metric"])
+    rows = []
+    for (policy, algorithm, sampler, n), group in last.groupby(["policy", "algorithm", "sampler", "n"], sort=True):
+        by_metric = group.set_index("metric")
+        seeds = int(by_metric["num_seeds"].max()) if "num_seeds" in by_metric else ""
+        rows.append([policy, algorithm, sampler, int(n), int(group["step"].iloc[0]), seeds,
+                     *(percent_with_ci(by_metric.loc[m]) if m in by_metric.index else "" for m in metrics)])
+    header = ["policy", "algorithm", "sampler", "n", "step", "seeds", *metrics]
+    return (f"## RL grid: final evaluation of every cell\n\nFrom `{path}`: the last evaluated step of each cell, mean "
+            "over seeds with a 95% CI from the two-way bootstrap over seeds and problems (percent). Differences "
+            "between rows are unpaired here; read overlapping CIs as \"not separated\".\n\n"
+            + markdown_table(header, rows))
+
+
+def entropy_section(paths: list[str]) -> str:
+    table = pd.concat([read_table(p) for p in paths], ignore_index=True)
+    rows = []
+    for model, group in table.groupby("model_name", sort=True):
+        by_position = group.set_index("position")
+        for t in ENTROPY_POSITIONS:
+            if t in by_position.index:
+                row = by_position.loc[t]
+                rows.append([model, t, f"{row['mean_entropy']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]",
+                             f"{100 * row['fraction_alive']:.0f}%"])
+    return ("## Entropy by response position (Fig. 1)\n\nFrom `" + "`, `".join(paths) + "`: full-vocabulary entropy at "
+            "tau = 1 (nats), mean over questions with a 95% CI; \"alive\" = responses still generating there.\n\n"
+            + markdown_table(["model", "position", "entropy (nats)", "alive"], rows))
+
+
+def forking_section(paths: list[str]) -> str:
+    table = pd.concat([read_table(p) for p in paths], ignore_index=True)
+    ks = sorted(table["k"].unique())
+    rows = []
+    for (model, p), group in table.groupby(["model_name", "fork_point"], sort=True):
+        by_k = group.set_index("k")
+        rows.append([model, int(p), *(percent_with_ci(by_k.loc[k].rename({"maj_at_k": "value"}))
+                                      if k in by_k.index else "" for k in ks)])
+    return ("## Forking (Fig. 2)\n\nFrom `" + "`, `".join(paths) + "`: Maj@K of continuations forked after p tokens "
+            "(p = 0: normal sampling), percent with 95% CIs over references.\n\n"
+            + markdown_table(["model", "p", *(f"Maj@{k}" for k in ks)], rows))
+
+
+def majority_section(paths: list[str]) -> str:
+    table = pd.concat([read_table(p) for p in paths], ignore_index=True)
+    rows = []
+    for (model, sampler), group in table.groupby(["model_name", "sampler"], sort=True):
+        by_n = group.set_index("n").rename(columns={"maj_at_n": "value"})
+        largest = int(by_n.index.max())
+        rows.append([model, sampler, percent_with_ci(by_n.loc[1]), largest, percent_with_ci(by_n.loc[largest]),
+                     f"{100 * group['no_answer_rate'].iloc[0]:.0f}%"])
+    return ("## Majority voting (Fig. 9)\n\nFrom `" + "`, `".join(paths) + "`: Maj@N, percent with 95% CIs over "
+            "questions.\n\n" + markdown_table(["model", "sampler", "Maj@1", "N", "Maj@N", "no answer"], rows))
+
+
+def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=()) -> str:
+    sections = [f"# Results of this run (profile: {profile})\n\nRendered by `python -m ead.summary` from the result "
+                "tables; rerun `snakemake --cores all` to refresh. Numbers differ between machines (README, "
+                "\"Reproducibility\"): compare CIs, not digits."]
+    if base_eval:
+        sections.append(base_section(list(base_eval)))
+    if eval_curves:
+        sections.append(rl_section(eval_curves))
+    if entropy:
+        sections.append(entropy_section(list(entropy)))
+    if forking:
+        sections.append(forking_section(list(forking)))
+    if majority:
+        sections.append(majority_section(list(majority)))
+    return "\n\n".join(sections) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", required=True, help="config profile that produced the tables")
+    parser.add_argument("--base-eval", nargs="*", default=[], help="results/eval/{policy}_base.csv tables")
+    parser.add_argument("--eval-curves", default=None, help="results/rl/eval_curves.csv")
+    parser.add_argument("--entropy", nargs="*", default=[], help="entropy-by-position tables")
+    parser.add_argument("--forking", nargs="*", default=[], help="forking tables")
+    parser.add_argument("--majority", nargs="*", default=[], help="Maj@N tables")
+    parser.add_argument("--out", required=True, help="Markdown file to write")
+    args = parser.parse_args(argv)
+    log = setup_logging("summary")
+    text = render(args.profile, args.base_eval, args.eval_curves, args.entropy, args.forking, args.majority)
+    with atomic_path(args.out) as tmp:
+        tmp.write_text(text)
+    log.info("wrote %s", args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""results/summary.md is rendered from the result tables: every quoted number is the table's, with its CI."""
+
+import pandas as pd
+
+from ead.io import write_table
+from ead.summary import main
+
+
+def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
+    settings = dict(task="countdown", num_problems=500, n=16, schedule="fixed", split="val",
+                    schedule_params='{"name": "fixed", "tau": 1.0}', mean_response_tokens=31.6)
+    base = pd.DataFrame([("greedy_accuracy", 0.16, 0.13, 0.192), ("pass@1", 0.079, 0.07, 0.089),
+                         ("pass@16", 0.532, 0.488, 0.578), ("worst@16", 0.0, 0.0, 0.0)],
+                        columns=["metric", "value", "ci_low", "ci_high"]).assign(**settings)
+    write_table(base, tmp_path / "tiny1m_base.csv")
+    cell = dict(policy="tiny1m", algorithm="dapo", sampler="ead_tis", n=8, num_seeds=3)
+    curves = pd.DataFrame([
+        {**cell, "step": 8, "metric": "pass@1", "value": 0.5, "ci_low": 0.4, "ci_high": 0.6},  # not the last step
+        {**cell, "step": 16, "metric": "pass@1", "value": 0.114, "ci_low": 0.089, "ci_high": 0.141},
+        {**cell, "step": 16, "metric": "pass@16", "value": 0.591, "ci_low": 0.513, "ci_high": 0.672},
+    ])
+    write_table(curves, tmp_path / "eval_curves.csv")
+    majority = pd.DataFrame([dict(model_name="m", sampler="EAD", n=n, maj_at_n=v, ci_low=v - 0.1, ci_high=v + 0.1,
+                                  no_answer_rate=0.25) for n, v in ((1, 0.2), (2, 0.3), (8, 0.45))])
+    write_table(majority, tmp_path / "majority.csv")
+    out = tmp_path / "summary.md"
+    main(["--profile", "smoke", "--base-eval", str(tmp_path / "tiny1m_base.csv"), "--eval-curves",
+          str(tmp_path / "eval_curves.csv"), "--majority", str(tmp_path / "majority.csv"), "--out", str(out)])
+    text = out.read_text()
+    assert "(profile: smoke)" in text
+    assert "| tiny1m | 500 x 16 | 16.0 [13.0, 19.2] | 7.9 [7.0, 8.9] | 53.2 [48.8, 57.8] | 0.0 [0.0, 0.0] | 32 |" in text
+    # the last evaluated step of the cell, not an earlier one
+    assert "| tiny1m | dapo | ead_tis | 8 | 16 | 3 | 11.4 [8.9, 14.1] | 59.1 [51.3, 67.2] |" in text
+    assert "50.0 [40.0, 60.0]" not in text
+    assert "| m | EAD | 20.0 [10.0, 30.0] | 8 | 45.0 [35.0, 55.0] | 25% |" in text
+    assert "Forking" not in text and "Entropy" not in text  # sections without tables are left out

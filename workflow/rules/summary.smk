@@ -1,0 +1,23 @@
+# The run's headline numbers (results/summary.md), rendered from the result tables by ead.summary: the README
+# quotes no result itself, because results depend on the machine (README, "Reproducibility").
+
+
+rule summary:
+    input:
+        base_eval=get_base_eval_tables(),
+        eval_curves=rules.rl_tables.output.eval_curves,
+        entropy=get_analysis_tables("entropy"),
+        forking=get_analysis_tables("forking"),
+        majority=get_analysis_tables("majority"),
+    output:
+        "results/summary.md",
+    params:
+        profile=config["profile"],
+    log:
+        "results/logs/summary.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.summary --profile {params.profile} --base-eval {input.base_eval}"
+        " --eval-curves {input.eval_curves} --entropy {input.entropy} --forking {input.forking}"
+        " --majority {input.majority} --out {output} > {log} 2>&1"
