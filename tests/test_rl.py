@@ -285,12 +285,17 @@ def train_command(root, out, checkpoint, settings):
             "--settings", json.dumps(settings), "--out-dir", str(out), "--checkpoint-dir", str(checkpoint)]
 
 
-@pytest.mark.slow
-def test_killed_training_resumes_to_identical_tables(rl_inputs, tmp_path, killed_after_first_checkpoint):
+def small_cell_settings():
+    """A 4-step clip_cov / EAD + TIS cell that checkpoints after step 2 (for the kill-and-resume tests)."""
     config = json.loads(json.dumps(CONFIG))
     config["rl"].update(steps=4, prompts_per_step=2, max_new_tokens=24, checkpoint_every=2)
     config["rl"]["eval"].update(limit=4, n=4, k=[1, 4], every=3, batch_size=16)
-    settings = cell_settings(config, Cell("tiny", "clip_cov", "ead_tis", 4, 0))
+    return cell_settings(config, Cell("tiny", "clip_cov", "ead_tis", 4, 0))
+
+
+@pytest.mark.slow
+def test_killed_training_resumes_to_identical_tables(rl_inputs, tmp_path, killed_after_first_checkpoint):
+    settings = small_cell_settings()
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     subprocess.run(train_command(rl_inputs, straight, tmp_path / "ckpt_a", settings), check=True, capture_output=True)
 
@@ -312,3 +317,24 @@ def test_killed_training_resumes_to_identical_tables(rl_inputs, tmp_path, killed
     assert np.isfinite(steps[["reward_mean", "entropy", "grad_norm", "tis_weight_mean"]].to_numpy()).all()
     assert sorted(pd.read_csv(straight / "eval.csv")["step"].unique()) == [0, 3, 4]  # every 3 and the last
     assert not (tmp_path / "ckpt_b").exists()
+
+
+@pytest.mark.slow
+def test_a_checkpoint_of_other_settings_is_discarded_not_resumed(rl_inputs, tmp_path, killed_after_first_checkpoint):
+    """Kill a cell after its first checkpoint, edit tau_max, rerun: the job starts over, so every row of its tables
+    was produced under the new settings (identical to an uninterrupted run with them)."""
+    settings = small_cell_settings()
+    edited = json.loads(json.dumps(settings))
+    edited["schedule"]["tau_max"] = 1.5
+    killed_after_first_checkpoint(train_command(rl_inputs, tmp_path / "out", tmp_path / "ckpt", settings),
+                                  tmp_path / "ckpt" / "trainer_state.pt", timeout_s=180)
+    rerun = subprocess.run(train_command(rl_inputs, tmp_path / "out", tmp_path / "ckpt", edited), capture_output=True,
+                           text=True, check=True)
+    assert "made with other settings or inputs" in rerun.stderr and "resuming from" not in rerun.stderr
+    subprocess.run(train_command(rl_inputs, tmp_path / "straight", tmp_path / "ckpt_straight", edited), check=True,
+                   capture_output=True)
+    clock = ["rollout_s", "grade_s", "update_s", "wall_time_s"]
+    for name in ("steps", "eval_problems"):
+        a, b = pd.read_csv(tmp_path / "straight" / f"{name}.csv"), pd.read_csv(tmp_path / "out" / f"{name}.csv")
+        pd.testing.assert_frame_equal(a.drop(columns=clock, errors="ignore"), b.drop(columns=clock, errors="ignore"))
+    assert json.loads(pd.read_csv(tmp_path / "out" / "steps.csv")["schedule_params"].iloc[0])["tau_max"] == 1.5

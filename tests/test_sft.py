@@ -66,3 +66,16 @@ def test_missing_train_split_is_named(tmp_path):
     pd.DataFrame({"question": ["Numbers: 1 2\nTarget: 3\n"], "solution": ["1+2=3\n\\boxed{3}"], "split": ["val"]}).to_csv(data, index=False)
     result = subprocess.run(sft_command(data, tmp_path, tmp_path / "ckpt"), capture_output=True, text=True)
     assert result.returncode != 0 and "no rows with split == 'train'" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_checkpoint_of_other_settings_is_discarded_not_resumed(countdown_table, tmp_path,
+                                                                   killed_after_first_checkpoint):
+    checkpoint = tmp_path / "ckpt"
+    killed_after_first_checkpoint(sft_command(countdown_table, tmp_path, checkpoint), checkpoint / "trainer_state.pt",
+                                  timeout_s=120)
+    edited = [*sft_command(countdown_table, tmp_path, checkpoint, steps=30), "--lr", "1e-3"]
+    rerun = subprocess.run(edited, capture_output=True, text=True, check=True)
+    assert "made with other settings or inputs" in rerun.stderr and "resuming from" not in rerun.stderr
+    log = pd.read_csv(tmp_path / "log.csv")
+    assert log["step"].tolist() == [10, 20, 30] and (log["lr"] <= 1e-3).all()  # every row from the new run (lr 1e-3)

@@ -25,6 +25,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from ead.checkpoints import job_fingerprint, resumable, stamp
 from ead.io import atomic_directory, read_table, setup_logging, write_table
 from ead.models import save_hf_model
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
@@ -56,11 +57,12 @@ def learning_rate(step: int, total: int, peak: float, warmup: int) -> float:
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
-def _save_checkpoint(directory: Path, model, optimizer, step: int, log_rows: list[dict]) -> None:
+def _save_checkpoint(directory: Path, model, optimizer, step: int, log_rows: list[dict], fingerprint: str) -> None:
     with atomic_directory(directory) as staging:
         model.save_pretrained(staging / "model", safe_serialization=True)
         torch.save({"optimizer": optimizer.state_dict(), "step": step}, staging / "trainer_state.pt")
         (staging / "log.json").write_text(json.dumps(log_rows))
+        stamp(staging, fingerprint)
 
 
 def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: int, batch_size: int, lr: float,
@@ -80,7 +82,11 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
     from transformers import LlamaForCausalLM
 
     checkpoint = Path(checkpoint_dir)
-    resuming = (checkpoint / "trainer_state.pt").exists()
+    # everything that shapes the weights or the log; a checkpoint made under other values is discarded
+    run_settings = {"steps": steps, "batch_size": batch_size, "lr": lr, "warmup_steps": warmup_steps, "seed": seed,
+                    "shape": asdict(shape), "log_every": log_every}
+    fingerprint = job_fingerprint(run_settings, [data])
+    resuming = resumable(checkpoint, fingerprint, log)
     if resuming:
         model = LlamaForCausalLM.from_pretrained(checkpoint / "model", local_files_only=True, use_safetensors=True,
                                                  dtype=torch.float32)
@@ -121,7 +127,7 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
             log.info("step %d loss %.4f lr %.2e", step + 1, float(loss), current_lr)
             window_tokens, window_start = 0, time.perf_counter()
         if (step + 1) % checkpoint_every == 0 and step + 1 < steps:
-            _save_checkpoint(checkpoint, model, optimizer, step + 1, log_rows)
+            _save_checkpoint(checkpoint, model, optimizer, step + 1, log_rows, fingerprint)
 
     save_hf_model(out, model, tokenizer)
     settings = {"seed": seed, "steps": steps, "batch_size": batch_size, "peak_lr": lr, "warmup_steps": warmup_steps,

@@ -36,6 +36,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from ead.checkpoints import job_fingerprint, resumable, stamp
 from ead.evaluation import evaluate, select_problems, summarise
 from ead.io import atomic_directory, read_table, setup_logging, write_table
 from ead.models import save_hf_model
@@ -199,18 +200,22 @@ class Trainer:
         return per_problem[list(PROBLEM_COLUMNS[1:])].assign(step=step)
 
 
-def _save_checkpoint(directory: Path, trainer: Trainer, step: int, tables: dict[str, list[dict]]) -> None:
+def _save_checkpoint(directory: Path, trainer: Trainer, step: int, tables: dict[str, list[dict]],
+                     fingerprint: str) -> None:
     with atomic_directory(directory) as staging:
         save_hf_model(staging / "model", trainer.model, trainer.tokenizer)
         torch.save({"optimizer": trainer.optimizer.state_dict(), "step": step}, staging / "trainer_state.pt")
         (staging / "tables.json").write_text(json.dumps(tables))
+        stamp(staging, fingerprint)
 
 
 def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: str, checkpoint_dir: str) -> None:
     log = setup_logging("rl")
     torch.manual_seed(settings["seed"])
     checkpoint = Path(checkpoint_dir)
-    resuming = (checkpoint / "trainer_state.pt").exists()
+    # a checkpoint of other settings or inputs (edited config, retrained policy) is discarded, never resumed
+    fingerprint = job_fingerprint(settings, [policy_dir, data, base_eval])
+    resuming = resumable(checkpoint, fingerprint, log)
     trainer = Trainer(settings, policy_dir, data, log, resume_from=checkpoint if resuming else None)
     tables = {"steps": [], "eval_problems": []}
     if resuming:
@@ -234,7 +239,7 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
             summary = summarise(per_problem, settings["eval"]["k"], seed=settings["eval"]["seed"])
             log.info("step %d eval: %s", step, ", ".join(f"{r.metric} {r.value:.4f}" for r in summary.itertuples()))
         if step % settings["checkpoint_every"] == 0 and step < steps:
-            _save_checkpoint(checkpoint, trainer, step, tables)
+            _save_checkpoint(checkpoint, trainer, step, tables, fingerprint)
 
     cell = {key: settings[key] for key in CELL_COLUMNS}
     config_columns = table_columns(settings)
