@@ -13,6 +13,19 @@ from pathlib import Path
 import pandas as pd
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where the OS allows (setting it races with other threads)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_path(path: str | Path):
     """Yield a temporary path in the target's directory; rename it onto ``path`` only if the block succeeds."""
@@ -20,6 +33,7 @@ def atomic_path(path: str | Path):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; outputs get the mode of any file the user creates
     try:
         yield Path(tmp)
         os.replace(tmp, path)
