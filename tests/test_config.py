@@ -39,6 +39,10 @@ def with_change(section, key, value):
         (with_change("ead", "warmup", -1), r"ead\.warmup = -1 must be >= 0"),
         (with_change("schedule_figure", "decays", []), r"schedule_figure\.decays = \[\]"),
         (with_change("base_eval", "n", 8), r"base_eval\.n = 8 must be >= every k in base_eval\.k = \[1, 16\]"),
+        # YAML's .nan / .inf are numbers to JSON Schema; the schema's numbers are finite
+        (with_change("ead", "tau_max", float("nan")), r"ead\.tau_max = nan: must be a finite number"),
+        (with_change("ead", "tau_min", float("inf")), r"ead\.tau_min = inf: must be a finite number"),
+        (with_change("ead", "d_max", float("-inf")), r"ead\.d_max = -inf: must be a finite number"),
     ],
 )
 def test_bad_values_name_key_and_value(config, expected):

@@ -7,6 +7,7 @@ runs, with one message naming the key and the value.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import jsonschema
@@ -49,13 +50,27 @@ def _schema_error_message(error: jsonschema.ValidationError) -> str:
         return f"unknown key(s) {', '.join(prefix + k for k in unknown)}; allowed here: {allowed}"
     if error.validator == "required":
         return f"{where}: {error.message}"
+    if isinstance(error.instance, float) and not math.isfinite(error.instance):
+        return f"{where} = {error.instance!r}: must be a finite number"
     return f"{where} = {error.instance!r}: {error.message}"
+
+
+def _is_finite_number(checker, instance) -> bool:
+    return jsonschema.Draft202012Validator.TYPE_CHECKER.is_type(instance, "number") and math.isfinite(instance)
+
+
+# The schema's "number" means a finite number: YAML's .nan and .inf are numbers to JSON Schema, and would reach jobs
+# as empty or infinite settings.
+_FiniteNumberValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("number", _is_finite_number),
+)
 
 
 def validate_config(config: dict, schema_path: str | Path) -> None:
     """Raise ConfigError for the first problem found in ``config``; return None if it is valid."""
     schema = yaml.safe_load(Path(schema_path).read_text())
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _FiniteNumberValidator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
     if errors:
         raise ConfigError(_schema_error_message(errors[0]))
