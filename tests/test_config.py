@@ -39,6 +39,9 @@ def with_change(section, key, value):
         (with_change("ead", "warmup", -1), r"ead\.warmup = -1 must be >= 0"),
         (with_change("schedule_figure", "decays", []), r"schedule_figure\.decays = \[\]"),
         (with_change("base_eval", "n", 8), r"base_eval\.n = 8 must be >= every k in base_eval\.k = \[1, 16\]"),
+        (with_change("grader", "timeout_s", 0), r"grader\.timeout_s = 0: 0 is less than or equal to the minimum of 0"),
+        (with_change("grader", "last_boxed_only", "yes"), r"grader\.last_boxed_only = 'yes': 'yes' is not of type"),
+        (with_change("grader", "timeout", 3), r"unknown key\(s\) grader\.timeout"),
     ],
 )
 def test_bad_values_name_key_and_value(config, expected):

@@ -304,3 +304,27 @@ def test_configure_grader_rebuilds_the_shared_grader_and_cli_argument_parses():
         assert get_grader() is not first and not get_grader().last_boxed_only
     finally:
         configure_grader(GraderSettings())
+
+
+def test_library_defaults_equal_the_configs_grader_section():
+    """Code that builds a Grader without settings grades exactly as the workflow's jobs do."""
+    import yaml
+
+    section = yaml.safe_load((Path(__file__).parents[1] / "configs" / "config.yaml").read_text())["grader"]
+    assert GraderSettings.from_mapping(section) == GraderSettings()
+    grader = Grader()
+    assert (grader.timeout_s, grader.n_workers, grader.max_memory_mb, grader.last_boxed_only) == (
+        section["timeout_s"], section["workers"], section["max_memory_mb"], section["last_boxed_only"])
+
+
+def test_verl_reward_configures_the_grader_from_its_keyword_arguments():
+    from ead.rl.verl.reward import compute_score
+
+    try:
+        result = compute_score("math", "so \\boxed{1} and \\boxed{2}", "2", grader_last_boxed_only=True,
+                               grader_timeout_s=2.0)
+        assert result == {"score": 1.0, "acc": 1.0, "pred": "2"} and get_grader().settings.last_boxed_only
+        with pytest.raises(ValueError, match="unknown grader setting"):
+            compute_score("math", "\\boxed{1}", "1", grader_timeout=2.0)
+    finally:
+        configure_grader(GraderSettings())
