@@ -240,3 +240,26 @@ def test_issue_examples_score_like_math_verify(response, reference):
         assert grader.grade(response, reference, "math").score == float(label)
     finally:
         grader.close()
+
+
+def test_independent_real_cases_agree_with_math_verify_as_often_as_it_agrees_with_its_labels():
+    """math-verify's own real-data test cases (tests/fixtures/math_verify_cases.json, labels by its authors):
+    the grader agrees with the library's defaults at least as often as the library agrees with those labels."""
+    cases = json.loads((Path(__file__).parent / "fixtures" / "math_verify_cases.json").read_text())["cases"]
+    assert len(cases) >= 100
+    logging.disable(logging.CRITICAL)
+    try:
+        library = [library_label(case["gold"], case["pred"]) for case in cases]
+    finally:
+        logging.disable(logging.NOTSET)
+    grader = Grader(timeout_s=LIMIT_S)
+    try:
+        grades = grader.grade_many([case["pred"] for case in cases], [case["gold"] for case in cases], "math")
+    finally:
+        grader.close()
+    finished = [i for i, (_, seconds) in enumerate(library) if seconds < LIMIT_S]
+    library_vs_labels = sum(library[i][0] == bool(cases[i]["expected"]) for i in finished)
+    grader_vs_library = sum((grades[i].score == 1.0) == library[i][0] for i in finished)
+    misses = [(cases[i]["file"], cases[i]["gold"][:60], cases[i]["pred"][-60:], library[i][0], grades[i])
+              for i in finished if (grades[i].score == 1.0) != library[i][0]]
+    assert grader_vs_library >= library_vs_labels, "\n".join(map(str, misses))

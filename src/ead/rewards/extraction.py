@@ -1,7 +1,7 @@
 """What the grader reads from a response and a reference, before anything is compared.
 
 * Math: the text handed to math-verify. The response is cut to its last ``TAIL_CHARS`` characters (the
-  final answer is at the end; this bounds the regex work, so a 1 MB response costs what a 2 KB one does),
+  final answer is at the end; this bounds the regex work, so a 1 MB response costs what an 8 KB one does),
   and with ``last_boxed_only`` further to its last ``\\boxed{...}`` if the tail has one. math-verify then
   extracts with its own default configs (:func:`math_verify_targets`: ``LatexExtractionConfig()`` then
   ``ExprExtractionConfig()``, any-match with the first-match string fallback). A bare reference answer
@@ -39,9 +39,11 @@ __all__ = [
     "prediction_text",
 ]
 
-# The final answer sits at the end of a response; 2048 characters hold any MATH answer (the longest MATH-500
-# reference is ~150 characters) with its "final answer is" sentence, and keep math-verify's regexes cheap.
-TAIL_CHARS = 2048
+# The final answer sits at the end of a response, but models often ramble on after it (one of math-verify's own
+# real cases repeats a note for 3.8 KB after "The final answer is $20\%$"). math-verify's regexes cost ~0.3 ms per
+# KB, so 8 KB is cheap (a 1 MB response costs what an 8 KB one does), while the worst case, an 8 KB arithmetic
+# expression that sympy must build, still finishes inside the 3 s limit (~1.7 s).
+TAIL_CHARS = 8192
 MAX_REFERENCE_CHARS = 4096
 MAX_KEY_CHARS = 512  # vote keys are truncated to this (they are compared as strings)
 
