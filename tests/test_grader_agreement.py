@@ -65,7 +65,8 @@ def build_pairs() -> list[tuple[str, str, str]]:
     add_forms("integer", integers[:4])
     add_forms("negative", _refs(r"^-\d", 3))
     add_forms("set", _refs(r"\\\{|^\d+, ?\d+(, ?\d+)*$", 3))
-    add_forms("interval", _refs(r"\\infty|^\\left[(\[].*\\right[)\]]$|^[(\[][^,]+,[^,]+[)\]]$", 3, exclude=r"^\(\d+,\s*\d+\)$"))
+    add_forms("interval", _refs(r"\\infty|^\\left[(\[].*\\right[)\]]$|^[(\[][^,]+,[^,]+[)\]]$", 3,
+                                exclude=r"^\(\d+,\s*\d+\)$"))  # not a pair of integers (a point)
     add_forms("matrix", _refs(r"pmatrix", 3))
     add_forms("text", _refs(r"^\\text\{[A-Za-z ]+\}$", 3))
     add_forms("units", _refs(r"\\text\{ ?(degrees|cm|inches|feet|units|meters|square)", 2))

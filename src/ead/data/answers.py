@@ -5,7 +5,8 @@ The data loaders use :func:`extract_boxed` to take a MATH reference answer from 
 grade only that. It lives with the data (pure string work, standard library only) so that ``ead.data`` never
 imports ``ead.rewards``: the dependency runs one way, rewards -> data.
 
-Run a check from the shell: ``python -c "from ead.data.answers import extract_boxed; print(extract_boxed('so \\\\boxed{7}'))"``.
+Run a check from the shell:
+``python -c "from ead.data.answers import extract_boxed; print(extract_boxed('so \\\\boxed{7}'))"``.
 """
 
 from __future__ import annotations
