@@ -43,6 +43,9 @@ def with_change(section, key, value):
         (with_change("ead", "tau_max", float("nan")), r"ead\.tau_max = nan: must be a finite number"),
         (with_change("ead", "tau_min", float("inf")), r"ead\.tau_min = inf: must be a finite number"),
         (with_change("ead", "d_max", float("-inf")), r"ead\.d_max = -inf: must be a finite number"),
+        (with_change("grader", "timeout_s", 0), r"grader\.timeout_s = 0: 0 is less than or equal to the minimum of 0"),
+        (with_change("grader", "last_boxed_only", "yes"), r"grader\.last_boxed_only = 'yes': 'yes' is not of type"),
+        (with_change("grader", "timeout", 3), r"unknown key\(s\) grader\.timeout"),
     ],
 )
 def test_bad_values_name_key_and_value(config, expected):

@@ -81,6 +81,25 @@ def test_maj_at_n_matches_brute_force_over_every_subset(seed):
         assert maj_at_n_brute_force(groups, correct, m) == pytest.approx(expected[-1])
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_maj_at_n_scores_fractional_groups_like_brute_force(seed):
+    """A group scored 0.5 counts half a win in every subset it wins, in the exact curve as in brute force."""
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(20):
+        m = int(rng.integers(1, 8))
+        groups = rng.integers(-1, int(rng.integers(1, 4)), size=m)
+        correct = rng.choice([0.0, 0.25, 0.5, 1.0], size=m)
+        expected = [maj_at_n_brute_force(groups, correct, n) for n in range(1, m + 1)]
+        np.testing.assert_allclose(maj_at_n_curve(groups, correct), expected, atol=1e-12)
+    # one group of two votes scored 0.5 wins every subset: half a win, not a full one
+    np.testing.assert_allclose(maj_at_n_curve([0, 0], [0.5, 0.5]), [0.5, 0.5])
+
+
+def test_maj_at_n_rejects_non_finite_scores():
+    with pytest.raises(ValueError, match="finite scores"):
+        maj_at_n_curve([0, 1], [1.0, float("nan")])
+
+
 def test_maj_at_n_known_values():
     # a unanimous correct answer wins every subset
     np.testing.assert_allclose(maj_at_n_curve([0, 0, 0, 0], [1, 1, 1, 1]), [1, 1, 1, 1])

@@ -1,5 +1,6 @@
 """The grader: answer extraction, math-verify equivalences, MMLU letters, Countdown chains, vote keys,
-and the guarantee that adversarial answers score 0 within the time limit (from threads too)."""
+settings, and the guarantee that adversarial answers score 0 within the time limit (from threads too).
+Agreement with math-verify's own labels on real answers is tested in test_grader_agreement.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ead.rewards import Grade, Grader, extract_boxed, extract_choice, extract_math_answer
+from ead.rewards import Grade, Grader, GraderSettings, configure_grader, extract_boxed, extract_choice, get_grader
+from ead.rewards.extraction import TAIL_CHARS, gold_text, prediction_text
 
 LIMIT_S = 2.0
 MARGIN_S = 1.0  # process kill + pipe round trip; a fresh worker's start-up is not charged to the answer
@@ -44,10 +46,22 @@ def test_extract_boxed(text, expected):
     assert extract_boxed(text) == expected
 
 
-def test_extract_math_answer_falls_back_to_answer_phrases_only():
-    assert extract_math_answer("work...\n#### 1,234") == "1,234"
-    assert extract_math_answer("So the answer is 42.") == "42"
-    assert extract_math_answer("I computed 17 and then 18") is None  # no last-number guessing
+def test_prediction_text_is_the_bounded_tail_or_its_last_box():
+    long_response = "x" * 1_000_000 + " so \\boxed{1} and finally \\boxed{2}."
+    tail = prediction_text(long_response, last_boxed_only=False)
+    assert len(tail) == TAIL_CHARS and tail.endswith("\\boxed{2}.")
+    assert prediction_text(long_response, last_boxed_only=True) == "\\boxed{2}"
+    assert prediction_text("The answer is $9$.", last_boxed_only=True) == "The answer is $9$."  # no box: the tail
+    assert prediction_text("   ", last_boxed_only=False) is None
+
+
+def test_gold_text_wraps_only_bare_references():
+    assert gold_text(" \\text{Evelyn} ") == "$\\text{Evelyn}$"
+    assert gold_text("\\$18.90") == "$\\$18.90$"  # an escaped dollar is not a delimiter
+    assert gold_text("\\boxed{1}\\boxed{2}") == "\\boxed{1}\\boxed{2}"  # every box is kept
+    assert gold_text("$x$ and $y$") == "$x$ and $y$"
+    with pytest.raises(ValueError, match="longer than 4096"):
+        gold_text("1" * 5000)
 
 
 def test_real_math500_references_are_self_consistent(grader):
@@ -73,6 +87,9 @@ def test_real_math500_references_are_self_consistent(grader):
         ("\\boxed{-q + p}", "p - q"),
         ("#### 1,000", "1000"),
         ("The answer is $18$.", "18"),
+        ("The answer is 1 000.", "1000"),
+        ("\\boxed{20}", "20\\%"),
+        ("\\boxed{1}, \\boxed{2}", "\\boxed{1}\\boxed{2}"),
         ("\\boxed{\\text{Evelyn}}", "\\text{Evelyn}"),
         ("\\boxed{\\dfrac{\\sqrt{3}}{2}}", "\\frac{\\sqrt3}{2}"),
     ],
@@ -107,10 +124,18 @@ def test_vote_keys_merge_equivalent_spellings(grader):
 
 
 def test_cache_serves_repeated_pairs(grader):
-    hits = grader.stats["cache_hits"]
-    first = grader.grade("\\boxed{\\frac{2}{4}}", "0.5", "math")
-    again = grader.grade("therefore \\boxed{\\frac{2}{4}}", "0.5", "math")  # same extracted answer
-    assert first == again and grader.stats["cache_hits"] == hits + 1
+    hits, requests = grader.stats["cache_hits"], grader.stats["requests"]
+    first = grader.grade("so \\boxed{\\frac{2}{4}}", "0.5", "math")
+    again = grader.grade("so \\boxed{\\frac{2}{4}}", "0.5", "math")
+    assert first == again and grader.stats["cache_hits"] == hits + 1 and grader.stats["requests"] == requests + 1
+    # The cache is keyed by the text math-verify reads: with last_boxed_only, that is the last box alone.
+    strict = Grader(timeout_s=LIMIT_S, last_boxed_only=True)
+    try:
+        first = strict.grade("\\boxed{3}, no: \\boxed{\\frac{2}{4}}", "0.5", "math")
+        again = strict.grade("therefore \\boxed{\\frac{2}{4}}", "0.5", "math")
+        assert first == again == Grade(1.0, "1/2", "correct") and strict.stats["cache_hits"] == 1
+    finally:
+        strict.close()
 
 
 def test_grade_many_keeps_order_and_mixes_tasks():
@@ -239,3 +264,67 @@ def test_time_limit_holds_from_threads():
     assert all(result.score == 0.0 for result in results.values()) and len(results) == 3
     # Three answers on two workers: the third waits for a free worker, so allow two limits.
     assert max(elapsed.values()) < 2 * (LIMIT_S + MARGIN_S), elapsed
+
+
+# ------------------------------------------------------------------------------------------- settings
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"timeout_s": 0}, r"grader.timeout_s must be a number > 0, got 0"),
+        ({"workers": 0}, r"grader.workers must be an integer >= 1, got 0"),
+        ({"max_memory_mb": 10}, r"grader.max_memory_mb must be an integer >= 256 .*got 10"),
+        ({"last_boxed_only": "yes"}, r"grader.last_boxed_only must be true or false, got 'yes'"),
+        ({"timeout": 3}, r"unknown grader setting\(s\) \['timeout'\]; known: \['timeout_s', 'workers'"),
+    ],
+)
+def test_bad_settings_fail_naming_the_value(values, message):
+    with pytest.raises(ValueError, match=message):
+        GraderSettings.from_mapping(values)
+
+
+def test_configure_grader_rebuilds_the_shared_grader_and_cli_argument_parses():
+    import argparse
+
+    from ead.rewards import add_grader_argument
+
+    parser = argparse.ArgumentParser()
+    add_grader_argument(parser)
+    args = parser.parse_args(["--grader", '{"timeout_s": 2.5, "last_boxed_only": true}'])
+    assert args.grader == GraderSettings(timeout_s=2.5, last_boxed_only=True)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--grader", '{"workers": -1}'])
+    try:
+        configure_grader(args.grader)
+        first = get_grader()
+        assert first.settings == args.grader and first.last_boxed_only
+        assert get_grader() is first  # unchanged settings keep the running workers
+        configure_grader({"timeout_s": 2.5}, last_boxed_only=False)
+        assert get_grader() is not first and not get_grader().last_boxed_only
+    finally:
+        configure_grader(GraderSettings())
+
+
+def test_library_defaults_equal_the_configs_grader_section():
+    """Code that builds a Grader without settings grades exactly as the workflow's jobs do."""
+    import yaml
+
+    section = yaml.safe_load((Path(__file__).parents[1] / "configs" / "config.yaml").read_text())["grader"]
+    assert GraderSettings.from_mapping(section) == GraderSettings()
+    grader = Grader()
+    assert (grader.timeout_s, grader.n_workers, grader.max_memory_mb, grader.last_boxed_only) == (
+        section["timeout_s"], section["workers"], section["max_memory_mb"], section["last_boxed_only"])
+
+
+def test_verl_reward_configures_the_grader_from_its_keyword_arguments():
+    from ead.rl.verl.reward import compute_score
+
+    try:
+        result = compute_score("math", "so \\boxed{1} and \\boxed{2}", "2", grader_last_boxed_only=True,
+                               grader_timeout_s=2.0)
+        assert result == {"score": 1.0, "acc": 1.0, "pred": "2"} and get_grader().settings.last_boxed_only
+        with pytest.raises(ValueError, match="unknown grader setting"):
+            compute_score("math", "\\boxed{1}", "1", grader_timeout=2.0)
+    finally:
+        configure_grader(GraderSettings())

@@ -57,6 +57,17 @@ def test_numpy_torch_and_scalar_agree():
     np.testing.assert_allclose(as_torch.numpy(), as_scalar, rtol=0, atol=1e-14)
 
 
+@pytest.mark.parametrize("position", [710, 709.9, 5_000, 10**6, 1e300])
+def test_far_past_the_floor_every_path_returns_tau_min(position):
+    """t/d past 709.78 overflows exp(); every path must still return tau_min (the scalar one used to raise)."""
+    args = dict(tau_max=1.0, tau_min=0.1, decay=1.0, warmup=0)
+    scalar = annealed_temperature(position, **args)
+    assert scalar == 0.1 and isinstance(scalar, float)
+    with np.errstate(over="raise"):  # the numpy path must not warn either
+        assert annealed_temperature(np.array([float(position)]), **args).tolist() == [0.1]
+    assert annealed_temperature(torch.tensor([float(position)]), **args).tolist() == [0.1]
+
+
 def test_per_row_parameters_broadcast():
     positions = torch.tensor([0, 12, 12, 300])
     tau = annealed_temperature(positions, tau_max=torch.tensor([1.2, 1.2, 1.5, 1.2], dtype=torch.float64),

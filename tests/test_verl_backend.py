@@ -132,6 +132,9 @@ def test_every_paper_cell_composes_with_verls_config(composed, cell):
     # reward, validation, logging
     assert (cfg.reward.custom_reward_function.path, cfg.reward.custom_reward_function.name) == (
         "pkg://ead.rl.verl.reward", "compute_score")
+    # the grader settings reach compute_score as keyword arguments, as verl passes reward_kwargs
+    assert dict(cfg.reward.custom_reward_function.reward_kwargs) == {
+        f"grader_{key}": value for key, value in PAPER["grader"].items()}
     val = rollout.val_kwargs
     assert (val.do_sample, val.n, val.temperature, val.top_p, val.top_k) == (True, 16, 1.0, 1.0, -1)
     assert cfg.trainer.test_freq == rl["eval"]["every"] and cfg.trainer.val_before_train is True

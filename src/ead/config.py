@@ -13,6 +13,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from ead.rewards.grader import GraderSettings
 from ead.schedule import AnnealedSchedule, build_schedule
 
 
@@ -92,6 +93,10 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
         AnnealedSchedule(**ead)
     except ValueError as error:
         raise ConfigError(f"ead: {error}") from None
+    try:  # likewise the grader's (the message names grader.<key> and the value)
+        GraderSettings.from_mapping(config["grader"])
+    except (TypeError, ValueError) as error:
+        raise ConfigError(str(error)) from None
     validate_rl(config)
     check_analyses(config)
 

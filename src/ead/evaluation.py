@@ -24,7 +24,7 @@ import pandas as pd
 
 from ead.io import read_table, setup_logging, write_table
 from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
-from ead.rewards import grade_many
+from ead.rewards import add_grader_argument, configure_grader, grade_many
 from ead.samplers.sample import load_hf_model, sample_hf
 from ead.schedule import FixedTemperature, Schedule, build_schedule
 
@@ -98,7 +98,9 @@ def main(argv=None):
     parser.add_argument("--chat-template", action="store_true")
     parser.add_argument("--per-problem", required=True, help="per-problem table path")
     parser.add_argument("--out", required=True, help="summary table path")
+    add_grader_argument(parser)
     args = parser.parse_args(argv)
+    configure_grader(args.grader)
     log = setup_logging("evaluation")
     if max(args.k) > args.n:
         raise SystemExit(f"--n {args.n} is smaller than the largest k {max(args.k)}; unbiased Pass@k needs n >= k")

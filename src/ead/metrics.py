@@ -161,6 +161,9 @@ def maj_at_n_curve(groups, correct) -> np.ndarray:
     g's count c there: g's other c - 1 members come from its members after j; every other group h has fewer
     than c members, or exactly c all after j (else h wins the tie); unvoted samples are free. The number of
     such subsets of every size is a coefficient of a product of polynomials in z (one per group).
+
+    A subset scores its winning group's score (the first sample's ``correct``), so fractional scores
+    (e.g. 0.5) count fractionally, exactly as :func:`maj_at_n_brute_force` scores them.
     """
     groups = np.asarray(groups, dtype=np.int64)
     correct = np.asarray(correct, dtype=np.float64)
@@ -169,14 +172,17 @@ def maj_at_n_curve(groups, correct) -> np.ndarray:
         raise ValueError("Maj@N needs at least one sample")
     if correct.shape != groups.shape:
         raise ValueError(f"groups and correct differ in shape: {groups.shape} vs {correct.shape}")
+    if not np.all(np.isfinite(correct)):
+        raise ValueError(f"correct must hold finite scores, got {correct[~np.isfinite(correct)][:3].tolist()}")
     binom = np.array([[math.comb(a, b) for b in range(m + 1)] for a in range(m + 1)], dtype=np.float64)
     unvoted = np.array([binom[int((groups < 0).sum()), x] for x in range(m + 1)])
     ids = sorted(set(groups[groups >= 0].tolist()))
     positions = {g: np.flatnonzero(groups == g) for g in ids}
     group_correct = group_correctness(groups, correct)
-    wins = np.zeros(m + 1)  # wins[N] = number of N-subsets whose vote is correct
+    wins = np.zeros(m + 1)  # wins[N] = summed vote score over the N-subsets (a count when scores are 0/1)
     for g in ids:
-        if group_correct[g] == 0.0:
+        score = group_correct[g]
+        if score == 0.0:
             continue
         for j in positions[g]:
             after_g = int((positions[g] > j).sum())
@@ -194,7 +200,8 @@ def maj_at_n_curve(groups, correct) -> np.ndarray:
                 # subsets of size N: g contributes c, the rest N - c
                 for n in range(c, m + 1):
                     if n - c < poly.size:
-                        wins[n] += ways_g * poly[n - c]
+                        # weighted by the group's score, as the brute force scores a subset: a 0.5 group is half a win
+                        wins[n] += score * ways_g * poly[n - c]
     totals = np.array([binom[m, n] for n in range(1, m + 1)])
     return wins[1:] / totals
 

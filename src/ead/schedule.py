@@ -21,6 +21,7 @@ HF and vLLM samplers so that every engine computes bit-for-bit the same temperat
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
@@ -51,6 +52,10 @@ def step_decay(step, d0: float, step_factor: float, d_max: float):
     return min(d0 + step_factor * step, d_max)
 
 
+# Largest x with math.exp(x) finite (log of the largest float, 709.78...).
+_MAX_EXP_ARG = math.log(sys.float_info.max)
+
+
 def annealed_temperature(positions, tau_max, tau_min, decay, warmup):
     """EAD temperature at 0-based response ``positions`` for an *effective* decay ``decay``.
 
@@ -69,11 +74,15 @@ def annealed_temperature(positions, tau_max, tau_min, decay, warmup):
         return torch.where(t < warmup, torch.ones_like(annealed), annealed)
     if isinstance(positions, np.ndarray) or any(isinstance(a, np.ndarray) for a in (tau_max, tau_min, decay, warmup)):
         t = np.asarray(positions, dtype=np.float64)
-        annealed = np.maximum(1.0 + np.asarray(tau_max) - np.exp(t / np.asarray(decay)), tau_min)
+        with np.errstate(over="ignore"):  # exp overflows to inf far past the floor; the max() makes it tau_min
+            annealed = np.maximum(1.0 + np.asarray(tau_max) - np.exp(t / np.asarray(decay)), tau_min)
         return np.where(t < warmup, 1.0, annealed)
     if positions < warmup:
         return 1.0
-    return max(1.0 + tau_max - math.exp(positions / decay), tau_min)
+    exponent = positions / decay
+    if exponent > _MAX_EXP_ARG:  # math.exp raises OverflowError here; exp(t/d) is far above 1 + tau_max anyway
+        return float(tau_min)
+    return float(max(1.0 + tau_max - math.exp(exponent), tau_min))
 
 
 class Schedule:

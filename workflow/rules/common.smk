@@ -96,12 +96,17 @@ def get_sft_args(wildcards):
     return cli_args({**policy["shape"], **policy["sft"]})
 
 
+def get_grader_arg():
+    """The grader settings every grading job receives (config section `grader`), as one --grader JSON flag."""
+    return f"--grader {shlex.quote(json.dumps(config['grader'], sort_keys=True))}"
+
+
 def get_base_eval_args():
     """CLI flags of the tiny policy's base evaluation; the sampler is a fixed temperature, declared in config."""
     settings = dict(config["base_eval"])
     tau = settings.pop("tau")
     schedule = shlex.quote(f'{{"name": "fixed", "tau": {tau}}}')
-    return f"{cli_args(settings)} --schedule {schedule}"
+    return f"{cli_args(settings)} --schedule {schedule} {get_grader_arg()}"
 
 
 def cli_args(options):
@@ -121,7 +126,7 @@ def get_rl_eval_args():
     """CLI flags of the RL evaluation (fixed held-out set, declared temperature), for the step-0 evaluation."""
     settings = {key: value for key, value in config["rl"]["eval"].items() if key not in ("tau", "every")}
     schedule = shlex.quote(f'{{"name": "fixed", "tau": {config["rl"]["eval"]["tau"]}}}')
-    return f"{cli_args(settings)} --schedule {schedule}"
+    return f"{cli_args(settings)} --schedule {schedule} {get_grader_arg()}"
 
 
 def get_cell_settings(wildcards):
@@ -209,5 +214,7 @@ def get_analysis_args(section):
             settings.pop(optional, None)
     if section == "majority":
         schedules = [json.dumps(analysis_schedule(config, spec), sort_keys=True) for spec in settings.pop("samplers")]
-        return f"{cli_args(settings)} --schedules {' '.join(shlex.quote(s) for s in schedules)}"
-    return cli_args(settings)
+        return f"{cli_args(settings)} --schedules {' '.join(shlex.quote(s) for s in schedules)} {get_grader_arg()}"
+    if section == "entropy":  # the entropy analysis grades nothing
+        return cli_args(settings)
+    return f"{cli_args(settings)} {get_grader_arg()}"

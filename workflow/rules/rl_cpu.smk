@@ -33,6 +33,7 @@ rule rl_cell:
         eval_problems=f"{CELL_PATTERN}/eval_problems.csv",
     params:
         settings=get_cell_settings,
+        grader=get_grader_arg(),
         out_dir=CELL_PATTERN,
         checkpoint_dir=f"results/checkpoints/{CELL_PATTERN}",
     threads: 1
@@ -44,5 +45,5 @@ rule rl_cell:
         CONDA_ENV
     shell:
         "python -m ead.rl.train --policy-dir {input.model} --data {input.data} --base-eval {input.base_eval}"
-        " --settings {params.settings} --out-dir {params.out_dir} --checkpoint-dir {params.checkpoint_dir}"
+        " --settings {params.settings} {params.grader} --out-dir {params.out_dir} --checkpoint-dir {params.checkpoint_dir}"
         " --threads {threads} > {log} 2>&1"

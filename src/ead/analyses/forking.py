@@ -36,6 +36,7 @@ from ead.analyses.common import (add_common_arguments, analysis_settings, cot_pr
                                  open_analysis_engine, select_questions, set_threads, summarise, vote_equivalence)
 from ead.io import read_table, setup_logging, write_table
 from ead.metrics import vote_groups
+from ead.rewards import add_grader_argument, configure_grader
 from ead.samplers.sample import encode_prompts
 from ead.schedule import FixedTemperature
 
@@ -74,7 +75,9 @@ def main(argv=None):
     parser.add_argument("--continuations", type=int, required=True, help="continuations per prefix (>= max K)")
     parser.add_argument("--k", type=int, nargs="+", required=True, help="K of Maj@K")
     parser.add_argument("--tau", type=float, default=1.0, help="temperature of references and continuations")
+    add_grader_argument(parser)
     args = parser.parse_args(argv)
+    configure_grader(args.grader)  # the config's grader: section, as every grading job
     log = setup_logging("forking")
     set_threads(args.threads)
     if min(args.fork_points) < 0 or max(args.fork_points) >= args.max_new_tokens:

@@ -29,6 +29,7 @@ import pandas as pd
 from ead.analyses.common import (add_common_arguments, analysis_settings, cot_prompt, grade_samples, maj_curves,
                                  open_analysis_engine, schedule_label, select_questions, set_threads, summarise)
 from ead.io import read_table, setup_logging, write_table
+from ead.rewards import add_grader_argument, configure_grader
 from ead.schedule import build_schedule
 
 
@@ -39,7 +40,9 @@ def main(argv=None):
     parser.add_argument("--schedules", nargs="+", required=True, help="schedule specs (JSON), one per sampler")
     parser.add_argument("--max-solution-steps", type=int, default=None,
                         help="only questions whose reference solution has at most this many lines (GSM8K)")
+    add_grader_argument(parser)
     args = parser.parse_args(argv)
+    configure_grader(args.grader)  # the config's grader: section, as every grading job
     log = setup_logging("majority_scaling")
     set_threads(args.threads)
     schedules = [build_schedule(json.loads(spec)) for spec in args.schedules]

@@ -35,7 +35,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from ead.rewards import extract_boxed
+from ead.data.answers import extract_boxed
 from ead.wheels import fetch_wheel
 
 __all__ = [

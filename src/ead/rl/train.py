@@ -41,7 +41,7 @@ from ead.evaluation import evaluate, select_problems, summarise
 from ead.io import atomic_directory, read_table, setup_logging, write_table
 from ead.models import save_hf_model
 from ead.models.tiny_policy import encode_strict
-from ead.rewards import grade_many
+from ead.rewards import add_grader_argument, configure_grader, grade_many
 from ead.rl.grid import table_columns
 from ead.rl.losses import actor_config, grpo_advantages, policy_loss, tis_weights
 from ead.samplers.hf import left_pad, response_logits, sample
@@ -265,7 +265,9 @@ def main(argv=None):
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--checkpoint-dir", required=True)
     parser.add_argument("--threads", type=int, default=1)
+    add_grader_argument(parser)
     args = parser.parse_args(argv)
+    configure_grader(args.grader)
     torch.set_num_threads(args.threads)
     train(json.loads(args.settings), args.policy_dir, args.data, args.base_eval, args.out_dir, args.checkpoint_dir)
 

@@ -44,6 +44,8 @@ AGENT_LOOP_NAME = "ead_schedule_agent"
 AGENT_LOOP_TARGET = "ead.rl.verl.agent_loop.ScheduleAgentLoop"
 EAD_PROCESSOR_FQCN = "ead.samplers.vllm_processors:EADLogitsProcessor"
 REWARD_MODULE = "pkg://ead.rl.verl.reward"
+# verl passes this mapping to compute_score as keyword arguments (verl/trainer/ppo/reward.py).
+REWARD_KWARGS = "reward.custom_reward_function.reward_kwargs"
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,8 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         # reward: our grader
         "reward.custom_reward_function.path": REWARD_MODULE,
         "reward.custom_reward_function.name": "compute_score",
+        # the config's grader: section, handed to compute_score as keyword arguments (grader_timeout_s=...)
+        **{f"{REWARD_KWARGS}.grader_{key}": value for key, value in sorted(config["grader"].items())},
         # trainer
         "trainer.use_v1": True,  # the v1 trainer hands `global_steps` to agent loops (ppo/v1/agent_loop_tq.py)
         "trainer.critic_warmup": 0,
@@ -192,8 +196,10 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
     if is_ead:
         o[f"{rollout}.engine_kwargs.vllm.logits_processors"] = [EAD_PROCESSOR_FQCN]
     overrides = [f"{key}={hydra_value(value)}" for key, value in o.items()]
-    # engine_kwargs.vllm is an empty dict in verl's config, so a new key needs Hydra's `+` (append) prefix.
-    overrides = [("+" + item) if item.startswith(f"{rollout}.engine_kwargs.vllm.") else item for item in overrides]
+    # engine_kwargs.vllm is an empty dict in verl's config and reward_kwargs is absent, so a new key needs Hydra's
+    # `+` (append) prefix.
+    overrides = [("+" + item) if item.startswith((f"{rollout}.engine_kwargs.vllm.", f"{REWARD_KWARGS}."))
+                 else item for item in overrides]
     return overrides + list(settings["extra_overrides"])
 
 

@@ -1,0 +1,46 @@
+"""The one grader: scores a response against a reference, for evaluation AND as the RL reward.
+
+``grade(response, reference, task) -> Grade(score, predicted, status)``; ``grade_many`` for batches;
+``same_answer`` merges equivalent vote keys for Maj@N. Tasks (the ``source`` column of the data tables can be
+passed as ``task``): ``math``/``math500``/``gsm8k`` (math-verify), ``mmlu`` (the letter), ``countdown`` (the
+verified chain). What is extracted and how: README "Grading".
+
+Modules: :mod:`~ead.rewards.extraction` (what is read from a response and a reference: tail, last box,
+math-verify's extraction configs, MMLU letters, the Countdown hook), :mod:`~ead.rewards.worker` (math-verify
+in subprocesses under a hard time limit), :mod:`~ead.rewards.grader` (the policy: tasks, settings, pool,
+cache, vote keys). Settings are the config's ``grader:`` section, passed to jobs as ``--grader JSON`` and
+applied with :func:`configure_grader`.
+
+Run one check from the shell: ``python -m ead.rewards --task math --reference 1/2 'so \\boxed{0.5}'``.
+"""
+
+from ead.data.answers import extract_boxed
+from ead.rewards.extraction import TAIL_CHARS, extract_choice
+from ead.rewards.grader import (
+    TASKS,
+    Grade,
+    Grader,
+    GraderSettings,
+    add_grader_argument,
+    configure_grader,
+    get_grader,
+    grade,
+    grade_many,
+    same_answer,
+)
+
+__all__ = [
+    "Grade",
+    "Grader",
+    "GraderSettings",
+    "TAIL_CHARS",
+    "TASKS",
+    "add_grader_argument",
+    "configure_grader",
+    "extract_boxed",
+    "extract_choice",
+    "get_grader",
+    "grade",
+    "grade_many",
+    "same_answer",
+]

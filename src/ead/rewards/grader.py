@@ -1,0 +1,347 @@
+"""The grading policy: which task grades how, the settings, the worker pool, the cache, the vote keys.
+
+``Grader.grade(response, reference, task) -> Grade(score, predicted, status)``; the module-level
+:func:`grade` / :func:`grade_many` / :func:`same_answer` use one shared grader configured by
+:func:`configure_grader` (job CLIs pass the config's ``grader:`` section, see :func:`add_grader_argument`).
+
+Run one check from the shell: ``python -m ead.rewards --task math --reference 1/2 'so \\boxed{0.5}'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, fields
+from typing import Sequence
+
+from ead.rewards.extraction import MAX_KEY_CHARS, check_countdown, extract_choice, fallback_key, gold_text, prediction_text
+from ead.rewards.worker import GraderTimeout, GraderWorkerError, Worker
+
+__all__ = [
+    "Grade",
+    "Grader",
+    "GraderSettings",
+    "TASKS",
+    "add_grader_argument",
+    "configure_grader",
+    "get_grader",
+    "grade",
+    "grade_many",
+    "same_answer",
+]
+
+# Task name -> kind of grading. Unknown names fail with this list.
+TASKS = {"math": "math", "math500": "math", "gsm8k": "math", "mmlu": "choice", "countdown": "countdown"}
+
+CACHE_SIZE = 1 << 16
+
+
+@dataclass(frozen=True)
+class Grade:
+    score: float  # 1.0 correct, 0.0 otherwise
+    predicted: str | None  # normalised final answer (majority-vote key); None if no answer was found
+    status: str = "correct"  # correct | wrong | no_answer | timeout | error
+
+
+@dataclass(frozen=True)
+class GraderSettings:
+    """The ``grader:`` section of configs/config.yaml (the defaults here equal the config's values)."""
+
+    timeout_s: float = 3.0  # hard wall-clock limit per answer; past it the worker is killed and the answer scores 0
+    workers: int = 1  # worker subprocesses (grade_many uses them in parallel)
+    max_memory_mb: int = 3072  # address-space limit of each worker; a memory bomb becomes a MemoryError (score 0)
+    last_boxed_only: bool = False  # math: True grades a response with a box on its last box alone (README "Grading")
+
+    def __post_init__(self):
+        if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) or not self.timeout_s > 0:
+            raise ValueError(f"grader.timeout_s must be a number > 0, got {self.timeout_s!r}")
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
+            raise ValueError(f"grader.workers must be an integer >= 1, got {self.workers!r}")
+        if isinstance(self.max_memory_mb, bool) or not isinstance(self.max_memory_mb, int) or self.max_memory_mb < 256:
+            raise ValueError(f"grader.max_memory_mb must be an integer >= 256 (sympy needs it), got {self.max_memory_mb!r}")
+        if not isinstance(self.last_boxed_only, bool):
+            raise ValueError(f"grader.last_boxed_only must be true or false, got {self.last_boxed_only!r}")
+
+    @classmethod
+    def from_mapping(cls, values: dict | None) -> "GraderSettings":
+        """Settings from a config mapping; unknown keys fail with the list of known ones."""
+        values = dict(values or {})
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise ValueError(f"unknown grader setting(s) {unknown}; known: {known}")
+        return cls(**values)
+
+
+class Grader:
+    """Grading with a pool of math-verify workers, a hard per-answer time limit and an LRU cache.
+
+    Thread-safe. Most code uses the module-level :func:`grade` / :func:`grade_many`, which share one
+    default instance (see :func:`configure_grader`).
+    """
+
+    def __init__(self, timeout_s: float = GraderSettings.timeout_s, n_workers: int = GraderSettings.workers,
+                 max_memory_mb: int = GraderSettings.max_memory_mb,
+                 last_boxed_only: bool = GraderSettings.last_boxed_only,
+                 cache_size: int = CACHE_SIZE, soft_timeout_fraction: float = 0.8):
+        """``soft_timeout_fraction``: the worker interrupts itself (no restart) at this fraction of
+        ``timeout_s``; values >= 1 leave only the hard kill (used by the tests to exercise it)."""
+        self.settings = GraderSettings(timeout_s=timeout_s, workers=n_workers, max_memory_mb=max_memory_mb,
+                                       last_boxed_only=last_boxed_only)
+        self.timeout_s = timeout_s
+        self.n_workers = n_workers
+        self.max_memory_mb = max_memory_mb
+        self.last_boxed_only = last_boxed_only
+        self.soft_timeout_fraction = soft_timeout_fraction
+        self.cache_size = cache_size
+        self._cache: OrderedDict = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self._idle: list[Worker] = []
+        self._all: list[Worker] = []
+        self._pool_lock = threading.Condition()
+        self.stats = {"requests": 0, "cache_hits": 0, "timeouts": 0, "worker_errors": 0}
+
+    @classmethod
+    def from_settings(cls, settings: GraderSettings, **kwargs) -> "Grader":
+        return cls(timeout_s=settings.timeout_s, n_workers=settings.workers, max_memory_mb=settings.max_memory_mb,
+                   last_boxed_only=settings.last_boxed_only, **kwargs)
+
+    # -- worker pool --------------------------------------------------------------------------------------
+    def _acquire(self) -> Worker:
+        with self._pool_lock:
+            while not self._idle and len(self._all) >= self.n_workers:
+                self._pool_lock.wait()
+            if self._idle:
+                return self._idle.pop()
+            worker = Worker(self.timeout_s, self.max_memory_mb, self.soft_timeout_fraction)
+            self._all.append(worker)
+            return worker
+
+    def _release(self, worker: Worker) -> None:
+        with self._pool_lock:
+            self._idle.append(worker)
+            self._pool_lock.notify()
+
+    def _ask(self, payload: dict) -> dict:
+        worker = self._acquire()
+        try:
+            return worker.request(payload)
+        finally:
+            self._release(worker)
+
+    def close(self) -> None:
+        """Stop all worker processes (they also exit on their own when this process ends)."""
+        with self._pool_lock:
+            for worker in self._all:
+                worker.kill()
+            self._all.clear()
+            self._idle.clear()
+
+    @property
+    def restarts(self) -> int:
+        return sum(worker.restarts for worker in self._all)
+
+    # -- cache --------------------------------------------------------------------------------------------
+    # Keys are digests: the texts are up to a few KB each, and 65536 of them should not cost 100s of MB.
+    @staticmethod
+    def _key(*parts: str) -> bytes:
+        digest = hashlib.blake2b(digest_size=16)
+        for part in parts:
+            digest.update(part.encode("utf-8", "surrogatepass"))
+            digest.update(b"\x00")
+        return digest.digest()
+
+    def _cache_get(self, key):
+        with self._cache_lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                self.stats["cache_hits"] += 1
+                return self._cache[key]
+        return None
+
+    def _cache_put(self, key, value) -> None:
+        with self._cache_lock:
+            self._cache[key] = value
+            self._cache.move_to_end(key)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+
+    def clear_cache(self) -> None:
+        with self._cache_lock:
+            self._cache.clear()
+
+    # -- grading ------------------------------------------------------------------------------------------
+    def grade(self, response: str, reference: str, task: str) -> Grade:
+        """Score one response (see README "Grading"). Raises only for a bad ``task`` or ``reference``."""
+        kind = TASKS.get(task)
+        if kind is None:
+            raise ValueError(f"Unknown task {task!r}; known tasks: {sorted(TASKS)}")
+        if not isinstance(reference, str) or not reference.strip():
+            raise ValueError(f"Reference for task {task!r} must be a non-empty string, got {reference!r}")
+        if not isinstance(response, str):
+            return Grade(0.0, None, "no_answer")
+        if kind == "choice":
+            return self._grade_choice(response, reference)
+        if kind == "countdown":
+            return self._grade_countdown(response, reference)
+        return self._grade_math(response, reference)
+
+    def _grade_choice(self, response: str, reference: str) -> Grade:
+        letter = reference.strip().strip("()").upper()
+        if len(letter) != 1 or not letter.isalpha():
+            raise ValueError(f"MMLU reference must be a single letter like 'B', got {reference!r}")
+        predicted = extract_choice(response)
+        if predicted is None:
+            return Grade(0.0, None, "no_answer")
+        return Grade(float(predicted == letter), predicted, "correct" if predicted == letter else "wrong")
+
+    def _grade_countdown(self, response: str, reference: str) -> Grade:
+        valid, boxed = check_countdown(response, reference)
+        if boxed is None:
+            return Grade(0.0, None, "no_answer")
+        return Grade(float(valid), boxed, "correct" if valid else "wrong")
+
+    def _grade_math(self, response: str, reference: str) -> Grade:
+        gold = gold_text(reference)
+        pred = prediction_text(response, self.last_boxed_only)
+        if pred is None:
+            return Grade(0.0, None, "no_answer")
+        # pred already reflects last_boxed_only, so one cache serves either setting.
+        cache_key = self._key("math", pred, gold)
+        cached = self._cache_get(cache_key)
+        if cached is not None:
+            return cached
+        self.stats["requests"] += 1
+        try:
+            reply = self._ask({"op": "grade", "gold": gold, "pred": pred})
+        except GraderTimeout:
+            self.stats["timeouts"] += 1
+            result = Grade(0.0, fallback_key(pred), "timeout")
+        except GraderWorkerError:
+            self.stats["worker_errors"] += 1
+            result = Grade(0.0, fallback_key(pred), "error")
+        else:
+            if reply.get("error") == "soft_timeout":
+                self.stats["timeouts"] += 1
+                result = Grade(0.0, fallback_key(pred), "timeout")
+            elif reply.get("error"):
+                result = Grade(0.0, fallback_key(pred), "error")
+            elif not reply.get("found"):
+                result = Grade(0.0, None, "no_answer")
+            else:
+                correct = bool(reply.get("ok"))
+                result = Grade(float(correct), reply.get("key"), "correct" if correct else "wrong")
+        self._cache_put(cache_key, result)
+        return result
+
+    def grade_many(self, responses: Sequence[str], references: Sequence[str], tasks: str | Sequence[str]) -> list[Grade]:
+        """Grade a batch in order; uses all workers in parallel. ``tasks`` is one name or one per response."""
+        if isinstance(tasks, str):
+            tasks = [tasks] * len(responses)
+        if not len(responses) == len(references) == len(tasks):
+            raise ValueError(f"grade_many got {len(responses)} responses, {len(references)} references, {len(tasks)} tasks")
+        items = list(zip(responses, references, tasks))
+        if self.n_workers == 1 or len(items) < 2:
+            return [self.grade(*item) for item in items]
+        with ThreadPoolExecutor(self.n_workers) as pool:
+            return list(pool.map(lambda item: self.grade(*item), items))
+
+    def same_answer(self, a: str, b: str) -> bool:
+        """True if two answers or vote keys are math-verify-equivalent, within the time limit.
+
+        Both are parsed as references (bare text wrapped in ``$...$``), so LaTeX answers and the sympy-syntax
+        vote keys of :attr:`Grade.predicted` (``sqrt(2)/2``) both work.
+        """
+        a, b = str(a).strip(), str(b).strip()
+        if a == b:
+            return True
+        if not a or not b or max(len(a), len(b)) > MAX_KEY_CHARS:
+            return False
+        cache_key = self._key("same", a, b)
+        cached = self._cache_get(cache_key)
+        if cached is not None:
+            return cached
+        try:
+            reply = self._ask({"op": "grade", "gold": gold_text(a), "pred": gold_text(b)})
+            result = bool(reply.get("ok")) and not reply.get("error")
+        except (GraderTimeout, GraderWorkerError):
+            result = False
+        self._cache_put(cache_key, result)
+        return result
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The shared default grader
+# ---------------------------------------------------------------------------------------------------------
+
+_default: Grader | None = None
+_default_settings = GraderSettings()
+_default_lock = threading.Lock()
+
+
+def configure_grader(settings: GraderSettings | dict | None = None, **overrides) -> GraderSettings:
+    """Set the shared grader's settings (a ``GraderSettings``, a config mapping, and/or keyword overrides).
+
+    Job CLIs call this once at start-up with the config's ``grader:`` section. If the shared grader already
+    runs with other settings it is closed and the next call builds a new one. Returns the settings in force.
+    """
+    global _default, _default_settings
+    if isinstance(settings, GraderSettings):
+        settings = asdict(settings)
+    new = GraderSettings.from_mapping({**(settings or {}), **overrides})
+    with _default_lock:
+        if _default is not None and _default.settings != new:
+            _default.close()
+            _default = None
+        _default_settings = new
+    return new
+
+
+def get_grader() -> Grader:
+    """The shared default :class:`Grader` (settings from :func:`configure_grader`, else the defaults)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Grader.from_settings(_default_settings)
+            atexit.register(_default.close)
+        return _default
+
+
+def add_grader_argument(parser: argparse.ArgumentParser) -> None:
+    """``--grader JSON``: the config's ``grader:`` section, as the workflow rules pass it to job CLIs."""
+    parser.add_argument("--grader", type=_settings_from_json, default=None, metavar="JSON",
+                        help='grader settings, e.g. \'{"timeout_s": 3, "workers": 1, "max_memory_mb": 3072, '
+                             '"last_boxed_only": true}\' (default: those values)')
+
+
+def _settings_from_json(text: str) -> GraderSettings:
+    try:
+        values = json.loads(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"--grader must be a JSON object, got {text!r}: {error}") from None
+    if not isinstance(values, dict):
+        raise argparse.ArgumentTypeError(f"--grader must be a JSON object, got {text!r}")
+    try:
+        return GraderSettings.from_mapping(values)
+    except (TypeError, ValueError) as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def grade(response: str, reference: str, task: str) -> Grade:
+    """Score one response with the shared grader."""
+    return get_grader().grade(response, reference, task)
+
+
+def grade_many(responses: Sequence[str], references: Sequence[str], tasks: str | Sequence[str]) -> list[Grade]:
+    """Score a batch with the shared grader (order preserved)."""
+    return get_grader().grade_many(responses, references, tasks)
+
+
+def same_answer(a: str, b: str) -> bool:
+    """math-verify equivalence of two answers or vote keys, with the shared grader."""
+    return get_grader().same_answer(a, b)
