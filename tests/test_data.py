@@ -180,3 +180,30 @@ def test_build_cli_writes_countdown_parquet(tmp_path):
     table = pd.read_parquet(out)
     assert len(table) == 30 and set(table["split"]) == {"train", "val", "test"}
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]  # no temporary file left behind
+
+
+def test_failure_type_names_the_first_mistake_and_checks_dead_ends_exhaustively():
+    from itertools import permutations
+
+    from ead.data.countdown import failure_type, solve
+
+    def kind(response):
+        return failure_type(verify_chain(response, PROBLEM), PROBLEM)
+
+    assert kind("7*5=35\n35+12=47\n47-6=41\n\\boxed{41}") == "ok"
+    # target still reachable after 7*5=35 (35+12-6), then a wrong sum
+    assert kind("7*5=35\n35+12=48\n48-6=41\n\\boxed{41}") == "arithmetic"
+    assert kind("7*5=35\n35+12=47\n47-6=42\n\\boxed{41}") == "arithmetic"
+    assert kind("5*5=25\n25+12=37\n\\boxed{37}") == "rule"  # 5 used twice
+    assert kind("the answer is 41") == "rule"
+    # a legal first move after which 41 is unreachable (found by the solver, not by hand), continued correctly:
+    # the first mistake is the path, whatever comes after it
+    dead = next((a, b) for a, b in permutations(PROBLEM.numbers, 2)
+                if 41 not in solve([n for n in PROBLEM.numbers if n not in (a, b)] + [a + b]))
+    rest = [n for n in PROBLEM.numbers if n not in dead]
+    first = sum(dead)
+    chain = f"{dead[0]}+{dead[1]}={first}\n{first}+{rest[0]}={first + rest[0]}\n"
+    chain += f"{first + rest[0]}+{rest[1]}={first + rest[0] + rest[1]}\n\\boxed{{41}}"
+    assert kind(chain) == "strategy"
+    # the same dead end followed by an arithmetic lie that "reaches" the target is still a strategy error
+    assert kind(f"{dead[0]}+{dead[1]}={first}\n{first}+{rest[0]}=41\n\\boxed{{41}}") == "strategy"

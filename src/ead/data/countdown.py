@@ -36,7 +36,7 @@ import hashlib
 import itertools
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -223,6 +223,28 @@ class ChainCheck:
     valid: bool  # True iff the chain is a full, correct solution of the problem
     boxed: str | None  # the content of the last \boxed{} (None if there is none)
     reason: str  # "ok" or why the chain was rejected
+    error: str = ""  # "" (valid), "arithmetic" (a wrong, inexact or non-positive result) or "rule" (anything else)
+    pools: tuple = field(default=(), compare=False)  # numbers still available after each accepted equation
+
+
+FAILURE_TYPES = ("strategy", "arithmetic", "rule")
+
+
+def failure_type(check: ChainCheck, problem: CountdownProblem) -> str:
+    """Why a response failed, by its first mistake: ``"ok"`` for a solution, else one of :data:`FAILURE_TYPES`.
+
+    * ``strategy``: every equation so far was correct and legal, but one of them left numbers from which the
+      target cannot be reached at all (a dead end, checked exhaustively): the response chose a wrong path.
+    * ``arithmetic``: the first mistake is a wrong, inexact or non-positive result while the target was still
+      reachable (often the target written as the result of an equation that does not give it).
+    * ``rule``: anything else (an unavailable number, a malformed line, numbers left unused, no or a wrong box).
+    """
+    if check.valid:
+        return "ok"
+    for pool in check.pools:
+        if problem.target not in _reach(tuple(sorted(pool))):
+            return "strategy"
+    return check.error
 
 
 _NUM = rf"\d{{1,{MAX_OPERAND_DIGITS}}}"
@@ -238,45 +260,51 @@ def verify_chain(response: str, problem: CountdownProblem) -> ChainCheck:
     then a last line ``\\boxed{N}``. Blank lines are ignored; any other line rejects the chain.
     """
     if not isinstance(response, str):
-        return ChainCheck(False, None, "response is not a string")
+        return ChainCheck(False, None, "response is not a string", "rule")
     if len(response) > MAX_RESPONSE_CHARS:
-        return ChainCheck(False, None, f"response longer than {MAX_RESPONSE_CHARS} characters")
+        return ChainCheck(False, None, f"response longer than {MAX_RESPONSE_CHARS} characters", "rule")
     lines = [line.strip() for line in response.strip().splitlines() if line.strip()]
     if not lines:
-        return ChainCheck(False, None, "empty response")
+        return ChainCheck(False, None, "empty response", "rule")
     boxed_match = _BOXED_LINE_RE.match(lines[-1])
     if boxed_match is None:
-        return ChainCheck(False, None, "last line is not \\boxed{N}")
+        return ChainCheck(False, None, "last line is not \\boxed{N}", "rule")
     boxed = boxed_match.group(1)
     pool = list(problem.numbers)  # multiset of numbers still available
+    pools = []  # pool after each accepted equation (for failure_type)
     value = None
+
+    def rejected(reason: str, error: str) -> ChainCheck:
+        return ChainCheck(False, boxed, reason, error, tuple(pools))
+
     for line in lines[:-1]:
         match = _EQUATION_RE.match(line)
         if match is None:
-            return ChainCheck(False, boxed, f"not an equation: {line[:40]!r}")
+            return rejected(f"not an equation: {line[:40]!r}", "rule")
         a, op, b, c = int(match.group(1)), _OPS.get(match.group(2), match.group(2)), int(match.group(3)), int(match.group(4))
         for operand in (a, b):
             if operand not in pool:
-                return ChainCheck(False, boxed, f"{operand} is not available in {line!r}")
+                return rejected(f"{operand} is not available in {line!r}", "rule")
             pool.remove(operand)
         if op == "/":
             if b == 0 or a % b:
-                return ChainCheck(False, boxed, f"inexact division in {line!r}")
+                return rejected(f"inexact division in {line!r}", "arithmetic")
             value = a // b
         else:
             value = {"+": a + b, "-": a - b, "*": a * b}[op]
         if value != c:
-            return ChainCheck(False, boxed, f"wrong arithmetic in {line!r}")
+            return rejected(f"wrong arithmetic in {line!r}", "arithmetic")
         if value <= 0:
-            return ChainCheck(False, boxed, f"non-positive intermediate result in {line!r}")
+            return rejected(f"non-positive intermediate result in {line!r}", "arithmetic")
         pool.append(value)
+        pools.append(tuple(pool))
     if len(pool) != 1:
-        return ChainCheck(False, boxed, f"numbers left unused: {sorted(pool)}")
+        return rejected(f"numbers left unused: {sorted(pool)}", "rule")
     if pool[0] != problem.target:
-        return ChainCheck(False, boxed, f"chain reaches {pool[0]}, not the target {problem.target}")
+        return rejected(f"chain reaches {pool[0]}, not the target {problem.target}", "rule")
     if boxed != str(problem.target):
-        return ChainCheck(False, boxed, f"boxed {boxed!r} is not the target {problem.target}")
-    return ChainCheck(True, boxed, "ok")
+        return rejected(f"boxed {boxed!r} is not the target {problem.target}", "rule")
+    return ChainCheck(True, boxed, "ok", "", tuple(pools))
 
 
 # ---------------------------------------------------------------------------------------------------------
