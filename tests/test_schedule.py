@@ -87,7 +87,7 @@ def test_fixed_temperature_is_a_constant_schedule():
 def test_registry_round_trip_and_errors():
     assert build_schedule(PAPER.to_dict()) == PAPER
     assert build_schedule({"name": "fixed", "tau": 1.2}) == FixedTemperature(1.2)
-    with pytest.raises(ValueError, match=r"Unsupported schedule 'cosine'.*\['ead', 'fixed'\]"):
+    with pytest.raises(ValueError, match=r"Unsupported schedule 'cosine'.*\['ead', 'fixed', 'two_stage'\]"):
         build_schedule({"name": "cosine"})
     with pytest.raises(ValueError, match=r"Unknown parameter\(s\) \['tau_maxx'\]"):
         build_schedule({"name": "ead", "tau_maxx": 1.2})
@@ -110,3 +110,21 @@ def test_invalid_parameters_are_rejected(params, message):
         return
     with pytest.raises(ValueError, match=message):
         AnnealedSchedule(**params)
+
+
+def test_two_stage_switches_at_its_position_on_every_path():
+    import torch
+
+    from ead.schedule import TwoStageTemperature, build_schedule
+
+    schedule = build_schedule({"name": "two_stage", "tau_early": 1.5, "tau_late": 0.3, "switch": 8})
+    assert isinstance(schedule, TwoStageTemperature) and build_schedule(schedule.to_dict()) == schedule
+    positions = np.arange(12)
+    expected = [1.5] * 8 + [0.3] * 4
+    assert [schedule.temperatures(int(t), step=40) for t in positions] == expected
+    np.testing.assert_array_equal(schedule.temperatures(positions), expected)
+    assert schedule.temperatures(torch.arange(12)).tolist() == expected
+    with pytest.raises(ValueError, match="switch must be >= 0"):
+        TwoStageTemperature(1.5, 0.3, -1)
+    with pytest.raises(ValueError, match="temperatures must be > 0"):
+        TwoStageTemperature(0.0, 0.3, 4)

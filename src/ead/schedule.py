@@ -4,6 +4,8 @@ Every sampler in this package takes "a schedule". A schedule maps (response posi
 to a temperature. Positions are 0-based and count response tokens only (the prompt is not counted).
 
 * ``FixedTemperature(tau)``: tau everywhere (standard temperature sampling).
+* ``TwoStageTemperature(tau_early, tau_late, switch)``: one temperature before position ``switch``, another after
+  (the premise probe's "hot early" and "cold late" samplers).
 * ``AnnealedSchedule(...)``: Exploratory Annealed Decoding (EAD, paper Sec. 4)::
 
       tau_t = 1                                                   for t < c (warm-up)
@@ -32,6 +34,7 @@ __all__ = [
     "FixedTemperature",
     "Schedule",
     "SCHEDULES",
+    "TwoStageTemperature",
     "annealed_temperature",
     "build_schedule",
     "register_schedule",
@@ -177,6 +180,38 @@ class AnnealedSchedule(Schedule):
 
     def temperatures(self, positions, step: int = 0):
         return annealed_temperature(positions, self.tau_max, self.tau_min, self.effective_decay(step), self.warmup)
+
+
+@register_schedule("two_stage")
+@dataclass(frozen=True)
+class TwoStageTemperature(Schedule):
+    """``tau_early`` for positions t < ``switch``, ``tau_late`` from there on (step-independent).
+
+    The probe of the paper's premise that heat helps early and cold helps late: "hot early" (tau_early > 1,
+    tau_late = 1) and "cold late" (tau_early = 1, tau_late < 1) separate the two halves of EAD's shape.
+    """
+
+    tau_early: float
+    tau_late: float
+    switch: int
+
+    def __post_init__(self):
+        if not (self.tau_early > 0 and self.tau_late > 0):
+            raise ValueError(f"two_stage schedule: temperatures must be > 0, got tau_early={self.tau_early}, "
+                             f"tau_late={self.tau_late}")
+        if self.switch < 0:
+            raise ValueError(f"two_stage schedule: switch must be >= 0, got switch={self.switch}")
+
+    def temperatures(self, positions, step: int = 0):
+        if _is_torch(positions):
+            import torch
+
+            early, late = (torch.tensor(float(tau), dtype=torch.float64, device=positions.device)
+                           for tau in (self.tau_early, self.tau_late))
+            return torch.where(positions < self.switch, early, late)
+        if isinstance(positions, np.ndarray):
+            return np.where(positions < self.switch, float(self.tau_early), float(self.tau_late))
+        return float(self.tau_early if positions < self.switch else self.tau_late)
 
 
 def build_schedule(spec: dict | Schedule) -> Schedule:
