@@ -5,7 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
+from ead.metrics import (bootstrap_mean_ci, bootstrap_ratio_ci, informative_at_k, minimum_detectable_effect, pass_at_k,
+                         worst_at_k)
 
 
 def brute_force(outcomes, k):
@@ -142,3 +143,40 @@ def test_vote_groups_with_math_verify_equivalence():
 
     np.testing.assert_array_equal(vote_groups(["1/2", "0.5", "\\frac{1}{2}", "2", None], same_answer),
                                   [0, 0, 0, 1, -1])
+
+
+# --- informative groups, power, ratio CIs ---------------------------------------------------------------------------
+def test_informative_at_k_matches_enumeration_of_groups():
+    for n in (4, 8):
+        for c in range(n + 1):
+            outcomes = [1] * c + [0] * (n - c)
+            for k in (1, 2, n):
+                groups = list(itertools.combinations(outcomes, k))
+                expected = np.mean([0 < sum(group) < k for group in groups])
+                assert informative_at_k([n], [c], k)[0] == pytest.approx(expected, abs=1e-12)
+
+
+def test_minimum_detectable_effect_gives_80_percent_power_by_simulation():
+    rng = np.random.default_rng(0)
+    sd, units = 0.3, 200
+    mde = minimum_detectable_effect(rng.normal(0.0, sd, size=units))  # estimated from one sample's own spread
+    # at a true effect equal to the MDE, a two-sided 5% z-test rejects in ~80% of repetitions
+    rejections = []
+    for _ in range(2000):
+        sample = rng.normal(mde, sd, size=units)
+        rejections.append(abs(sample.mean() / (sample.std(ddof=1) / np.sqrt(units))) > 1.959964)
+    assert np.mean(rejections) == pytest.approx(0.8, abs=0.05)
+    with pytest.raises(ValueError, match="at least 2"):
+        minimum_detectable_effect([0.1])
+
+
+def test_bootstrap_ratio_ci_is_the_pooled_ratio_with_a_bootstrap_over_units():
+    numerators, denominators = np.array([1, 0, 3, 2]), np.array([2, 1, 4, 3])
+    ratio, low, high = bootstrap_ratio_ci(numerators, denominators, resamples=2000, seed=1)
+    assert ratio == pytest.approx(6 / 10) and low < ratio < high
+    rng = np.random.default_rng(1)
+    draws = rng.integers(0, 4, size=(2000, 4))
+    ratios = numerators[draws].sum(1) / denominators[draws].sum(1)
+    assert (low, high) == pytest.approx((np.quantile(ratios, 0.025), np.quantile(ratios, 0.975)))
+    with pytest.raises(ValueError, match="positive total"):
+        bootstrap_ratio_ci([0, 0], [0, 0])

@@ -50,6 +50,42 @@ def worst_at_k(num_samples, num_correct, k: int) -> np.ndarray:
     return _ratio_of_combinations(num_correct, num_samples, k)
 
 
+def informative_at_k(num_samples, num_correct, k: int) -> np.ndarray:
+    """Per-problem probability that a group of k rollouts (drawn without replacement from the n samples) is
+    *informative*: 0 < correct < k, the only groups whose GRPO-style advantages are not all zero.
+    Equals Pass@k - Worst@k, so it is unbiased too."""
+    return pass_at_k(num_samples, num_correct, k) - worst_at_k(num_samples, num_correct, k)
+
+
+def minimum_detectable_effect(differences, *, power: float = 0.8, confidence: float = 0.95) -> float:
+    """Smallest true mean of paired ``differences`` (one per unit, e.g. problem or seed) that a two-sided test at
+    ``confidence`` detects with probability ``power``: (z_{1-alpha/2} + z_power) * sd / sqrt(units)."""
+    from statistics import NormalDist
+
+    differences = np.asarray(differences, dtype=np.float64)
+    if differences.size < 2:
+        raise ValueError(f"need at least 2 paired differences for a power estimate, got {differences.size}")
+    z = NormalDist().inv_cdf
+    standard_error = differences.std(ddof=1) / math.sqrt(differences.size)
+    return float((z(1 - (1 - confidence) / 2) + z(power)) * standard_error)
+
+
+def bootstrap_ratio_ci(numerators, denominators, *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0):
+    """(ratio, low, high): sum(numerators) / sum(denominators) over units, with a percentile bootstrap over units
+    (e.g. the share of failures of one kind, resampling problems)."""
+    numerators, denominators = np.asarray(numerators, dtype=np.float64), np.asarray(denominators, dtype=np.float64)
+    if numerators.shape != denominators.shape or numerators.size == 0 or denominators.sum() <= 0:
+        raise ValueError(f"need matching non-empty numerators and denominators with a positive total, got shapes "
+                         f"{numerators.shape} / {denominators.shape}, total {denominators.sum()}")
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, numerators.size, size=(resamples, numerators.size))
+    totals = denominators[draws].sum(axis=1)
+    ratios = numerators[draws].sum(axis=1)[totals > 0] / totals[totals > 0]
+    alpha = (1 - confidence) / 2
+    return (float(numerators.sum() / denominators.sum()), float(np.quantile(ratios, alpha)),
+            float(np.quantile(ratios, 1 - alpha)))
+
+
 def bootstrap_mean_ci(values, *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0):
     """(mean, low, high): percentile bootstrap CI of the mean over problems."""
     values = np.asarray(values, dtype=np.float64)

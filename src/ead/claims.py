@@ -1,0 +1,51 @@
+"""Verdicts computed, never typed: one decision rule turns an effect's confidence interval into a verdict.
+
+A claim says an effect lies above (``direction="greater"``) or below (``"less"``) a threshold. With the effect's
+95% CI [low, high]:
+
+* ``supported``: the whole CI lies on the claimed side of the threshold;
+* ``contradicted``: the whole CI lies on the other side (the data rule the claim out at this confidence);
+* ``inconclusive``: the CI contains the threshold (this experiment cannot tell; its minimum detectable effect
+  says how large an effect it could have seen).
+
+Claims made of several parts (``combine``) are supported when every part is, contradicted when any part is, and
+inconclusive otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+VERDICTS = ("supported", "contradicted", "inconclusive")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # one of VERDICTS
+    rule: str  # the decision rule applied, in words, with the numbers it compared
+
+
+def decide(ci_low: float, ci_high: float, *, threshold: float = 0.0, direction: str = "greater") -> Verdict:
+    """Verdict on "effect > threshold" (or "< threshold" with ``direction="less"``) from the effect's CI."""
+    if direction not in ("greater", "less"):
+        raise ValueError(f"direction must be 'greater' or 'less', got {direction!r}")
+    if not (math.isfinite(ci_low) and math.isfinite(ci_high)) or ci_low > ci_high:
+        raise ValueError(f"need a finite CI with low <= high, got [{ci_low}, {ci_high}]")
+    side = ">" if direction == "greater" else "<"
+    interval = f"95% CI [{ci_low:.4g}, {ci_high:.4g}]"
+    if (direction == "greater" and ci_low > threshold) or (direction == "less" and ci_high < threshold):
+        return Verdict("supported", f"{interval} entirely {side} {threshold:g}")
+    if (direction == "greater" and ci_high < threshold) or (direction == "less" and ci_low > threshold):
+        return Verdict("contradicted", f"{interval} entirely on the other side of {threshold:g}")
+    return Verdict("inconclusive", f"{interval} contains {threshold:g}")
+
+
+def combine(parts: list[Verdict]) -> Verdict:
+    """All parts supported -> supported; any part contradicted -> contradicted; otherwise inconclusive."""
+    if not parts:
+        raise ValueError("combine needs at least one verdict")
+    names = [part.verdict for part in parts]
+    verdict = ("contradicted" if "contradicted" in names else "supported" if set(names) == {"supported"}
+               else "inconclusive")
+    return Verdict(verdict, "; ".join(part.rule for part in parts))
