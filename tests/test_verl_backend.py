@@ -27,10 +27,11 @@ import yaml
 
 from ead.config import ConfigError, load_layered_config, validate_config
 from ead.metrics import pass_at_k, worst_at_k
-from ead.rl.aggregate import TRAIN_METRICS, eval_curves, train_curves
+from ead.rl.aggregate import eval_curves, train_curves
 from ead.rl.grid import Cell, cell_config, cell_settings, expand_grid, sampler_schedule, table_columns
 from ead.samplers.vllm_processors import ead_extra_args
 from ead.schedule import AnnealedSchedule, FixedTemperature
+from ead.tables import TRAIN_METRICS
 from ead.rl.verl import convert, overrides
 from ead.rl.verl.agent_loop import schedule_sampling_params, step_of
 from ead.rl.verl.hub import verl_rows

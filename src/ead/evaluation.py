@@ -22,11 +22,11 @@ import json
 import numpy as np
 import pandas as pd
 
-from ead.io import read_table, setup_logging, write_table
-from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
+from ead.io import read_table, setup_logging
 from ead.rewards import grade_many
 from ead.samplers.sample import load_hf_model, sample_hf
 from ead.schedule import FixedTemperature, Schedule, build_schedule
+from ead.tables import BASE_PROBLEMS, BASE_SUMMARY, summarise
 
 
 def select_problems(table: pd.DataFrame, split: str | None, limit: int | None, source: str) -> pd.DataFrame:
@@ -38,25 +38,6 @@ def select_problems(table: pd.DataFrame, split: str | None, limit: int | None, s
         if table.empty:
             raise SystemExit(f"{source}: no rows with split == {split!r}")
     return table.head(limit) if limit else table
-
-
-def summarise(per_problem: pd.DataFrame, ks: list[int], *, seed: int) -> pd.DataFrame:
-    """One row per metric (greedy_accuracy if graded, pass@k, worst@k): mean over problems and a 95% bootstrap CI.
-
-    Greedy accuracy is reported when ``greedy_correct`` has values; a column of NaN (the verl backend, which
-    validates with one sampling setting) means "not graded".
-    """
-    rows = []
-    if "greedy_correct" in per_problem.columns and per_problem["greedy_correct"].notna().any():
-        rows.append(("greedy_accuracy", per_problem["greedy_correct"].to_numpy(dtype=float)))
-    counts = per_problem["num_samples"].to_numpy(), per_problem["num_correct"].to_numpy()
-    for k in ks:
-        rows.append((f"pass@{k}", pass_at_k(*counts, k)))
-        rows.append((f"worst@{k}", worst_at_k(*counts, k)))
-    return pd.DataFrame([
-        dict(zip(("metric", "value", "ci_low", "ci_high"), (name, *bootstrap_mean_ci(values, seed=seed))))
-        for name, values in rows
-    ])
 
 
 def evaluate(model, tokenizer, problems: pd.DataFrame, task: str, *, n: int, ks: list[int], schedule: Schedule,
@@ -109,8 +90,8 @@ def main(argv=None):
                                     max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size,
                                     chat_template=args.chat_template)
     extra = {"model": args.model, "data": args.data, "split": args.split or "all"}
-    write_table(per_problem.assign(**extra), args.per_problem)
-    write_table(summary.assign(**extra), args.out)
+    BASE_PROBLEMS.write(per_problem.assign(**extra), args.per_problem)
+    BASE_SUMMARY.write(summary.assign(**extra), args.out)
     for row in summary.itertuples():
         log.info("%s = %.4f [%.4f, %.4f]", row.metric, row.value, row.ci_low, row.ci_high)
 
