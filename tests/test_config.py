@@ -39,6 +39,8 @@ def with_change(section, key, value):
         (with_change("ead", "d0", -5), r"ead\.d0 = -5 must be > 0"),
         (with_change("ead", "warmup", -1), r"ead\.warmup = -1 must be >= 0"),
         (with_change("schedule_figure", "decays", []), r"schedule_figure\.decays = \[\]"),
+        (with_change("schedule_figure", "decays", [25, 50000]),
+         r"schedule_figure\.decays = \[25, 50000\]: every decay rate must be <= ead\.d_max = 40000"),
         (with_change("base_eval", "n", 8), r"base_eval\.n = 8 must be >= every k in base_eval\.k = \[1, 16\]"),
     ],
 )

@@ -84,6 +84,9 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
         raise ConfigError(f"ead.warmup = {ead['warmup']} must be >= 0 (c, the number of tau = 1 positions)")
     if ead["d_max"] < ead["d0"]:
         raise ConfigError(f"ead.d_max = {ead['d_max']} must be >= ead.d0 = {ead['d0']}")
+    decays = config["schedule_figure"]["decays"]
+    if max(decays) > ead["d_max"]:
+        raise ConfigError(f"schedule_figure.decays = {decays}: every decay rate must be <= ead.d_max = {ead['d_max']}")
     base_eval = config["base_eval"]
     if base_eval["n"] < max(base_eval["k"]):
         raise ConfigError(f"base_eval.n = {base_eval['n']} must be >= every k in base_eval.k = {base_eval['k']} "

@@ -41,7 +41,7 @@ def select_problems(table: pd.DataFrame, split: str | None, limit: int | None, s
 
 
 def evaluate(model, tokenizer, problems: pd.DataFrame, task: str, *, n: int, ks: list[int], schedule: Schedule,
-             max_new_tokens: int, seed: int, batch_size: int = 64, chat_template: bool = False,
+             max_new_tokens: int, seed: int, batch_size: int, chat_template: bool = False,
              greedy: bool = True, step: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per-problem table, summary table) for ``problems`` (columns id, question, answer)."""
     ids, prompts, references = problems["id"].tolist(), problems["question"].tolist(), problems["answer"].tolist()
@@ -67,15 +67,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True)
     parser.add_argument("--data", required=True, help="problems table with id, question, answer (and split)")
-    parser.add_argument("--split", default=None, help="evaluate only rows of this split")
+    parser.add_argument("--split", required=True, help="evaluate only rows of this split")
     parser.add_argument("--task", required=True, help="grader task (countdown, math500, gsm8k, mmlu, ...)")
-    parser.add_argument("--limit", type=int, default=None, help="first N problems only")
-    parser.add_argument("--n", type=int, default=16, help="sampled completions per problem (n >= max k)")
-    parser.add_argument("--k", type=int, nargs="+", default=[1, 16])
-    parser.add_argument("--schedule", default='{"name": "fixed", "tau": 1.0}', help="evaluation sampler (JSON)")
+    parser.add_argument("--limit", type=int, required=True, help="first N problems only")
+    parser.add_argument("--n", type=int, required=True, help="sampled completions per problem (n >= max k)")
+    parser.add_argument("--k", type=int, nargs="+", required=True)
+    parser.add_argument("--schedule", required=True, help='evaluation sampler (JSON), e.g. {"name": "fixed", "tau": 1.0}')
     parser.add_argument("--max-new-tokens", type=int, required=True)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--batch-size", type=int, required=True, help="sequences per sampling batch")
     parser.add_argument("--chat-template", action="store_true")
     parser.add_argument("--per-problem", required=True, help="per-problem table path")
     parser.add_argument("--out", required=True, help="summary table path")

@@ -67,7 +67,7 @@ def select_references(pool: pd.DataFrame, rule: str, min_tokens: int, seed: int,
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_arguments(parser)
+    add_common_arguments(parser, question_seed=1, batch_size=64)  # configs/config.yaml analyses.forking
     parser.add_argument("--reference-samples", type=int, required=True, help="reference pool size per question")
     parser.add_argument("--prefix-selection", choices=PREFIX_SELECTIONS, default="random")
     parser.add_argument("--fork-points", type=int, nargs="+", required=True, help="prefix lengths p (0 = normal)")

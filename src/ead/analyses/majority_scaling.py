@@ -34,7 +34,7 @@ from ead.schedule import build_schedule
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_arguments(parser)
+    add_common_arguments(parser, question_seed=0, batch_size=64)  # configs/config.yaml analyses.majority
     parser.add_argument("--samples", type=int, required=True, help="M samples per question and schedule")
     parser.add_argument("--schedules", nargs="+", required=True, help="schedule specs (JSON), one per sampler")
     parser.add_argument("--max-solution-steps", type=int, default=None,

@@ -71,7 +71,7 @@ def main(argv=None):
     parser.add_argument("--steps", nargs="+", required=True, help="every cell's steps.csv")
     parser.add_argument("--eval-problems", nargs="+", required=True, help="every cell's eval_problems.csv")
     parser.add_argument("--k", type=int, nargs="+", required=True, help="Pass@k / Worst@k to report")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--seed", type=int, required=True, help="bootstrap seed (rl.eval.seed)")
     parser.add_argument("--train-curves", required=True)
     parser.add_argument("--eval-curves", required=True)
     args = parser.parse_args(argv)

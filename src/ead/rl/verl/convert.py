@@ -230,7 +230,7 @@ def main(argv=None):
     parser.add_argument("--cell", required=True,
                         help='JSON: {"policy", "algorithm", "sampler", "n", "seed"} and the settings columns')
     parser.add_argument("--k", type=int, nargs="+", required=True)
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--seed", type=int, required=True, help="bootstrap seed (rl.eval.seed)")
     parser.add_argument("--out-dir", required=True, help="where steps.csv, eval_problems.csv, eval.csv go")
     parser.add_argument("--entropy-temperature", type=float, default=math.nan,
                         help="the run's actor_rollout_ref.rollout.temperature (verl's entropy is at this tau)")
