@@ -42,6 +42,8 @@ def with_change(section, key, value):
         (with_change("schedule_figure", "decays", [25, 50000]),
          r"schedule_figure\.decays = \[25, 50000\]: every decay rate must be <= ead\.d_max = 40000"),
         (with_change("base_eval", "n", 8), r"base_eval\.n = 8 must be >= every k in base_eval\.k = \[1, 16\]"),
+        (with_change("base_eval", "every", 8), r"unknown key\(s\) base_eval\.every"),
+        (with_change("base_eval", "greedy", True), r"unknown key\(s\) base_eval\.greedy"),
     ],
 )
 def test_bad_values_name_key_and_value(config, expected):

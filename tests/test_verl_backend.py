@@ -50,7 +50,7 @@ def paper_config():
 
 PAPER = paper_config()
 CELLS = expand_grid(PAPER["rl"])
-#: The RL figures and the experiments they draw (workflow/rules/common.smk RL_FIGURES).
+#: The RL figures and the experiments they draw (workflow/rules/rl_inputs.smk RL_FIGURES).
 FIGURE_EXPERIMENTS = {"main", "larger_model", "rollout_scaling", "algorithms", "off_policy"}
 
 

@@ -88,6 +88,8 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     if max(decays) > ead["d_max"]:
         raise ConfigError(f"schedule_figure.decays = {decays}: every decay rate must be <= ead.d_max = {ead['d_max']}")
     base_eval = config["base_eval"]
+    if "every" in base_eval:  # the one evaluation block of the schema allows it for rl.eval
+        raise ConfigError("unknown key(s) base_eval.every; `every` (steps between evaluations) belongs to rl.eval")
     if base_eval["n"] < max(base_eval["k"]):
         raise ConfigError(f"base_eval.n = {base_eval['n']} must be >= every k in base_eval.k = {base_eval['k']} "
                           "(unbiased Pass@k needs n >= k samples)")
