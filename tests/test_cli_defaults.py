@@ -43,8 +43,8 @@ CONFIG_KEYS = {
     **{(f"ead.analyses.{job}", "vllm_options"): "analyses.vllm"
        for job in ("entropy_by_position", "forking", "majority_scaling")},
     **{(f"ead.analyses.{job}", key): f"analyses.{section}.{key}"
-       for job, section in (("entropy_by_position", "entropy"), ("forking", "forking"), ("majority_scaling", "majority"))
-       for key in ("question_seed", "seed", "batch_size")},
+       for job, section in (("entropy_by_position", "entropy"), ("forking", "forking"),
+                            ("majority_scaling", "majority")) for key in ("question_seed", "seed", "batch_size")},
     ("ead.analyses.entropy_by_position", "tau"): "analyses.entropy.tau",
     ("ead.analyses.forking", "tau"): "analyses.forking.tau",
     ("ead.analyses.forking", "prefix_selection"): "analyses.forking.prefix_selection",
@@ -122,7 +122,7 @@ def test_no_job_default_differs_from_the_shipped_config(module):
         expected = _config(CONFIG_KEYS[key])
         if dest == "vllm_options":
             default = json.loads(default)
-        assert default == expected, f"{module} --{dest}: default {default!r} != config {CONFIG_KEYS[key]} = {expected!r}"
+        assert default == expected, f"{module} --{dest}: default {default!r} != {CONFIG_KEYS[key]} = {expected!r}"
 
 
 def test_library_defaults_equal_the_config():

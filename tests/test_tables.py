@@ -15,8 +15,8 @@ from ead.tables import EVAL_PROBLEMS, STEPS, TABLES, Table, TableError
 ROOT = Path(__file__).resolve().parents[1]
 
 CELL = {"policy": "tiny1m", "algorithm": "dapo", "sampler": "ead", "n": 8, "seed": 0, "lr": 5e-5, "tis": "none",
-        "tis_cap": 2.0, "loss_mode": "vanilla", "schedule_params": '{"name": "ead"}', "fixed_tau_trains_at": "behaviour",
-        "eval_tau": 1.0, "prompts_per_step": 16, "mini_batches": 2}
+        "tis_cap": 2.0, "loss_mode": "vanilla", "schedule_params": '{"name": "ead"}',
+        "fixed_tau_trains_at": "behaviour", "eval_tau": 1.0, "prompts_per_step": 16, "mini_batches": 2}
 
 
 def problems_table():
@@ -27,7 +27,7 @@ def problems_table():
 def test_converter_imports_no_torch_transformers_or_cpu_backend():
     code = ("import sys, json; import ead.rl.verl.convert; print(json.dumps(sorted(m for m in sys.modules if "
             "m.split('.')[0] in ('torch', 'transformers', 'vllm', 'verl') or m in ('ead.rl.train', 'ead.evaluation', "
-            "'ead.samplers.sample', 'ead.samplers.hf', 'ead.rl.aggregate'))))")
+            "'ead.samplers.sample', 'ead.samplers.engines', 'ead.samplers.hf', 'ead.rl.aggregate'))))")
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                                        cwd=ROOT).stdout)
     assert loaded == []

@@ -7,8 +7,8 @@ depend on this module and never on each other. It imports pandas, numpy and :mod
 transformers), so converting a GPU run's logs loads no model code.
 
 A :class:`Table` names the columns a table must have and the kind of each (``int``: whole numbers, no missing
-value; ``float``: any real number, NaN allowed; ``str``; ``id``: str or int); a table may carry more columns (a backend's own metrics, settings of the
-job that wrote it). Writers call :meth:`Table.write` and readers :meth:`Table.read`: both validate, and a broken
+value; ``float``: any real number, NaN allowed; ``str``; ``id``: str or int); a table may carry more columns (a
+backend's own metrics, settings of the job that wrote it). Writers call :meth:`Table.write` and readers :meth:`Table.read`: both validate, and a broken
 table fails with the file name and the column. The tables:
 
 * :data:`STEPS` (``steps.csv`` of an RL cell): one row per training step, every :data:`TRAIN_METRICS` column;

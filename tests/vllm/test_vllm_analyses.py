@@ -24,7 +24,7 @@ import torch
 pytest.importorskip("vllm", reason="vLLM is only installed in .venv-vllm (workflow/scripts/setup_vllm_venv.sh)")
 
 from ead.analyses.common import cot_prompt  # noqa: E402
-from ead.samplers.sample import encode_prompts  # noqa: E402
+from ead.samplers.engines import encode_prompts  # noqa: E402
 from tests.vllm.test_vllm_processors import ENGINE_ENV, write_tiny_llama  # noqa: E402
 
 VLLM_OPTIONS = json.dumps({"enforce_eager": True, "max_model_len": 128, "max_num_seqs": 16})

@@ -17,7 +17,7 @@ import torch
 
 from ead.metrics import bootstrap_mean_ci, maj_at_n_curve, vote_groups
 from ead.rewards import TASKS, grade_many, same_answer
-from ead.samplers.sample import ENGINES, open_engine
+from ead.samplers.engines import ENGINES, open_engine
 from ead.schedule import Schedule
 
 # Chain-of-thought instructions appended to each question (the model's chat template wraps the result as

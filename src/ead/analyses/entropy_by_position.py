@@ -34,8 +34,8 @@ from ead.analyses.common import (add_common_arguments, analysis_settings, cot_pr
                                  select_questions, set_threads)
 from ead.io import read_table, setup_logging, write_table
 from ead.metrics import bootstrap_mean_ci
+from ead.samplers.engines import encode_prompts, load_hf_model, torch_dtype
 from ead.samplers.hf import response_entropies
-from ead.samplers.sample import encode_prompts, load_hf_model, torch_dtype
 from ead.schedule import FixedTemperature
 
 

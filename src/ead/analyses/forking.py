@@ -36,7 +36,7 @@ from ead.analyses.common import (add_common_arguments, analysis_settings, cot_pr
                                  open_analysis_engine, select_questions, set_threads, summarise, vote_equivalence)
 from ead.io import read_table, setup_logging, write_table
 from ead.metrics import vote_groups
-from ead.samplers.sample import encode_prompts
+from ead.samplers.engines import encode_prompts
 from ead.schedule import FixedTemperature
 
 PREFIX_SELECTIONS = ("random", "per_answer")

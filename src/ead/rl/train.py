@@ -43,8 +43,8 @@ from ead.models.tiny_policy import encode_strict
 from ead.rewards import grade_many
 from ead.rl.grid import table_columns
 from ead.rl.losses import actor_config, grpo_advantages, policy_loss, tis_weights
+from ead.samplers.engines import load_hf_model
 from ead.samplers.hf import left_pad, response_logits, sample
-from ead.samplers.sample import load_hf_model
 from ead.schedule import FixedTemperature, build_schedule
 from ead.tables import BASE_PROBLEMS, CELL_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS, summarise
 
