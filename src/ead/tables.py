@@ -1,9 +1,9 @@
-"""The results contract: every RL and evaluation result table, declared once, and the pure per-problem -> metric
-functions that turn per-problem counts into Pass@k / Worst@k.
+"""The results contract: every result table, declared once, and the pure per-problem -> metric functions that turn
+per-problem counts into Pass@k / Worst@k.
 
 Both RL backends (:mod:`ead.rl.train` on CPU, :mod:`ead.rl.verl.convert` for verl runs), the evaluation job
-(:mod:`ead.evaluation`), the aggregation (:mod:`ead.rl.aggregate`) and the RL figures (:mod:`ead.plots.rl_curves`)
-depend on this module and never on each other. It imports pandas, numpy and :mod:`ead.metrics` only (no torch, no
+(:mod:`ead.evaluation`), the aggregation (:mod:`ead.rl.aggregate`), the analyses (:mod:`ead.analyses`) and the
+figures (:mod:`ead.plots`) depend on this module and never on each other. It imports pandas, numpy and :mod:`ead.metrics` only (no torch, no
 transformers), so converting a GPU run's logs loads no model code.
 
 A :class:`Table` names the columns a table must have and the kind of each (``int``: whole numbers, no missing
@@ -16,8 +16,10 @@ table fails with the file name and the column. The tables:
   ``greedy_correct`` (NaN where not graded: the verl backend);
 * :data:`EVAL` (``eval.csv``): per (step, metric) the mean over problems with a 95% bootstrap CI;
 * :data:`TRAIN_CURVES`, :data:`EVAL_CURVES` (``results/rl/{train,eval}_curves.csv``): the grid over seeds;
-* :data:`BASE_PROBLEMS`, :data:`BASE_SUMMARY` (``results/eval/*``): the evaluation job's per-problem and summary
-  tables.
+* :data:`BASE_PROBLEMS`, :data:`BASE_SUMMARY` (``results/eval/*``, ``results/rl/base/*``): the evaluation job's
+  per-problem and summary tables;
+* :data:`SCHEDULE_TABLE`, :data:`ENTROPY_BY_POSITION`, :data:`FORKING`, :data:`MAJORITY_SCALING`: the tables of
+  Figs. 3, 1, 2 and 9 (``results/schedule/``, ``results/analyses/<analysis>/<model>.csv``).
 
 Every RL cell table carries :data:`CELL_COLUMNS` and the settings columns :data:`SETTINGS_COLUMNS`
 (``ead.rl.grid.table_columns``).
@@ -39,9 +41,10 @@ from ead.io import read_table, write_table
 from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
 
 __all__ = [
-    "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CONFIG_COLUMNS", "EVAL", "EVAL_CURVES", "EVAL_PROBLEMS", "GROUP",
-    "KINDS", "PROBLEM_COLUMNS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table",
-    "TableError", "per_problem_metric", "summarise",
+    "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CONFIG_COLUMNS", "ENTROPY_BY_POSITION", "EVAL", "EVAL_CURVES",
+    "EVAL_PROBLEMS", "FORKING", "GROUP", "KINDS", "MAJORITY_SCALING", "PROBLEM_COLUMNS", "SCHEDULE_TABLE",
+    "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table", "TableError",
+    "per_problem_metric", "summarise",
 ]
 
 #: Column kinds and what they accept.
@@ -145,9 +148,24 @@ EVAL_CURVES = Table("eval_curves", {**_CURVE, "num_problems": "int"})
 BASE_PROBLEMS = Table("base_problems", {column: _PROBLEM_KINDS[column] for column in PROBLEM_COLUMNS[1:]})
 BASE_SUMMARY = Table("base_summary", {**_ESTIMATE, "step": "int", "n": "int", "num_problems": "int"})
 
+_CI = {"ci_low": "float", "ci_high": "float"}
+SCHEDULE_TABLE = Table("schedule_table", {"decay_d": "float", "effective_decay": "float", "position": "int",
+                                          "tau": "float", "tau_max": "float", "tau_min": "float", "warmup": "int",
+                                          "decay_scale": "float", "step": "int"})
+_ANALYSIS = {"model_name": "str", "engine": "str", "task": "str"}
+ENTROPY_BY_POSITION = Table("entropy_by_position", {
+    "position": "int", "mean_entropy": "float", **_CI, "num_questions": "int", "num_responses": "int",
+    "fraction_alive": "float", **_ANALYSIS})
+FORKING = Table("forking", {"fork_point": "int", "k": "int", "maj_at_k": "float", **_CI, "num_units": "int",
+                            "metric": "str", **_ANALYSIS})
+MAJORITY_SCALING = Table("majority_scaling", {
+    "sampler": "str", "n": "int", "maj_at_n": "float", **_CI, "num_units": "int", "accuracy": "float",
+    "no_answer_rate": "float", "mean_response_tokens": "float", "schedule_params": "str", **_ANALYSIS})
+
 #: Every declared table by name.
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
-                                          BASE_SUMMARY)}
+                                          BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, FORKING,
+                                          MAJORITY_SCALING)}
 
 
 # --- per-problem counts -> metrics ------------------------------------------------------------------------

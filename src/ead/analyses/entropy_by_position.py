@@ -37,6 +37,7 @@ from ead.metrics import bootstrap_mean_ci
 from ead.samplers.engines import encode_prompts, load_hf_model, torch_dtype
 from ead.samplers.hf import response_entropies
 from ead.schedule import FixedTemperature
+from ead.tables import ENTROPY_BY_POSITION
 
 
 def entropy_by_position(prompt_ids, entropies, *, resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
@@ -108,7 +109,7 @@ def main(argv=None):
     table = entropy_by_position(samples["prompt_id"], samples["entropies"], resamples=args.bootstrap, seed=args.seed)
     keep = ["prompt_id", "sample_id", "text", "num_tokens", "finished", "mean_entropy", "token_ids", "entropies"]
     write_table(samples[keep].assign(**settings), args.samples_out)
-    write_table(table.assign(**settings), args.out)
+    ENTROPY_BY_POSITION.write(table.assign(**settings), args.out)
     early, late = table.head(16)["mean_entropy"].mean(), table.tail(16)["mean_entropy"].mean()
     log.info("%d responses, mean length %.1f tokens; mean entropy first 16 positions %.3f, last 16 %.3f nats",
              len(samples), samples["num_tokens"].mean(), early, late)

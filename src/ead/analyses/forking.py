@@ -38,6 +38,7 @@ from ead.io import read_table, setup_logging, write_table
 from ead.metrics import vote_groups
 from ead.samplers.engines import encode_prompts
 from ead.schedule import FixedTemperature
+from ead.tables import FORKING
 
 PREFIX_SELECTIONS = ("random", "per_answer")
 
@@ -131,7 +132,7 @@ def main(argv=None):
                                  sampling_seed=args.seed)
     keep = ["question_id", "unit", "fork_point", "sample_id", "text", "num_tokens", "finished", "predicted", "correct"]
     write_table(samples[keep].assign(**settings), args.samples_out)
-    write_table(table.rename(columns={"value": "maj_at_k"}).assign(metric="maj@k", **settings), args.out)
+    FORKING.write(table.rename(columns={"value": "maj_at_k"}).assign(metric="maj@k", **settings), args.out)
     for row in table.itertuples():
         log.info("fork after %d tokens: Maj@%d = %.3f [%.3f, %.3f]", row.fork_point, row.k, row.value,
                  row.ci_low, row.ci_high)

@@ -30,6 +30,7 @@ from ead.analyses.common import (add_common_arguments, analysis_settings, cot_pr
                                  open_analysis_engine, schedule_label, select_questions, set_threads, summarise)
 from ead.io import read_table, setup_logging, write_table
 from ead.schedule import build_schedule
+from ead.tables import MAJORITY_SCALING
 
 
 def main(argv=None):
@@ -78,7 +79,7 @@ def main(argv=None):
     keep = ["sampler", "schedule_params", "prompt_id", "sample_id", "text", "num_tokens", "finished", "predicted",
             "correct"]
     write_table(samples[keep].assign(**settings), args.samples_out)
-    write_table(table.rename(columns={"value": "maj_at_n"}).assign(**settings), args.out)
+    MAJORITY_SCALING.write(table.rename(columns={"value": "maj_at_n"}).assign(**settings), args.out)
     for label in labels:
         rows = table[table["sampler"] == label].set_index("n")
         log.info("%s: Maj@1 %.3f, Maj@%d %.3f [%.3f, %.3f]", label, rows.loc[1, "value"], args.samples,

@@ -14,8 +14,9 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from ead.io import setup_logging, write_table
+from ead.io import setup_logging
 from ead.schedule import AnnealedSchedule
+from ead.tables import SCHEDULE_TABLE
 
 
 def schedule_table(tau_max: float, tau_min: float, warmup: int, decay_scale: float, d_max: float, decays,
@@ -51,7 +52,7 @@ def main(argv=None):
     log = setup_logging("schedule_table")
     table = schedule_table(args.tau_max, args.tau_min, args.warmup, args.decay_scale, args.d_max, args.decays,
                            args.max_position)
-    write_table(table, args.out)
+    SCHEDULE_TABLE.write(table, args.out)
     log.info("wrote %d rows (%d decay rates) to %s", len(table), len(args.decays), args.out)
 
 
