@@ -6,7 +6,7 @@ Compares, on one engine (same model, batch and settings), with interleaved repet
 * ``fixed_tau``: SamplingParams(temperature=0.7) (vLLM's built-in temperature);
 * ``ead``: ``EADLogitsProcessor`` (vectorised; V1 runner) via EAD extra_args, temperature=1.0;
 * ``per_row_loop``: ``PerRowLoopEADLogitsProcessor`` (the reference's lambda-per-sequence design; benchmark
-  baseline only), same schedule.
+  baseline only, ``benchmarks/vllm_per_row_processor.py``), same schedule.
 
 Both processors are loaded in the engine for all modes (as with the entry point); for requests that do not
 use them they cost two no-op Python calls per step. A second engine without processors is not used because
@@ -40,8 +40,11 @@ import numpy as np
 import psutil
 import torch
 
-from ead.samplers.vllm_processors import PER_ROW_LOOP_EXTRA_ARGS_KEY, ead_extra_args
+from ead.samplers.vllm_processors import ead_extra_args
 from ead.schedule import AnnealedSchedule
+
+import vllm_per_row_processor  # the benchmark-only baseline beside this script (its directory is on sys.path)
+from vllm_per_row_processor import PER_ROW_LOOP_EXTRA_ARGS_KEY, PER_ROW_LOOP_PROCESSOR
 
 # SmolLM2-135M's architecture (Llama); weights are random, which does not change the cost per token.
 SMOLLM2_135M_SHAPE = dict(
@@ -49,7 +52,6 @@ SMOLLM2_135M_SHAPE = dict(
     intermediate_size=1536, max_position_embeddings=2048, tie_word_embeddings=True,
 )
 EAD_PROCESSOR = "ead.samplers.vllm_processors:EADLogitsProcessor"
-PER_ROW_LOOP_PROCESSOR = "ead.samplers.vllm_processors:PerRowLoopEADLogitsProcessor"
 # Paper profile values with the reference code's decay_scale 20, at RL step 0.
 SCHEDULE = AnnealedSchedule(tau_max=1.2, tau_min=0.1, d0=25.0, warmup=10, decay_scale=20.0)
 FIXED_TAU = 0.7
@@ -90,7 +92,8 @@ def processor_step_cost_ms(processor_name: str, batch: int, vocab: int, steps: i
 
     from ead.samplers import vllm_processors
 
-    cls = getattr(vllm_processors, processor_name)
+    module = vllm_per_row_processor if processor_name.startswith("PerRowLoop") else vllm_processors
+    cls = getattr(module, processor_name)
     processor = cls(SimpleNamespace(scheduler_config=SimpleNamespace(max_num_seqs=batch)), torch.device("cpu"), False)
     params = sampling_params_by_mode(1)["per_row_loop" if processor_name.startswith("PerRowLoop") else "ead"]
     output_ids = [[] for _ in range(batch)]

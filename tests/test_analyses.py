@@ -12,7 +12,7 @@ from transformers import AutoTokenizer
 from ead.analyses.common import cot_prompt, maj_curves, select_questions, solution_steps, summarise
 from ead.analyses.entropy_by_position import entropy_by_position, rescore_entropies
 from ead.analyses.entropy_by_position import main as entropy_main
-from ead.samplers.sample import encode_prompts
+from ead.samplers.engines import encode_prompts
 from ead.analyses.forking import select_references
 from ead.metrics import bootstrap_mean_ci
 from tests.conftest import LOGIT_ATOL, entropy_tolerance

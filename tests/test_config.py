@@ -4,15 +4,16 @@ import copy
 from pathlib import Path
 
 import pytest
+import yaml
 
-from ead.config import ConfigError, load_layered_config, validate_config
+from ead.config import ConfigError, load_layered_config, restated_keys, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 
 def load(*names):
-    """Layer config files the way Snakemake does (later files override keys of earlier ones)."""
+    """Layer config files by the workflow's one rule (ead.config.load_layered_config)."""
     return load_layered_config(*(ROOT / "configs" / name for name in names))
 
 
@@ -38,6 +39,8 @@ def with_change(section, key, value):
         (with_change("ead", "d0", -5), r"ead\.d0 = -5 must be > 0"),
         (with_change("ead", "warmup", -1), r"ead\.warmup = -1 must be >= 0"),
         (with_change("schedule_figure", "decays", []), r"schedule_figure\.decays = \[\]"),
+        (with_change("schedule_figure", "decays", [25, 50000]),
+         r"schedule_figure\.decays = \[25, 50000\]: every decay rate must be <= ead\.d_max = 40000"),
         (with_change("base_eval", "n", 8), r"base_eval\.n = 8 must be >= every k in base_eval\.k = \[1, 16\]"),
         # YAML's .nan / .inf are numbers to JSON Schema; the schema's numbers are finite
         (with_change("ead", "tau_max", float("nan")), r"ead\.tau_max = nan: must be a finite number"),
@@ -46,6 +49,8 @@ def with_change(section, key, value):
         (with_change("grader", "timeout_s", 0), r"grader\.timeout_s = 0: 0 is less than or equal to the minimum of 0"),
         (with_change("grader", "last_boxed_only", "yes"), r"grader\.last_boxed_only = 'yes': 'yes' is not of type"),
         (with_change("grader", "timeout", 3), r"unknown key\(s\) grader\.timeout"),
+        (with_change("base_eval", "every", 8), r"unknown key\(s\) base_eval\.every"),
+        (with_change("base_eval", "greedy", True), r"unknown key\(s\) base_eval\.greedy"),
     ],
 )
 def test_bad_values_name_key_and_value(config, expected):
@@ -109,4 +114,49 @@ def test_analyses_section_is_required():
     config = load("config.yaml")
     del config["analyses"]
     with pytest.raises(ConfigError, match=r"analyses: the section is required"):
+        validate_config(config, SCHEMA)
+
+
+# --- profiles and their layering --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", ["smoke.yaml", "paper.yaml"])
+def test_profiles_state_only_what_differs_from_the_default(profile):
+    base = yaml.safe_load((ROOT / "configs" / "config.yaml").read_text())
+    delta = yaml.safe_load((ROOT / "configs" / profile).read_text())
+    assert restated_keys(base, delta) == []
+    assert restated_keys({"a": {"b": 1, "c": [1]}}, {"a": {"b": 2, "c": [1]}, "d": 3}) == ["a.c"]
+
+
+def test_layering_merges_mappings_and_replaces_everything_else(tmp_path):
+    (tmp_path / "base.yaml").write_text("a: {b: 1, c: [1, 2], d: {e: 1}}\nlist: [1, 2]\nx: {y: 1}\n")
+    (tmp_path / "delta.yaml").write_text("a: {c: [3], d: {f: 2}}\nlist: [9]\nx: 5\nnew: {k: v}\n")
+    layered = load_layered_config(tmp_path / "base.yaml", tmp_path / "delta.yaml")
+    assert layered == {"a": {"b": 1, "c": [3], "d": {"e": 1, "f": 2}}, "list": [9], "x": 5, "new": {"k": "v"}}
+
+
+def test_layering_is_snakemakes_own(tmp_path):
+    """The workflow's config (Snakemake's `configfile:` + `--configfile`) is what load_layered_config returns."""
+    from snakemake.utils import update_config
+
+    for profile in ("smoke.yaml", "paper.yaml"):
+        expected = yaml.safe_load((ROOT / "configs" / "config.yaml").read_text())
+        update_config(expected, yaml.safe_load((ROOT / "configs" / profile).read_text()))
+        assert load("config.yaml", profile) == expected
+
+
+def test_paper_experiments_change_policies_and_seeds_and_keep_the_defaults_grid():
+    default, paper = load("config.yaml")["rl"]["experiments"], load("config.yaml", "paper.yaml")["rl"]["experiments"]
+    assert set(paper) == set(default)
+    for name, experiment in paper.items():
+        assert experiment["samplers"] == default[name]["samplers"] and experiment["n"] == default[name]["n"], name
+        assert experiment["seeds"] == [0], name
+    assert paper["algorithms"]["algorithms"] == ["grpo", "clip_cov", "kl_cov"]
+
+
+def test_an_experiment_a_profile_leaves_alone_is_checked_against_the_backends_policies():
+    """One check for both backends: the verl backend's policies are paper_models, so an experiment that keeps
+    config.yaml's tiny policies under `rl.backend: verl` is refused by name."""
+    config = load("config.yaml", "paper.yaml")
+    config["rl"]["experiments"]["main"]["policies"] = ["tiny1m"]
+    with pytest.raises(ConfigError, match=r"rl\.experiments\.main\.policies = \['tiny1m'\]: not in paper_models"):
         validate_config(config, SCHEMA)

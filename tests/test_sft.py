@@ -12,7 +12,8 @@ from ead.data.countdown import generate_countdown
 from ead.io import write_table
 from ead.models.tiny_policy import build_tokenizer, encode_strict
 
-TINY = ["--hidden-size", "32", "--num-hidden-layers", "2", "--num-attention-heads", "2", "--intermediate-size", "64"]
+TINY = ["--hidden-size", "32", "--num-hidden-layers", "2", "--num-attention-heads", "2", "--intermediate-size", "64",
+        "--max-position-embeddings", "128"]
 
 
 def test_tokenizer_round_trips_countdown_text_and_rejects_unknown_characters():
@@ -35,7 +36,7 @@ def countdown_table(tmp_path_factory):
 def sft_command(data, out, checkpoint, steps=300):
     return [sys.executable, "-m", "ead.models.sft", "--data", str(data), "--out", str(out / "model"),
             "--log-table", str(out / "log.csv"), "--checkpoint-dir", str(checkpoint), "--steps", str(steps),
-            "--batch-size", "8", "--checkpoint-every", "10", "--seed", "3", *TINY]
+            "--batch-size", "8", "--lr", "2e-3", "--warmup-steps", "20", "--checkpoint-every", "10", "--seed", "3", *TINY]
 
 
 @pytest.mark.slow

@@ -27,10 +27,11 @@ import yaml
 
 from ead.config import ConfigError, load_layered_config, validate_config
 from ead.metrics import pass_at_k, worst_at_k
-from ead.rl.aggregate import TRAIN_METRICS, eval_curves, train_curves
+from ead.rl.aggregate import eval_curves, train_curves
 from ead.rl.grid import Cell, cell_config, cell_settings, expand_grid, sampler_schedule, table_columns
 from ead.samplers.vllm_processors import ead_extra_args
 from ead.schedule import AnnealedSchedule, FixedTemperature
+from ead.tables import TRAIN_METRICS
 from ead.rl.verl import convert, overrides
 from ead.rl.verl.agent_loop import schedule_sampling_params, step_of
 from ead.rl.verl.hub import verl_rows
@@ -49,7 +50,7 @@ def paper_config():
 
 PAPER = paper_config()
 CELLS = expand_grid(PAPER["rl"])
-#: The RL figures and the experiments they draw (workflow/rules/common.smk RL_FIGURES).
+#: The RL figures and the experiments they draw (workflow/rules/rl_inputs.smk RL_FIGURES).
 FIGURE_EXPERIMENTS = {"main", "larger_model", "rollout_scaling", "algorithms", "off_policy"}
 
 
@@ -67,10 +68,21 @@ def test_paper_profile_is_valid_and_has_the_papers_grid():
     assert {c.n for c in CELLS} == {4, 8, 16}
     assert len(CELLS) == len(set(CELLS)) == 30
     assert (rl["eval"]["n"], rl["eval"]["tau"]) == (16, 1.0)
-    # every RL figure has its experiment, defined in full by the paper profile (no tiny CPU policy leaks in)
+    # every RL figure has its experiment, exactly the paper's grid (no tiny CPU policy leaks in)
     assert set(rl["experiments"]) == FIGURE_EXPERIMENTS
-    paper_yaml = yaml.safe_load((ROOT / "configs" / "paper.yaml").read_text())
-    assert paper_yaml["rl"]["experiments"] == rl["experiments"]
+    small, fixed = ["qwen2.5-math-1.5b", "llama-3.2-1b-instruct"], ["tau0.6", "tau1.0", "tau1.2"]
+    assert rl["experiments"] == {
+        "main": {"policies": small, "algorithms": ["dapo"], "samplers": [*fixed, "ead", "ead_tis"], "n": [8],
+                 "seeds": [0]},
+        "larger_model": {"policies": ["qwen2.5-math-7b"], "algorithms": ["dapo"], "samplers": [*fixed, "ead_tmin0.8"],
+                         "n": [8], "seeds": [0]},
+        "rollout_scaling": {"policies": small, "algorithms": ["dapo"], "samplers": ["tau1.0", "ead"], "n": [4, 8, 16],
+                            "seeds": [0]},
+        "algorithms": {"policies": ["qwen2.5-math-1.5b"], "algorithms": ["grpo", "clip_cov", "kl_cov"],
+                       "samplers": ["tau1.0", "ead"], "n": [8], "seeds": [0]},
+        "off_policy": {"policies": ["qwen2.5-math-1.5b"], "algorithms": ["dapo"],
+                       "samplers": ["ead_aggressive", "ead_aggressive_tis"], "n": [8], "seeds": [0]},
+    }
     off_policy = {(c.sampler, rl["samplers"][c.sampler].get("tis")) for c in expand_grid(rl, ["off_policy"])}
     assert off_policy == {("ead_aggressive", None), ("ead_aggressive_tis", "token")}
     assert {c.policy for c in expand_grid(rl, ["off_policy"])} == {"qwen2.5-math-1.5b"}
@@ -485,7 +497,7 @@ def test_reward_is_our_grader_with_acc_and_pred():
     (lambda c: c["rl"]["samplers"]["ead_tmin0.8"]["ead"].update(tau_min=2.0), "rl.samplers.ead_tmin0.8.ead:"),
     (lambda c: c["rl"]["experiments"]["main"]["policies"].append("gpt5"),
      "rl.experiments.main.policies = ['gpt5']: not in paper_models"),
-    # an experiment the paper profile does not redefine keeps config.yaml's tiny CPU policies: refused, by name
+    # an experiment whose policies the paper profile does not set keeps config.yaml's tiny CPU policies: refused
     (lambda c: c["rl"]["experiments"].update(extra={"policies": ["tiny1m"], "algorithms": ["dapo"],
                                                      "samplers": ["ead"], "n": [8], "seeds": [0]}),
      "rl.experiments.extra.policies = ['tiny1m']: not in paper_models"),

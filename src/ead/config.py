@@ -18,20 +18,35 @@ from ead.schedule import AnnealedSchedule, build_schedule
 
 
 def load_layered_config(*paths: str | Path) -> dict:
-    """Read config files and layer them as Snakemake's `--configfile` does: later files override keys of earlier ones,
-    nested mappings are merged key by key (e.g. load_layered_config("configs/config.yaml", "configs/smoke.yaml"))."""
+    """The config of a profile: ``configs/config.yaml`` and the profile's file(s) layered in order, e.g.
+    ``load_layered_config("configs/config.yaml", "configs/paper.yaml")``.
+
+    This is the one layering rule, and it is Snakemake's own (``snakemake.utils.update_config``, which ``configfile:``
+    and ``--configfile`` apply): a mapping in a later file merges into the earlier one key by key, at every depth;
+    any other value (a list, a number, a string, null) replaces the earlier value whole. So a profile states only
+    the keys it changes: an ``rl.experiments`` entry of a profile changes only the fields it names (the paper profile
+    sets each experiment's ``policies`` and ``seeds`` and keeps config.yaml's samplers and n), and a list such as
+    ``samplers: [tau1.0, ead]`` replaces the base list. Tests and tools call this function, so they see exactly the
+    config the workflow sees; :func:`restated_keys` checks that a profile holds deltas only.
+    """
+    from snakemake.utils import update_config  # imported here: jobs that only validate a config never load Snakemake
+
     merged: dict = {}
     for path in paths:
-        _deep_update(merged, yaml.safe_load(Path(path).read_text()))
+        update_config(merged, yaml.safe_load(Path(path).read_text()) or {})
     return merged
 
 
-def _deep_update(base: dict, delta: dict) -> None:
+def restated_keys(base: dict, delta: dict, prefix: str = "") -> list[str]:
+    """Keys of the profile ``delta`` that layering onto ``base`` would set to the value they already have there."""
+    restated = []
     for key, value in delta.items():
+        path = f"{prefix}{key}"
         if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _deep_update(base[key], value)
-        else:
-            base[key] = value
+            restated += restated_keys(base[key], value, f"{path}.")
+        elif key in base and base[key] == value:
+            restated.append(path)
+    return restated
 
 
 class ConfigError(ValueError):
@@ -85,7 +100,12 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
         raise ConfigError(f"ead.warmup = {ead['warmup']} must be >= 0 (c, the number of tau = 1 positions)")
     if ead["d_max"] < ead["d0"]:
         raise ConfigError(f"ead.d_max = {ead['d_max']} must be >= ead.d0 = {ead['d0']}")
+    decays = config["schedule_figure"]["decays"]
+    if max(decays) > ead["d_max"]:
+        raise ConfigError(f"schedule_figure.decays = {decays}: every decay rate must be <= ead.d_max = {ead['d_max']}")
     base_eval = config["base_eval"]
+    if "every" in base_eval:  # the one evaluation block of the schema allows it for rl.eval
+        raise ConfigError("unknown key(s) base_eval.every; `every` (steps between evaluations) belongs to rl.eval")
     if base_eval["n"] < max(base_eval["k"]):
         raise ConfigError(f"base_eval.n = {base_eval['n']} must be >= every k in base_eval.k = {base_eval['k']} "
                           "(unbiased Pass@k needs n >= k samples)")
@@ -150,22 +170,17 @@ def validate_rl(config: dict) -> None:
                 raise ConfigError(f"{key}.ead: {error}") from None
         if verl and sampler.get("tis", "none") != "none" and "tis_cap" not in sampler:
             raise ConfigError(f"{key}.tis = {sampler['tis']!r} needs {key}.tis_cap (verl's rollout_is_threshold)")
+    # The backend's policies: the tiny CPU `policies`, or the hub models of `paper_models` for verl.
+    policy_source = "paper_models" if verl else "policies"
+    fields = [("policies", config[policy_source], "not in paper_models" if verl else "not defined"),
+              ("algorithms", rl["algorithms"], "not defined"), ("samplers", rl["samplers"], "not defined")]
     lr_ns = {int(n) for n in rl["lr_by_n"]}
     for name, experiment in rl["experiments"].items():
         key = f"rl.experiments.{name}"
-        if verl:  # the tiny CPU `policies` (inherited from config.yaml) must not enter the paper grid
-            unknown = [value for value in experiment["policies"] if value not in config["paper_models"]]
-            if unknown:
-                raise ConfigError(f"{key}.policies = {unknown}: not in paper_models (rl.backend = 'verl' trains hub "
-                                  f"models; the paper profile defines every experiment); known: "
-                                  f"{sorted(config['paper_models'])}")
-        fields = [("algorithms", rl["algorithms"]), ("samplers", rl["samplers"])]
-        if not verl:
-            fields.insert(0, ("policies", config["policies"]))
-        for field, known in fields:
+        for field, known, problem in fields:
             unknown = [value for value in experiment[field] if value not in known]
             if unknown:
-                raise ConfigError(f"{key}.{field} = {unknown}: not defined; known {field}: {sorted(known)}")
+                raise ConfigError(f"{key}.{field} = {unknown}: {problem}; known {field}: {sorted(known)}")
         for n in experiment["n"]:
             if n not in lr_ns:
                 raise ConfigError(f"{key}.n = {n} has no learning rate in rl.lr_by_n (covers {sorted(lr_ns)})")

@@ -22,11 +22,11 @@ import json
 import numpy as np
 import pandas as pd
 
-from ead.io import read_table, setup_logging, write_table
-from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
+from ead.io import read_table, setup_logging
 from ead.rewards import add_grader_argument, configure_grader, grade_many
-from ead.samplers.sample import load_hf_model, sample_hf
+from ead.samplers.engines import load_hf_model, sample_hf
 from ead.schedule import FixedTemperature, Schedule, build_schedule
+from ead.tables import BASE_PROBLEMS, BASE_SUMMARY, summarise
 
 
 def select_problems(table: pd.DataFrame, split: str | None, limit: int | None, source: str) -> pd.DataFrame:
@@ -40,27 +40,8 @@ def select_problems(table: pd.DataFrame, split: str | None, limit: int | None, s
     return table.head(limit) if limit else table
 
 
-def summarise(per_problem: pd.DataFrame, ks: list[int], *, seed: int) -> pd.DataFrame:
-    """One row per metric (greedy_accuracy if graded, pass@k, worst@k): mean over problems and a 95% bootstrap CI.
-
-    Greedy accuracy is reported when ``greedy_correct`` has values; a column of NaN (the verl backend, which
-    validates with one sampling setting) means "not graded".
-    """
-    rows = []
-    if "greedy_correct" in per_problem.columns and per_problem["greedy_correct"].notna().any():
-        rows.append(("greedy_accuracy", per_problem["greedy_correct"].to_numpy(dtype=float)))
-    counts = per_problem["num_samples"].to_numpy(), per_problem["num_correct"].to_numpy()
-    for k in ks:
-        rows.append((f"pass@{k}", pass_at_k(*counts, k)))
-        rows.append((f"worst@{k}", worst_at_k(*counts, k)))
-    return pd.DataFrame([
-        dict(zip(("metric", "value", "ci_low", "ci_high"), (name, *bootstrap_mean_ci(values, seed=seed))))
-        for name, values in rows
-    ])
-
-
 def evaluate(model, tokenizer, problems: pd.DataFrame, task: str, *, n: int, ks: list[int], schedule: Schedule,
-             max_new_tokens: int, seed: int, batch_size: int = 64, chat_template: bool = False,
+             max_new_tokens: int, seed: int, batch_size: int, chat_template: bool = False,
              greedy: bool = True, step: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per-problem table, summary table) for ``problems`` (columns id, question, answer)."""
     ids, prompts, references = problems["id"].tolist(), problems["question"].tolist(), problems["answer"].tolist()
@@ -86,15 +67,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True)
     parser.add_argument("--data", required=True, help="problems table with id, question, answer (and split)")
-    parser.add_argument("--split", default=None, help="evaluate only rows of this split")
+    parser.add_argument("--split", required=True, help="evaluate only rows of this split")
     parser.add_argument("--task", required=True, help="grader task (countdown, math500, gsm8k, mmlu, ...)")
-    parser.add_argument("--limit", type=int, default=None, help="first N problems only")
-    parser.add_argument("--n", type=int, default=16, help="sampled completions per problem (n >= max k)")
-    parser.add_argument("--k", type=int, nargs="+", default=[1, 16])
-    parser.add_argument("--schedule", default='{"name": "fixed", "tau": 1.0}', help="evaluation sampler (JSON)")
+    parser.add_argument("--limit", type=int, required=True, help="first N problems only")
+    parser.add_argument("--n", type=int, required=True, help="sampled completions per problem (n >= max k)")
+    parser.add_argument("--k", type=int, nargs="+", required=True)
+    parser.add_argument("--schedule", required=True, help='evaluation sampler (JSON), e.g. {"name": "fixed", "tau": 1.0}')
     parser.add_argument("--max-new-tokens", type=int, required=True)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--batch-size", type=int, required=True, help="sequences per sampling batch")
     parser.add_argument("--chat-template", action="store_true")
     parser.add_argument("--per-problem", required=True, help="per-problem table path")
     parser.add_argument("--out", required=True, help="summary table path")
@@ -111,8 +92,8 @@ def main(argv=None):
                                     max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size,
                                     chat_template=args.chat_template)
     extra = {"model": args.model, "data": args.data, "split": args.split or "all"}
-    write_table(per_problem.assign(**extra), args.per_problem)
-    write_table(summary.assign(**extra), args.out)
+    BASE_PROBLEMS.write(per_problem.assign(**extra), args.per_problem)
+    BASE_SUMMARY.write(summary.assign(**extra), args.out)
     for row in summary.itertuples():
         log.info("%s = %.4f [%.4f, %.4f]", row.metric, row.value, row.ci_low, row.ci_high)
 

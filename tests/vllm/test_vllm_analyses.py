@@ -24,7 +24,7 @@ import torch
 pytest.importorskip("vllm", reason="vLLM is only installed in .venv-vllm (workflow/scripts/setup_vllm_venv.sh)")
 
 from ead.analyses.common import cot_prompt  # noqa: E402
-from ead.samplers.sample import encode_prompts  # noqa: E402
+from ead.samplers.engines import encode_prompts  # noqa: E402
 from tests.conftest import LOGIT_ATOL, entropy_tolerance  # noqa: E402
 from tests.vllm.test_vllm_processors import ENGINE_ENV, write_tiny_llama  # noqa: E402
 
@@ -89,7 +89,7 @@ def test_forking_on_vllm_continues_each_prefix_within_the_budget(model_dir, tmp_
     data = questions_table(tmp_path / "mmlu.parquet", ["A", "B", "C"])
     table, samples = run_analysis("forking", model_dir, data, tmp_path, "--task", "mmlu", "--num-questions", "3",
                                   "--reference-samples", "2", "--fork-points", "0", "4", "--continuations", "3",
-                                  "--k", "1", "3", "--max-new-tokens", "16")
+                                  "--k", "1", "3", "--max-new-tokens", "16", "--question-seed", "0")
     assert set(zip(table.fork_point, table.k)) == {(0, 1), (0, 3), (4, 1), (4, 3)} and set(table.engine) == {"vllm"}
     forked = samples[samples.fork_point == 4]
     assert (forked.num_tokens <= 12).all() and (samples[samples.fork_point == 0].num_tokens <= 16).all()

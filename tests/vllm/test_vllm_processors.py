@@ -395,17 +395,21 @@ def test_second_ead_processor_of_one_engine_is_inactive():
 
 
 def test_per_row_loop_baseline_matches_vectorised():
+    """The benchmark baseline (benchmarks/vllm_per_row_processor.py) divides the logits as the vectorised processor."""
     from vllm.v1.sample.logits_processor import BatchUpdate
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # as bench_vllm_processors.py runs
+    import vllm_per_row_processor
 
     config = SimpleNamespace(scheduler_config=SimpleNamespace(max_num_seqs=4))
     vectorised = vllm_processors.EADLogitsProcessorV1(config, torch.device("cpu"), False)
-    per_row = vllm_processors.PerRowLoopEADLogitsProcessor(config, torch.device("cpu"), False)
+    per_row = vllm_per_row_processor.PerRowLoopEADLogitsProcessor(config, torch.device("cpu"), False)
     outputs = [[0] * 11, [0] * 3, [0] * 30]
     row_specs = [EAD_A, None, EAD_B]
     added = [(i, sampling_params(extra), None, out) for i, (extra, out) in enumerate(zip(row_specs, outputs))]
     vectorised.update_state(BatchUpdate(batch_size=3, removed=[], added=added, moved=[]))
     # The baseline reads its parameters from its own extra_args key (so both can share one engine).
-    key = vllm_processors.PER_ROW_LOOP_EXTRA_ARGS_KEY
+    key = vllm_per_row_processor.PER_ROW_LOOP_EXTRA_ARGS_KEY
     added = [
         (i, sampling_params(None if extra is None else {key: extra}), None, out)
         for i, (extra, out) in enumerate(zip(row_specs, outputs))

@@ -4,6 +4,9 @@
 # results/analyses/<analysis>/<model>.csv; plot rules read those tables only (one curve or panel per model).
 
 
+include: "analyses_inputs.smk"
+
+
 rule entropy_by_position:
     input:
         model=get_analysis_model,

@@ -3,6 +3,9 @@
 # see it. No `conda:` env: the paper profile runs Snakemake inside the GPU environment (see rl_verl.smk).
 
 
+include: "hub_models_inputs.smk"
+
+
 rule paper_model:
     output:
         model=directory("results/paper/models/{hub_model}"),

@@ -2,6 +2,9 @@
 # The paper profile's hub models come from hub_models.smk.
 
 
+include: "models_inputs.smk"
+
+
 rule smollm2:
     output:
         model=directory("results/models/smollm2-135m-instruct"),
@@ -35,6 +38,8 @@ rule tiny_policy_sft:
         " --out {output.model} --log-table {output.log_table} > {log} 2>&1"
 
 
+# The one policy-evaluation rule: the config's `base_eval` here; rl_cpu.smk reuses it (`use rule`) with `rl.eval`
+# for the RL cells' step 0. Both take their flags from get_eval_args (common.smk).
 rule tiny_policy_base_eval:
     input:
         model=rules.tiny_policy_sft.output.model,
@@ -43,7 +48,7 @@ rule tiny_policy_base_eval:
         summary="results/eval/{policy}_base.csv",
         per_problem="results/eval/{policy}_base_problems.csv",
     params:
-        args=get_base_eval_args(),
+        args=get_eval_args("base"),
     log:
         "results/logs/eval/{policy}_base.log",
     benchmark:

@@ -3,6 +3,9 @@
 # results/rl/{policy}/{algorithm}/{sampler}/n{n}/seed{seed}/{steps,eval_problems,eval}.csv.
 
 
+include: "rl_inputs.smk"
+
+
 rule rl_tables:
     input:
         steps=get_cell_outputs("steps"),
@@ -33,6 +36,8 @@ rule rl_figure:
         k=max(config["rl"]["eval"]["k"]),
     log:
         "results/logs/figures/{figure}.log",
+    wildcard_constraints:
+        figure="|".join(RL_FIGURES),
     conda:
         CONDA_ENV
     shell:

@@ -2,24 +2,20 @@
 # Included by the Snakefile only for that backend; the verl backend's cell rule (rl_verl.smk) writes the same tables.
 
 
-rule rl_base_eval:
-    input:
-        model=rules.tiny_policy_sft.output.model,
-        data=rules.countdown_dataset.output.table,
+include: "rl_inputs.smk"
+
+
+# Step 0 of every cell of a policy: the policy-evaluation rule (models.smk) with the rl.eval settings.
+use rule tiny_policy_base_eval as rl_base_eval with:
     output:
         summary="results/rl/base/{policy}/eval.csv",
         per_problem="results/rl/base/{policy}/eval_problems.csv",
     params:
-        args=get_rl_eval_args(),
+        args=get_eval_args("rl"),
     log:
         "results/logs/rl/base_{policy}.log",
     benchmark:
         "results/benchmarks/rl_base_eval_{policy}.tsv"
-    conda:
-        CONDA_ENV
-    shell:
-        "python -m ead.evaluation --model {input.model} --data {input.data} --task countdown {params.args}"
-        " --per-problem {output.per_problem} --out {output.summary} > {log} 2>&1"
 
 
 rule rl_cell:

@@ -1,11 +1,14 @@
 # Paper profile (rl.backend: verl, configs/paper.yaml): hub data, and one verl run per RL grid cell (hub models come
-# from rule paper_model, models.smk), writing the same tables as the CPU backend's rl_cell (rl_cpu.smk), so rl_tables
-# and rl_figure (rl.smk) serve both.
+# from rule paper_model, hub_models.smk), writing the same tables as the CPU backend's rl_cell (rl_cpu.smk), so
+# rl_tables and rl_figure (rl.smk) serve both.
 # Included by the Snakefile only when rl.backend is verl (instead of rl_cpu.smk), so the default and smoke profiles
 # never touch a hub.
 # GPU and time requests per rule live in workflow/profiles/slurm/config.yaml. These rules have no `conda:` env: run
 # Snakemake inside the GPU environment (workflow/scripts/setup_gpu.sh or environment-gpu.yml + `pip install --no-deps
 # -e .`), because the package pins the CPU torch build that verl[vllm] replaces (see README, "Paper scale").
+
+
+include: "rl_inputs.smk"
 
 
 rule paper_data:

@@ -11,6 +11,7 @@ rule schedule_table:
                 "tau_min": config["ead"]["tau_min"],
                 "warmup": config["ead"]["warmup"],
                 "decay_scale": config["ead"]["decay_scale"],
+                "d_max": config["ead"]["d_max"],
                 "decays": config["schedule_figure"]["decays"],
                 "max_position": config["schedule_figure"]["max_position"],
             }

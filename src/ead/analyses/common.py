@@ -17,7 +17,7 @@ import torch
 
 from ead.metrics import bootstrap_mean_ci, maj_at_n_curve, vote_groups
 from ead.rewards import TASKS, grade_many, same_answer
-from ead.samplers.sample import ENGINES, open_engine
+from ead.samplers.engines import ENGINES, open_engine
 from ead.schedule import Schedule
 
 # Chain-of-thought instructions appended to each question (the model's chat template wraps the result as
@@ -127,8 +127,13 @@ def set_threads(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def add_common_arguments(parser) -> None:
-    """Command-line arguments every sampling analysis shares: model, engine, questions, sampling, bootstrap, outputs."""
+def add_common_arguments(parser, *, question_seed: int, batch_size: int) -> None:
+    """Command-line arguments every sampling analysis shares: model, engine, questions, sampling, bootstrap, outputs.
+
+    The workflow passes every setting from the config (``get_analysis_args``). The few defaults left for direct use
+    equal the shipped config (configs/config.yaml; tests/test_cli_defaults.py compares them); ``question_seed`` and
+    ``batch_size`` differ between the analyses, so each job passes its own section's values.
+    """
     parser.add_argument("--model", required=True, help="local HF model directory")
     parser.add_argument("--engine", choices=ENGINES, default="hf", help="hf (transformers, CPU) or vllm (GPU)")
     parser.add_argument("--dtype", default="float32", help="model weights dtype, e.g. float32 or bfloat16")
@@ -139,13 +144,13 @@ def add_common_arguments(parser) -> None:
     parser.add_argument("--subjects", nargs="+", default=None, help="only questions of these subjects (MMLU)")
     parser.add_argument("--num-questions", type=int, required=True)
     parser.add_argument("--max-new-tokens", type=int, required=True, help="response budget in tokens")
-    parser.add_argument("--question-seed", type=int, default=0)
+    parser.add_argument("--question-seed", type=int, default=question_seed)
     parser.add_argument("--seed", type=int, default=0, help="sampling seed")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument("--batch-size", type=int, default=batch_size)
+    parser.add_argument("--bootstrap", type=int, required=True, help="bootstrap resamples")
     parser.add_argument("--prompt-format", choices=("chat", "plain"), default="chat",
                         help="chat = the question as one user turn of the model's chat template")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, required=True, help="torch threads of the job")
     parser.add_argument("--samples-out", required=True)
     parser.add_argument("--out", required=True)
 

@@ -34,9 +34,10 @@ from ead.analyses.common import (add_common_arguments, analysis_settings, cot_pr
                                  select_questions, set_threads)
 from ead.io import read_table, setup_logging, write_table
 from ead.metrics import bootstrap_mean_ci
+from ead.samplers.engines import encode_prompts, load_hf_model, torch_dtype
 from ead.samplers.hf import response_entropies
-from ead.samplers.sample import encode_prompts, load_hf_model, torch_dtype
 from ead.schedule import FixedTemperature
+from ead.tables import ENTROPY_BY_POSITION
 
 
 def entropy_by_position(prompt_ids, entropies, *, resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
@@ -83,7 +84,7 @@ def rescore_entropies(samples: pd.DataFrame, prompt_token_ids: dict, model_dir: 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_arguments(parser)
+    add_common_arguments(parser, question_seed=0, batch_size=96)  # configs/config.yaml analyses.entropy
     parser.add_argument("--samples", type=int, required=True, help="responses per question (G)")
     parser.add_argument("--tau", type=float, default=1.0, help="sampling temperature (entropy is always at tau 1)")
     args = parser.parse_args(argv)
@@ -108,7 +109,7 @@ def main(argv=None):
     table = entropy_by_position(samples["prompt_id"], samples["entropies"], resamples=args.bootstrap, seed=args.seed)
     keep = ["prompt_id", "sample_id", "text", "num_tokens", "finished", "mean_entropy", "token_ids", "entropies"]
     write_table(samples[keep].assign(**settings), args.samples_out)
-    write_table(table.assign(**settings), args.out)
+    ENTROPY_BY_POSITION.write(table.assign(**settings), args.out)
     early, late = table.head(16)["mean_entropy"].mean(), table.tail(16)["mean_entropy"].mean()
     log.info("%d responses, mean length %.1f tokens; mean entropy first 16 positions %.3f, last 16 %.3f nats",
              len(samples), samples["num_tokens"].mean(), early, late)

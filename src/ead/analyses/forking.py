@@ -37,8 +37,9 @@ from ead.analyses.common import (add_common_arguments, analysis_settings, cot_pr
 from ead.io import read_table, setup_logging, write_table
 from ead.metrics import vote_groups
 from ead.rewards import add_grader_argument, configure_grader
-from ead.samplers.sample import encode_prompts
+from ead.samplers.engines import encode_prompts
 from ead.schedule import FixedTemperature
+from ead.tables import FORKING
 
 PREFIX_SELECTIONS = ("random", "per_answer")
 
@@ -68,7 +69,7 @@ def select_references(pool: pd.DataFrame, rule: str, min_tokens: int, seed: int,
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_arguments(parser)
+    add_common_arguments(parser, question_seed=1, batch_size=64)  # configs/config.yaml analyses.forking
     parser.add_argument("--reference-samples", type=int, required=True, help="reference pool size per question")
     parser.add_argument("--prefix-selection", choices=PREFIX_SELECTIONS, default="random")
     parser.add_argument("--fork-points", type=int, nargs="+", required=True, help="prefix lengths p (0 = normal)")
@@ -134,7 +135,7 @@ def main(argv=None):
                                  sampling_seed=args.seed)
     keep = ["question_id", "unit", "fork_point", "sample_id", "text", "num_tokens", "finished", "predicted", "correct"]
     write_table(samples[keep].assign(**settings), args.samples_out)
-    write_table(table.rename(columns={"value": "maj_at_k"}).assign(metric="maj@k", **settings), args.out)
+    FORKING.write(table.rename(columns={"value": "maj_at_k"}).assign(metric="maj@k", **settings), args.out)
     for row in table.itertuples():
         log.info("fork after %d tokens: Maj@%d = %.3f [%.3f, %.3f]", row.fork_point, row.k, row.value,
                  row.ci_low, row.ci_high)

@@ -31,11 +31,12 @@ from ead.analyses.common import (add_common_arguments, analysis_settings, cot_pr
 from ead.io import read_table, setup_logging, write_table
 from ead.rewards import add_grader_argument, configure_grader
 from ead.schedule import build_schedule
+from ead.tables import MAJORITY_SCALING
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_arguments(parser)
+    add_common_arguments(parser, question_seed=0, batch_size=64)  # configs/config.yaml analyses.majority
     parser.add_argument("--samples", type=int, required=True, help="M samples per question and schedule")
     parser.add_argument("--schedules", nargs="+", required=True, help="schedule specs (JSON), one per sampler")
     parser.add_argument("--max-solution-steps", type=int, default=None,
@@ -81,7 +82,7 @@ def main(argv=None):
     keep = ["sampler", "schedule_params", "prompt_id", "sample_id", "text", "num_tokens", "finished", "predicted",
             "correct"]
     write_table(samples[keep].assign(**settings), args.samples_out)
-    write_table(table.rename(columns={"value": "maj_at_n"}).assign(**settings), args.out)
+    MAJORITY_SCALING.write(table.rename(columns={"value": "maj_at_n"}).assign(**settings), args.out)
     for label in labels:
         rows = table[table["sampler"] == label].set_index("n")
         log.info("%s: Maj@1 %.3f, Maj@%d %.3f [%.3f, %.3f]", label, rows.loc[1, "value"], args.samples,

@@ -144,13 +144,13 @@ def main(argv=None):
     parser.add_argument("--log-table", required=True, help="per-step training table (.csv/.parquet)")
     parser.add_argument("--checkpoint-dir", required=True, help="resume state (deleted when the run completes)")
     parser.add_argument("--steps", type=int, required=True)
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--lr", type=float, default=2e-3)
-    parser.add_argument("--warmup-steps", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--checkpoint-every", type=int, default=50)
-    for field, default in asdict(TinyPolicyShape()).items():
-        parser.add_argument(f"--{field.replace('_', '-')}", type=int, default=default)
+    parser.add_argument("--batch-size", type=int, required=True)
+    parser.add_argument("--lr", type=float, required=True)
+    parser.add_argument("--warmup-steps", type=int, required=True)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--checkpoint-every", type=int, required=True)
+    for field in asdict(TinyPolicyShape()):  # the policy's shape, from its config entry
+        parser.add_argument(f"--{field.replace('_', '-')}", type=int, required=True)
     args = parser.parse_args(argv)
     shape = TinyPolicyShape(**{field: getattr(args, field) for field in asdict(TinyPolicyShape())})
     train(args.data, args.out, args.log_table, args.checkpoint_dir, steps=args.steps, batch_size=args.batch_size,

@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 
 from ead.plots.style import apply_style, run_table_figure
+from ead.tables import ENTROPY_BY_POSITION
 
 
 def plot(table):
@@ -37,7 +38,7 @@ def plot(table):
 
 
 def main(argv=None):
-    run_table_figure(plot, __doc__.splitlines()[0], argv)
+    run_table_figure(plot, __doc__.splitlines()[0], argv, table=ENTROPY_BY_POSITION)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import seaborn as sns
 
 from ead.plots.style import apply_style, panel_per_model, run_table_figure, set_percent_ylim
+from ead.tables import FORKING
 
 
 def draw_panel(ax, table):
@@ -42,7 +43,7 @@ def plot(table):
 
 
 def main(argv=None):
-    run_table_figure(plot, __doc__.splitlines()[0], argv)
+    run_table_figure(plot, __doc__.splitlines()[0], argv, table=FORKING)
 
 
 if __name__ == "__main__":

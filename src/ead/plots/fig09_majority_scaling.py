@@ -12,6 +12,7 @@ from __future__ import annotations
 import seaborn as sns
 
 from ead.plots.style import apply_style, panel_per_model, run_table_figure, set_percent_ylim
+from ead.tables import MAJORITY_SCALING
 
 
 def draw_panel(ax, table, palette):
@@ -38,7 +39,7 @@ def plot(table):
 
 
 def main(argv=None):
-    run_table_figure(plot, __doc__.splitlines()[0], argv)
+    run_table_figure(plot, __doc__.splitlines()[0], argv, table=MAJORITY_SCALING)
 
 
 if __name__ == "__main__":

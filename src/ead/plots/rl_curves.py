@@ -13,8 +13,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from ead.io import read_table
 from ead.plots.style import apply_style, figure_logger, save_figure
+from ead.tables import EVAL_CURVES, TRAIN_CURVES
 
 SAMPLER_LABELS = {"tau0.6": r"$\tau$ = 0.6", "tau1.0": r"$\tau$ = 1.0", "tau1.2": r"$\tau$ = 1.2", "ead": "EAD",
                   "ead_tis": "EAD + TIS", "ead_tmin0.8": r"EAD ($\tau_{min}$ = 0.8)",
@@ -102,6 +102,6 @@ def run(plot, description: str, argv=None) -> None:
     parser.add_argument("--pdf", required=True)
     args = parser.parse_args(argv)
     log = figure_logger(plot)
-    fig = plot(read_table(args.eval_curves), read_table(args.train_curves), json.loads(args.experiment), args.k)
+    fig = plot(EVAL_CURVES.read(args.eval_curves), TRAIN_CURVES.read(args.train_curves), json.loads(args.experiment), args.k)
     save_figure(fig, args.png, args.pdf)
     log.info("wrote %s and %s", args.png, args.pdf)

@@ -9,7 +9,7 @@ matplotlib.use("Agg")  # headless: figures are files, never windows
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from ead.io import atomic_path, read_table, setup_logging  # noqa: E402
+from ead.io import atomic_path, setup_logging  # noqa: E402
 
 def apply_style() -> None:
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
@@ -41,8 +41,11 @@ def save_figure(fig, png: str, pdf: str) -> None:
     plt.close(fig)
 
 
-def run_table_figure(plot, description: str, argv=None) -> None:
-    """Command line of a figure drawn from result tables: ``--tables`` in (concatenated), ``--png`` and ``--pdf`` out."""
+def run_table_figure(plot, description: str, argv=None, *, table) -> None:
+    """Command line of a figure drawn from result tables: ``--tables`` in (concatenated), ``--png`` and ``--pdf`` out.
+
+    ``table`` is the tables' declaration in the results contract (:mod:`ead.tables`); each file is validated on read.
+    """
     import argparse
 
     import pandas as pd
@@ -54,7 +57,7 @@ def run_table_figure(plot, description: str, argv=None) -> None:
     parser.add_argument("--pdf", required=True)
     args = parser.parse_args(argv)
     log = figure_logger(plot)
-    save_figure(plot(pd.concat([read_table(path) for path in args.tables], ignore_index=True)), args.png, args.pdf)
+    save_figure(plot(pd.concat([table.read(path) for path in args.tables], ignore_index=True)), args.png, args.pdf)
     log.info("wrote %s and %s", args.png, args.pdf)
 
 

@@ -17,19 +17,16 @@ Run:
 from __future__ import annotations
 
 import argparse
-import re
 
 import numpy as np
 import pandas as pd
 
-from ead.io import read_table, setup_logging, write_table
-from ead.metrics import bootstrap_mean_ci, pass_at_k, two_way_bootstrap_mean_ci, worst_at_k
+from ead.io import setup_logging
+from ead.metrics import bootstrap_mean_ci, two_way_bootstrap_mean_ci
+from ead.tables import (CONFIG_COLUMNS, EVAL_CURVES, EVAL_PROBLEMS, GROUP, STEPS, TRAIN_CURVES, TRAIN_METRICS,
+                        per_problem_metric)
 
-GROUP = ["policy", "algorithm", "sampler", "n"]
-TRAIN_METRICS = ["reward_mean", "entropy", "response_length", "pg_clipfrac", "ppo_kl", "grad_norm", "grad_norm_max",
-                 "tis_weight_mean", "tis_weight_max", "tis_capped_fraction", "behaviour_target_log_ratio",
-                 "rollout_s", "grade_s", "update_s", "wall_time_s"]
-CONFIG_COLUMNS = ["lr", "tis", "tis_cap", "loss_mode", "schedule_params", "fixed_tau_trains_at", "eval_tau"]
+__all__ = ["eval_curves", "train_curves"]
 
 
 def train_curves(steps: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
@@ -44,17 +41,6 @@ def train_curves(steps: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
             rows.append({**dict(zip(GROUP + ["step"], key)), "metric": metric, "value": mean, "ci_low": low,
                          "ci_high": high, "num_seeds": values.size, **config})
     return pd.DataFrame(rows)
-
-
-def per_problem_metric(problems: pd.DataFrame, metric: str) -> np.ndarray:
-    """Per-problem value of greedy_accuracy, pass@k or worst@k."""
-    if metric == "greedy_accuracy":
-        return problems["greedy_correct"].to_numpy(dtype=float)
-    match = re.fullmatch(r"(pass|worst)@(\d+)", metric)
-    if not match:
-        raise ValueError(f"unknown evaluation metric {metric!r}")
-    estimator = pass_at_k if match[1] == "pass" else worst_at_k
-    return estimator(problems["num_samples"].to_numpy(), problems["num_correct"].to_numpy(), int(match[2]))
 
 
 def eval_curves(eval_problems: pd.DataFrame, ks: list[int], seed: int = 0) -> pd.DataFrame:
@@ -85,15 +71,15 @@ def main(argv=None):
     parser.add_argument("--steps", nargs="+", required=True, help="every cell's steps.csv")
     parser.add_argument("--eval-problems", nargs="+", required=True, help="every cell's eval_problems.csv")
     parser.add_argument("--k", type=int, nargs="+", required=True, help="Pass@k / Worst@k to report")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--seed", type=int, required=True, help="bootstrap seed (rl.eval.seed)")
     parser.add_argument("--train-curves", required=True)
     parser.add_argument("--eval-curves", required=True)
     args = parser.parse_args(argv)
     log = setup_logging("rl.aggregate")
-    steps = pd.concat([read_table(path) for path in args.steps], ignore_index=True)
-    problems = pd.concat([read_table(path) for path in args.eval_problems], ignore_index=True)
-    write_table(train_curves(steps, args.seed), args.train_curves)
-    write_table(eval_curves(problems, args.k, args.seed), args.eval_curves)
+    steps = pd.concat([STEPS.read(path) for path in args.steps], ignore_index=True)
+    problems = pd.concat([EVAL_PROBLEMS.read(path) for path in args.eval_problems], ignore_index=True)
+    TRAIN_CURVES.write(train_curves(steps, args.seed), args.train_curves)
+    EVAL_CURVES.write(eval_curves(problems, args.k, args.seed), args.eval_curves)
     log.info("aggregated %d cells: %s, %s", len(args.steps), args.train_curves, args.eval_curves)
 
 

@@ -74,7 +74,7 @@ def cell_settings(config: dict, cell: Cell) -> dict:
         "algorithm_params": rl["algorithms"][cell.algorithm],
         "schedule": sampler_schedule(config, cell.sampler),
         "tis": sampler.get("tis", "none"),
-        "tis_cap": sampler.get("tis_cap", 2.0),
+        "tis_cap": sampler.get("tis_cap", rl["tis_cap"]),
     }
 
 

@@ -37,20 +37,19 @@ import torch
 from tqdm import tqdm
 
 from ead.checkpoints import job_fingerprint, resumable, stamp
-from ead.evaluation import evaluate, select_problems, summarise
-from ead.io import atomic_directory, read_table, setup_logging, write_table
+from ead.evaluation import evaluate, select_problems
+from ead.io import atomic_directory, read_table, setup_logging
 from ead.models import save_hf_model
 from ead.models.tiny_policy import encode_strict
 from ead.rewards import add_grader_argument, configure_grader, grade_many
 from ead.rl.grid import table_columns
 from ead.rl.losses import actor_config, grpo_advantages, policy_loss, tis_weights
+from ead.samplers.engines import load_hf_model
 from ead.samplers.hf import left_pad, response_logits, sample
-from ead.samplers.sample import load_hf_model
 from ead.schedule import FixedTemperature, build_schedule
+from ead.tables import BASE_PROBLEMS, CELL_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS, summarise
 
-CELL_COLUMNS = ("policy", "algorithm", "sampler", "n", "seed")
 TRAINS_AT = ("behaviour", "one")
-PROBLEM_COLUMNS = ("step", "problem_id", "num_samples", "num_correct", "greedy_correct")
 
 
 def training_temperature(schedule, fixed_tau_trains_at: str) -> float:
@@ -243,15 +242,15 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
 
     cell = {key: settings[key] for key in CELL_COLUMNS}
     config_columns = table_columns(settings)
-    base = read_table(base_eval)[list(PROBLEM_COLUMNS[1:])].assign(step=0)
+    base = BASE_PROBLEMS.read(base_eval)[list(PROBLEM_COLUMNS[1:])].assign(step=0)
     eval_problems = pd.concat([base, pd.DataFrame(tables["eval_problems"])], ignore_index=True)
     eval_problems = eval_problems[list(PROBLEM_COLUMNS)]
     summary = pd.concat([summarise(group, settings["eval"]["k"], seed=settings["eval"]["seed"]).assign(step=step)
                          for step, group in eval_problems.groupby("step", sort=True)], ignore_index=True)
     out = Path(out_dir)
-    write_table(pd.DataFrame(tables["steps"]).assign(**cell, **config_columns), out / "steps.csv")
-    write_table(eval_problems.assign(**cell, **config_columns), out / "eval_problems.csv")
-    write_table(summary.assign(**cell, **config_columns), out / "eval.csv")
+    STEPS.write(pd.DataFrame(tables["steps"]).assign(**cell, **config_columns), out / "steps.csv")
+    EVAL_PROBLEMS.write(eval_problems.assign(**cell, **config_columns), out / "eval_problems.csv")
+    EVAL.write(summary.assign(**cell, **config_columns), out / "eval.csv")
     shutil.rmtree(checkpoint, ignore_errors=True)  # the run is complete; its checkpoint is no longer needed
     log.info("wrote %s", out)
 

@@ -24,8 +24,9 @@ vLLM has two logits-processor interfaces and this module implements both:
   arguments the runner passes. Use this one for the ``vllm.logits_processors`` entry point: every installed
   plugin in that group is loaded by whichever runner is active, and the V2 loader rejects plugins that do
   not subclass its interface.
-* :class:`PerRowLoopEADLogitsProcessor`: BENCHMARK BASELINE ONLY. A per-request Python callable applied row
-  by row (how the authors' vLLM V0 code did it, one lambda per sequence). Do not use it for experiments.
+
+The authors' per-row design (one Python callable per sequence), kept as a benchmark baseline only, lives in
+``benchmarks/vllm_per_row_processor.py``.
 
 Registration (either)::
 
@@ -54,12 +55,10 @@ from ead.schedule import AnnealedSchedule, annealed_temperature
 
 __all__ = [
     "EAD_EXTRA_ARG_KEYS",
-    "PER_ROW_LOOP_EXTRA_ARGS_KEY",
     "EADRequestParams",
     "EADLogitsProcessor",
     "EADLogitsProcessorV1",
     "EADLogitsProcessorV2",
-    "PerRowLoopEADLogitsProcessor",
     "ead_extra_args",
     "parse_ead_extra_args",
 ]
@@ -387,54 +386,10 @@ def _build_dual_class():
     return EADLogitsProcessor
 
 
-#: extra_args key read by the benchmark-only per-row-loop processor (a nested dict with the EAD keys). It is a
-#: separate key so both processors can be loaded in one engine and each request picks exactly one of them.
-PER_ROW_LOOP_EXTRA_ARGS_KEY = "ead_per_row_loop_benchmark"
-
-
-def _build_per_row_loop_class():
-    """BENCHMARK BASELINE ONLY: the reference's per-sequence-callable design on vLLM's V1 adapter."""
-    from vllm.v1.sample.logits_processor import AdapterLogitsProcessor
-
-    def loop_params(sampling_params) -> EADRequestParams | None:
-        return parse_ead_extra_args((sampling_params.extra_args or {}).get(PER_ROW_LOOP_EXTRA_ARGS_KEY))
-
-    class PerRowLoopEADLogitsProcessor(AdapterLogitsProcessor):
-        """BENCHMARK BASELINE ONLY (V1 runner): one Python callable per request, applied row by row.
-
-        Mirrors the authors' vLLM V0 implementation (a lambda per sequence reading ``len(output_ids)``).
-        vLLM's ``AdapterLogitsProcessor.apply`` loops over rows in Python and launches small per-row ops;
-        ``benchmarks/bench_vllm_processors.py`` measures what that costs against :class:`EADLogitsProcessorV1`.
-        Requests opt in with ``extra_args={PER_ROW_LOOP_EXTRA_ARGS_KEY: {"tau_max": ..., "tau_min": ...,
-        "d": ..., "c": ...}}``.
-        """
-
-        @classmethod
-        def validate_params(cls, sampling_params) -> None:
-            loop_params(sampling_params)
-
-        def is_argmax_invariant(self) -> bool:
-            return True
-
-        def new_req_logits_processor(self, params):
-            ead = loop_params(params)
-            if ead is None:
-                return None
-
-            def divide_by_annealed_temperature(output_ids, logits_row):
-                tau = annealed_temperature(len(output_ids), ead.tau_max, ead.tau_min, ead.d, ead.c)
-                return logits_row / tau
-
-            return divide_by_annealed_temperature
-
-    return PerRowLoopEADLogitsProcessor
-
-
 _CLASS_BUILDERS = {
     "EADLogitsProcessorV1": _build_v1_class,
     "EADLogitsProcessorV2": _build_v2_class,
     "EADLogitsProcessor": _build_dual_class,
-    "PerRowLoopEADLogitsProcessor": _build_per_row_loop_class,
 }
 _BUILT_CLASSES: dict[str, type] = {}
 

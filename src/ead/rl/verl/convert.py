@@ -1,5 +1,6 @@
-"""verl's metrics -> our result tables (``steps.csv``, ``eval_problems.csv``, ``eval.csv``), the tables the CPU
-backend (:mod:`ead.rl.train`) writes, so :mod:`ead.rl.aggregate` and the figure rules read both backends alike.
+"""verl's metrics -> our result tables (``steps.csv``, ``eval_problems.csv``, ``eval.csv``), as declared by the results
+contract (:mod:`ead.tables`) that the CPU backend also writes, so the aggregation and the figure rules read both
+backends alike. This module depends on :mod:`ead.tables` only (no torch, no transformers, no CPU trainer).
 
 Inputs of one run (verl 0.9.1):
 
@@ -11,8 +12,8 @@ Inputs of one run (verl 0.9.1):
 * the validation dumps (``trainer.validation_data_dir``/``{step}.jsonl``, ``trainer_base._write_generations``):
   one line per sampled response with ``input``, ``output``, ``score`` and our reward's extra keys (``acc``, ``pred``).
 
-``steps.csv``: one row per training step with every training metric :mod:`ead.rl.aggregate` reads
-(:data:`ead.rl.aggregate.TRAIN_METRICS`); verl metric -> column in :data:`STEP_COLUMNS`, columns without a verl
+``steps.csv``: one row per training step with every training metric the aggregation reads
+(:data:`ead.tables.TRAIN_METRICS`); verl metric -> column in :data:`STEP_COLUMNS`, columns without a verl
 source (and TIS columns of runs without TIS) are empty; plus ``entropy_temperature`` (the tau verl's entropy was
 computed at), the cell and its settings columns (:func:`ead.rl.grid.table_columns`).
 
@@ -20,7 +21,7 @@ computed at), the cell and its settings columns (:func:`ead.rl.grid.table_column
 every cell of a policy), ``num_samples``, ``num_correct`` and ``greedy_correct`` = NaN (verl validates with one
 sampling setting per run, so there is no greedy pass; the aggregation then reports no greedy accuracy).
 
-``eval.csv``: one row per (step, metric). Steps with a dump: :func:`ead.evaluation.summarise` of the per-problem
+``eval.csv``: one row per (step, metric). Steps with a dump: :func:`ead.tables.summarise` of the per-problem
 table (unbiased Pass@k / Worst@k with a bootstrap CI over problems, as the CPU evaluation); ``estimator =
 unbiased``. Validated steps without a dump fall back to verl's own aggregates from the JSONL:
 ``val-core/<source>/acc/mean@N`` -> pass@1 and worst@1, ``.../acc/best@k/mean`` -> pass@k,
@@ -41,10 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ead.evaluation import summarise
-from ead.io import write_table
-from ead.rl.aggregate import TRAIN_METRICS
-from ead.rl.train import CELL_COLUMNS, PROBLEM_COLUMNS
+from ead.tables import CELL_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS, TRAIN_METRICS, summarise
 
 __all__ = ["STEP_COLUMNS", "eval_problems_from_dumps", "eval_table", "eval_table_from_metrics", "read_file_logger",
            "steps_table"]
@@ -222,8 +220,8 @@ def convert_run(run_dir, cell: dict, ks: list[int], out_dir, seed: int = 0,
     evaluation = eval_table(records, problems, cell, ks, seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for table, name in ((steps, "steps"), (problems.assign(**cell), "eval_problems"), (evaluation, "eval")):
-        write_table(table, out / f"{name}.csv")
+    for table, contract in ((steps, STEPS), (problems.assign(**cell), EVAL_PROBLEMS), (evaluation, EVAL)):
+        contract.write(table, out / f"{contract.name}.csv")
 
 
 def main(argv=None):
@@ -232,7 +230,7 @@ def main(argv=None):
     parser.add_argument("--cell", required=True,
                         help='JSON: {"policy", "algorithm", "sampler", "n", "seed"} and the settings columns')
     parser.add_argument("--k", type=int, nargs="+", required=True)
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--seed", type=int, required=True, help="bootstrap seed (rl.eval.seed)")
     parser.add_argument("--out-dir", required=True, help="where steps.csv, eval_problems.csv, eval.csv go")
     parser.add_argument("--entropy-temperature", type=float, default=math.nan,
                         help="the run's actor_rollout_ref.rollout.temperature (verl's entropy is at this tau)")

@@ -1,0 +1,200 @@
+"""The results contract: every result table, declared once, and the pure per-problem -> metric functions that turn
+per-problem counts into Pass@k / Worst@k.
+
+Both RL backends (:mod:`ead.rl.train` on CPU, :mod:`ead.rl.verl.convert` for verl runs), the evaluation job
+(:mod:`ead.evaluation`), the aggregation (:mod:`ead.rl.aggregate`), the analyses (:mod:`ead.analyses`) and the
+figures (:mod:`ead.plots`) depend on this module and never on each other. It imports pandas, numpy and :mod:`ead.metrics` only (no torch, no
+transformers), so converting a GPU run's logs loads no model code.
+
+A :class:`Table` names the columns a table must have and the kind of each (``int``: whole numbers, no missing
+value; ``float``: any real number, NaN allowed; ``str``; ``id``: str or int); a table may carry more columns (a
+backend's own metrics, settings of the job that wrote it). Writers call :meth:`Table.write` and readers :meth:`Table.read`: both validate, and a broken
+table fails with the file name and the column. The tables:
+
+* :data:`STEPS` (``steps.csv`` of an RL cell): one row per training step, every :data:`TRAIN_METRICS` column;
+* :data:`EVAL_PROBLEMS` (``eval_problems.csv``): per (step, problem) the sample and correct counts and
+  ``greedy_correct`` (NaN where not graded: the verl backend);
+* :data:`EVAL` (``eval.csv``): per (step, metric) the mean over problems with a 95% bootstrap CI;
+* :data:`TRAIN_CURVES`, :data:`EVAL_CURVES` (``results/rl/{train,eval}_curves.csv``): the grid over seeds;
+* :data:`BASE_PROBLEMS`, :data:`BASE_SUMMARY` (``results/eval/*``, ``results/rl/base/*``): the evaluation job's
+  per-problem and summary tables;
+* :data:`SCHEDULE_TABLE`, :data:`ENTROPY_BY_POSITION`, :data:`FORKING`, :data:`MAJORITY_SCALING`: the tables of
+  Figs. 3, 1, 2 and 9 (``results/schedule/``, ``results/analyses/<analysis>/<model>.csv``).
+
+Every RL cell table carries :data:`CELL_COLUMNS` and the settings columns :data:`SETTINGS_COLUMNS`
+(``ead.rl.grid.table_columns``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as ptypes
+
+from ead.io import read_table, write_table
+from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
+
+__all__ = [
+    "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CONFIG_COLUMNS", "ENTROPY_BY_POSITION", "EVAL", "EVAL_CURVES",
+    "EVAL_PROBLEMS", "FORKING", "GROUP", "KINDS", "MAJORITY_SCALING", "PROBLEM_COLUMNS", "SCHEDULE_TABLE",
+    "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table", "TableError",
+    "per_problem_metric", "summarise",
+]
+
+#: Column kinds and what they accept.
+KINDS = ("int", "float", "str", "id")
+
+
+class TableError(ValueError):
+    """A result table breaks its declaration; the message names the file (or table) and the column."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """One result table's declaration: required columns and their kinds (extra columns are allowed)."""
+
+    name: str
+    columns: Mapping[str, str]
+
+    def __post_init__(self):
+        unknown = {column: kind for column, kind in self.columns.items() if kind not in KINDS}
+        if unknown:
+            raise ValueError(f"table {self.name}: unknown column kinds {unknown}; known kinds: {list(KINDS)}")
+        object.__setattr__(self, "columns", MappingProxyType(dict(self.columns)))
+
+    def validate(self, table: pd.DataFrame, source: str | Path | None = None) -> pd.DataFrame:
+        """Return ``table`` if it has every declared column with a value of the declared kind, else raise
+        :class:`TableError` naming ``source`` (the file; default: the table's name) and the broken column."""
+        where = f"{source} ({self.name} table)" if source is not None else f"{self.name} table"
+        missing = [column for column in self.columns if column not in table.columns]
+        if missing:
+            raise TableError(f"{where}: missing column(s) {missing}; the {self.name} table needs {list(self.columns)}")
+        for column, kind in self.columns.items():
+            problem = _kind_problem(table[column], kind)
+            if problem:
+                raise TableError(f"{where}: column {column!r} must be {kind}, {problem}")
+        return table
+
+    def write(self, table: pd.DataFrame, path: str | Path) -> None:
+        """Validate, then write atomically (CSV or Parquet by suffix, :func:`ead.io.write_table`)."""
+        write_table(self.validate(table, path), path)
+
+    def read(self, path: str | Path) -> pd.DataFrame:
+        """Read (:func:`ead.io.read_table`) and validate."""
+        return self.validate(read_table(path), path)
+
+
+def _kind_problem(values: pd.Series, kind: str) -> str | None:
+    """Why ``values`` are not of ``kind`` (None if they are). An empty column fits every kind."""
+    present = values.dropna()
+    if present.empty:  # no rows, or a column with no value (e.g. greedy_correct of a verl cell)
+        return None if kind in ("float", "str", "id") or values.empty else "got only missing values"
+    dtype = values.dtype
+    if kind == "float":
+        ok = ptypes.is_numeric_dtype(dtype) and not ptypes.is_bool_dtype(dtype)
+        ok = ok or (dtype == object and present.map(lambda v: isinstance(v, (int, float, np.number))
+                                                    and not isinstance(v, bool)).all())
+    elif kind == "int":  # whole numbers; a float column of whole numbers (counts summed from float scores) fits
+        numeric = ptypes.is_numeric_dtype(dtype) and not ptypes.is_bool_dtype(dtype)
+        ok = numeric and not values.isna().any() and bool((present == np.round(present)).all())
+    elif kind == "str":
+        ok = present.map(lambda v: isinstance(v, str)).all()
+    else:  # id
+        ok = present.map(lambda v: isinstance(v, (str, int, np.integer)) and not isinstance(v, bool)).all()
+    if ok:
+        return None
+    example = present.iloc[0]
+    return f"got dtype {dtype} (e.g. {example!r})"
+
+
+# --- the columns --------------------------------------------------------------------------------------------
+
+#: The cell every RL table row belongs to.
+CELL_COLUMNS = ("policy", "algorithm", "sampler", "n", "seed")
+_CELL_KINDS = {"policy": "str", "algorithm": "str", "sampler": "str", "n": "int", "seed": "int"}
+#: Settings columns of every RL cell table (``ead.rl.grid.table_columns``), in that order.
+SETTINGS_COLUMNS = {"lr": "float", "tis": "str", "tis_cap": "float", "loss_mode": "str", "schedule_params": "str",
+                    "fixed_tau_trains_at": "str", "eval_tau": "float", "prompts_per_step": "int",
+                    "mini_batches": "int"}
+#: Settings columns the aggregation carries into the curves.
+CONFIG_COLUMNS = ["lr", "tis", "tis_cap", "loss_mode", "schedule_params", "fixed_tau_trains_at", "eval_tau"]
+#: A curve is one (policy, algorithm, sampler, n) over seeds.
+GROUP = ["policy", "algorithm", "sampler", "n"]
+#: Per-step training metrics of steps.csv that the aggregation turns into curves (both backends write every one;
+#: NaN where a backend has no source).
+TRAIN_METRICS = ["reward_mean", "entropy", "response_length", "pg_clipfrac", "ppo_kl", "grad_norm", "grad_norm_max",
+                 "tis_weight_mean", "tis_weight_max", "tis_capped_fraction", "behaviour_target_log_ratio",
+                 "rollout_s", "grade_s", "update_s", "wall_time_s"]
+#: eval_problems.csv's own columns, in order.
+PROBLEM_COLUMNS = ("step", "problem_id", "num_samples", "num_correct", "greedy_correct")
+_PROBLEM_KINDS = {"step": "int", "problem_id": "id", "num_samples": "int", "num_correct": "int",
+                  "greedy_correct": "float"}
+_ESTIMATE = {"metric": "str", "value": "float", "ci_low": "float", "ci_high": "float"}
+_CELL_TABLE = {**_CELL_KINDS, **SETTINGS_COLUMNS}
+
+STEPS = Table("steps", {"step": "int", **{metric: "float" for metric in TRAIN_METRICS}, **_CELL_TABLE})
+EVAL_PROBLEMS = Table("eval_problems", {**_PROBLEM_KINDS, **_CELL_TABLE})
+EVAL = Table("eval", {"step": "int", **_ESTIMATE, **_CELL_TABLE})
+_CURVE = {**{column: _CELL_KINDS[column] for column in GROUP}, "step": "int", **_ESTIMATE, "num_seeds": "int",
+          **{column: SETTINGS_COLUMNS[column] for column in CONFIG_COLUMNS}}
+TRAIN_CURVES = Table("train_curves", _CURVE)
+EVAL_CURVES = Table("eval_curves", {**_CURVE, "num_problems": "int"})
+BASE_PROBLEMS = Table("base_problems", {column: _PROBLEM_KINDS[column] for column in PROBLEM_COLUMNS[1:]})
+BASE_SUMMARY = Table("base_summary", {**_ESTIMATE, "step": "int", "n": "int", "num_problems": "int"})
+
+_CI = {"ci_low": "float", "ci_high": "float"}
+SCHEDULE_TABLE = Table("schedule_table", {"decay_d": "float", "effective_decay": "float", "position": "int",
+                                          "tau": "float", "tau_max": "float", "tau_min": "float", "warmup": "int",
+                                          "decay_scale": "float", "step": "int"})
+_ANALYSIS = {"model_name": "str", "engine": "str", "task": "str"}
+ENTROPY_BY_POSITION = Table("entropy_by_position", {
+    "position": "int", "mean_entropy": "float", **_CI, "num_questions": "int", "num_responses": "int",
+    "fraction_alive": "float", **_ANALYSIS})
+FORKING = Table("forking", {"fork_point": "int", "k": "int", "maj_at_k": "float", **_CI, "num_units": "int",
+                            "metric": "str", **_ANALYSIS})
+MAJORITY_SCALING = Table("majority_scaling", {
+    "sampler": "str", "n": "int", "maj_at_n": "float", **_CI, "num_units": "int", "accuracy": "float",
+    "no_answer_rate": "float", "mean_response_tokens": "float", "schedule_params": "str", **_ANALYSIS})
+
+#: Every declared table by name.
+TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
+                                          BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, FORKING,
+                                          MAJORITY_SCALING)}
+
+
+# --- per-problem counts -> metrics ------------------------------------------------------------------------
+
+def per_problem_metric(problems: pd.DataFrame, metric: str) -> np.ndarray:
+    """Per-problem value of greedy_accuracy, pass@k or worst@k."""
+    if metric == "greedy_accuracy":
+        return problems["greedy_correct"].to_numpy(dtype=float)
+    match = re.fullmatch(r"(pass|worst)@(\d+)", metric)
+    if not match:
+        raise ValueError(f"unknown evaluation metric {metric!r}")
+    estimator = pass_at_k if match[1] == "pass" else worst_at_k
+    return estimator(problems["num_samples"].to_numpy(), problems["num_correct"].to_numpy(), int(match[2]))
+
+
+def summarise(per_problem: pd.DataFrame, ks: list[int], *, seed: int) -> pd.DataFrame:
+    """One row per metric (greedy_accuracy if graded, pass@k, worst@k): mean over problems and a 95% bootstrap CI.
+
+    Greedy accuracy is reported when ``greedy_correct`` has values; a column of NaN (the verl backend, which
+    validates with one sampling setting) means "not graded".
+    """
+    rows = []
+    if "greedy_correct" in per_problem.columns and per_problem["greedy_correct"].notna().any():
+        rows.append(("greedy_accuracy", per_problem["greedy_correct"].to_numpy(dtype=float)))
+    counts = per_problem["num_samples"].to_numpy(), per_problem["num_correct"].to_numpy()
+    for k in ks:
+        rows.append((f"pass@{k}", pass_at_k(*counts, k)))
+        rows.append((f"worst@{k}", worst_at_k(*counts, k)))
+    return pd.DataFrame([
+        dict(zip(("metric", "value", "ci_low", "ci_high"), (name, *bootstrap_mean_ci(values, seed=seed))))
+        for name, values in rows
+    ])

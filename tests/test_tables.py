@@ -1,0 +1,99 @@
+"""The results contract (ead.tables): declarations validate on write and read, and the verl converter loads no model
+code (it depends on the contract, never on the CPU trainer or the evaluation job)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ead import tables
+from ead.tables import EVAL_PROBLEMS, STEPS, TABLES, Table, TableError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CELL = {"policy": "tiny1m", "algorithm": "dapo", "sampler": "ead", "n": 8, "seed": 0, "lr": 5e-5, "tis": "none",
+        "tis_cap": 2.0, "loss_mode": "vanilla", "schedule_params": '{"name": "ead"}',
+        "fixed_tau_trains_at": "behaviour", "eval_tau": 1.0, "prompts_per_step": 16, "mini_batches": 2}
+
+
+def problems_table():
+    return pd.DataFrame({"step": [0, 0], "problem_id": ["a", "b"], "num_samples": [4, 4], "num_correct": [1.0, 0.0],
+                         "greedy_correct": [1.0, 0.0]}).assign(**CELL)
+
+
+def test_converter_imports_no_torch_transformers_or_cpu_backend():
+    code = ("import sys, json; import ead.rl.verl.convert; print(json.dumps(sorted(m for m in sys.modules if "
+            "m.split('.')[0] in ('torch', 'transformers', 'vllm', 'verl') or m in ('ead.rl.train', 'ead.evaluation', "
+            "'ead.samplers.sample', 'ead.samplers.engines', 'ead.samplers.hf', 'ead.rl.aggregate'))))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                                       cwd=ROOT).stdout)
+    assert loaded == []
+
+
+def test_backends_share_the_contracts_columns():
+    from ead.rl import aggregate, train
+    from ead.rl.verl import convert
+
+    assert train.CELL_COLUMNS is convert.CELL_COLUMNS is tables.CELL_COLUMNS
+    assert train.PROBLEM_COLUMNS is convert.PROBLEM_COLUMNS is tables.PROBLEM_COLUMNS
+    assert aggregate.TRAIN_METRICS is convert.TRAIN_METRICS is tables.TRAIN_METRICS
+    assert set(convert.STEP_COLUMNS) <= set(STEPS.columns) | {"actor_lr"}
+
+
+def test_settings_columns_are_what_the_grid_writes():
+    from ead.config import load_layered_config
+    from ead.rl.grid import Cell, cell_settings, table_columns
+
+    config = load_layered_config(ROOT / "configs" / "config.yaml")
+    columns = table_columns(cell_settings(config, Cell("tiny1m", "dapo", "ead_tis", 8, 0)))
+    assert list(columns) == list(tables.SETTINGS_COLUMNS)
+
+
+def test_write_then_read_round_trips(tmp_path):
+    path = tmp_path / "eval_problems.csv"
+    EVAL_PROBLEMS.write(problems_table(), path)
+    back = EVAL_PROBLEMS.read(path)
+    pd.testing.assert_frame_equal(back, problems_table(), check_dtype=False)
+
+
+def test_missing_column_names_the_file_and_the_column(tmp_path):
+    path = tmp_path / "eval_problems.csv"
+    with pytest.raises(TableError, match=r"eval_problems\.csv.*missing column\(s\) \['num_correct'\]"):
+        EVAL_PROBLEMS.write(problems_table().drop(columns="num_correct"), path)
+    assert not path.exists()  # nothing invalid is written
+    problems_table().drop(columns="num_correct").to_csv(path, index=False)
+    with pytest.raises(TableError, match=r"eval_problems\.csv.*num_correct"):
+        EVAL_PROBLEMS.read(path)
+
+
+@pytest.mark.parametrize(("column", "value", "kind"), [("num_samples", 2.5, "int"), ("num_samples", None, "int"),
+                                                       ("greedy_correct", "yes", "float"), ("policy", 3, "str"),
+                                                       ("step", "zero", "int")])
+def test_wrong_kind_names_the_file_and_the_column(tmp_path, column, value, kind):
+    table = problems_table()
+    table[column] = [value, value]
+    path = tmp_path / "eval_problems.csv"
+    with pytest.raises(TableError, match=rf"eval_problems\.csv.*column '{column}' must be {kind}"):
+        EVAL_PROBLEMS.write(table, path)
+    table.to_csv(path, index=False)
+    with pytest.raises(TableError, match=rf"eval_problems\.csv.*column '{column}' must be {kind}"):
+        EVAL_PROBLEMS.read(path)
+
+
+def test_missing_greedy_and_empty_tables_are_valid(tmp_path):
+    table = problems_table().assign(greedy_correct=float("nan"))  # the verl backend has no greedy pass
+    EVAL_PROBLEMS.write(table, tmp_path / "a.csv")
+    EVAL_PROBLEMS.read(tmp_path / "a.csv")
+    empty = pd.DataFrame(columns=list(EVAL_PROBLEMS.columns))  # a verl run without validation dumps
+    EVAL_PROBLEMS.write(empty, tmp_path / "b.csv")
+    EVAL_PROBLEMS.read(tmp_path / "b.csv")
+
+
+def test_declarations_are_well_formed():
+    assert set(TABLES) == {"steps", "eval_problems", "eval", "train_curves", "eval_curves", "base_problems",
+                           "base_summary", "schedule_table", "entropy_by_position", "forking", "majority_scaling"}
+    with pytest.raises(ValueError, match="unknown column kinds"):
+        Table("bad", {"x": "number"})

@@ -1,0 +1,8 @@
+# Input functions of the model rules (models.smk), kept beside them (Snakemake's linter wants rules and functions
+# in separate files; shared helpers are in common.smk).
+
+
+def get_sft_args(wildcards):
+    """CLI flags of one policy's SFT: its shape and its SFT settings."""
+    policy = config["policies"][wildcards.policy]
+    return cli_args({**policy["shape"], **policy["sft"]})

@@ -1,0 +1,46 @@
+# The RL stage's figure registry and input functions, for rl.smk (aggregation, figures) and the backend's cell rules
+# (rl_cpu.smk or rl_verl.smk); each of those files includes this one (Snakemake reads it once).
+
+
+# RL training figures -> the rl.experiments entry each one draws (all rendered by rule rl_figure).
+RL_FIGURES = {
+    "fig04_pass_worst_at_16": "main",
+    "fig05_larger_model": "larger_model",
+    "fig06_entropy_dynamics": "main",
+    "fig07_rollout_scaling": "rollout_scaling",
+    "fig08_rollout_n_comparison": "rollout_scaling",
+    "fig10_algorithms": "algorithms",
+    "fig11_off_policy": "off_policy",
+    "fig12_response_length": "main",
+}
+
+
+def get_cell_outputs(table, experiments=None):
+    """One table (steps / eval / eval_problems) of every cell of the named experiments (default: the grid)."""
+    return [f"{cell.directory}/{table}.csv" for cell in expand_grid(config["rl"], experiments)]
+
+
+def get_figure_experiment(wildcards):
+    """The experiment (cells) an RL figure draws, as shell-quoted JSON."""
+    experiment = RL_FIGURES[wildcards.figure]
+    if experiment not in config["rl"]["experiments"]:
+        raise ValueError(f"figure {wildcards.figure} draws rl.experiments.{experiment}, which the config does not define")
+    return shlex.quote(json.dumps(config["rl"]["experiments"][experiment], sort_keys=True))
+
+
+# --- CPU cells (rl_cpu.smk) ---
+def get_cell_settings(wildcards):
+    """The one JSON document a grid cell's training job reads (a change to it reruns exactly that cell)."""
+    return shlex.quote(json.dumps(cell_settings(config, wildcards_cell(wildcards)), sort_keys=True))
+
+
+# --- verl cells (rl_verl.smk) ---
+def get_paper_data_spec(wildcards):
+    """One paper_data entry (train or val), as shell-quoted JSON."""
+    return shlex.quote(json.dumps(config["paper_data"][wildcards.role], sort_keys=True))
+
+
+def get_verl_cell_config(wildcards):
+    """The part of the config that determines this cell (a JSON string): editing another cell's settings
+    or an unrelated experiment leaves this job's params, and so its results, untouched."""
+    return shlex.quote(json.dumps(cell_config(config, wildcards_cell(wildcards)), sort_keys=True))
