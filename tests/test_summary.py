@@ -25,7 +25,8 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
     write_table(majority, tmp_path / "majority.csv")
     out = tmp_path / "summary.md"
     main(["--profile", "smoke", "--base-eval", str(tmp_path / "tiny1m_base.csv"), "--eval-curves",
-          str(tmp_path / "eval_curves.csv"), "--majority", str(tmp_path / "majority.csv"), "--out", str(out)])
+          str(tmp_path / "eval_curves.csv"), "--entropy", "--forking", "--majority", str(tmp_path / "majority.csv"),
+          "--out", str(out)])
     text = out.read_text()
     assert "(profile: smoke)" in text
     assert "| tiny1m | 500 x 16 | 16.0 [13.0, 19.2] | 7.9 [7.0, 8.9] | 53.2 [48.8, 57.8] | 0.0 [0.0, 0.0] | 32 |" in text

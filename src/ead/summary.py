@@ -139,15 +139,19 @@ def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(),
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", required=True, help="config profile that produced the tables")
-    parser.add_argument("--base-eval", nargs="*", default=[], help="results/eval/{policy}_base.csv tables")
-    parser.add_argument("--eval-curves", default=None, help="results/rl/eval_curves.csv")
-    parser.add_argument("--entropy", nargs="*", default=[], help="entropy-by-position tables")
-    parser.add_argument("--forking", nargs="*", default=[], help="forking tables")
-    parser.add_argument("--majority", nargs="*", default=[], help="Maj@N tables")
+    # every table option is required and may list no file: the workflow always states what it passes
+    parser.add_argument("--base-eval", nargs="*", required=True, help="results/eval/{policy}_base.csv tables")
+    parser.add_argument("--eval-curves", nargs="*", required=True, help="results/rl/eval_curves.csv (at most one)")
+    parser.add_argument("--entropy", nargs="*", required=True, help="entropy-by-position tables")
+    parser.add_argument("--forking", nargs="*", required=True, help="forking tables")
+    parser.add_argument("--majority", nargs="*", required=True, help="Maj@N tables")
     parser.add_argument("--out", required=True, help="Markdown file to write")
     args = parser.parse_args(argv)
+    if len(args.eval_curves) > 1:
+        parser.error(f"--eval-curves takes at most one table, got {args.eval_curves}")
     log = setup_logging("summary")
-    text = render(args.profile, args.base_eval, args.eval_curves, args.entropy, args.forking, args.majority)
+    text = render(args.profile, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
+                  args.majority)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)
     log.info("wrote %s", args.out)
