@@ -96,6 +96,7 @@ def cell_config(config: dict, cell: Cell) -> dict:
     rl = config["rl"]
     subset = {
         "ead": config["ead"],
+        "grader": config["grader"],  # the cell's reward
         "rl": {
             **{key: value for key, value in rl.items() if key not in ("algorithms", "samplers", "experiments",
                                                                        "lr_by_n")},
