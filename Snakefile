@@ -19,6 +19,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/schedule.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"
+include: "workflow/rules/premises.smk"
 include: "workflow/rules/analyses.smk"
 
 

@@ -2,8 +2,16 @@
 
 import pandas as pd
 
-from ead.io import write_table
 from ead.summary import main
+from ead.tables import BASE_SUMMARY, EVAL_CURVES, MAJORITY_SCALING, PREMISE_VERDICTS
+
+FILLER = {"int": 0, "float": 0.0, "str": "x", "id": "x"}
+
+
+def declared(table: pd.DataFrame, declaration) -> pd.DataFrame:
+    """``table`` plus filler values for the declared columns this test does not read."""
+    return table.assign(**{column: FILLER[kind] for column, kind in declaration.columns.items()
+                           if column not in table.columns})
 
 
 def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
@@ -12,20 +20,24 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
     base = pd.DataFrame([("greedy_accuracy", 0.16, 0.13, 0.192), ("pass@1", 0.079, 0.07, 0.089),
                          ("pass@16", 0.532, 0.488, 0.578), ("worst@16", 0.0, 0.0, 0.0)],
                         columns=["metric", "value", "ci_low", "ci_high"]).assign(**settings)
-    write_table(base, tmp_path / "tiny1m_base.csv")
+    BASE_SUMMARY.write(declared(base, BASE_SUMMARY), tmp_path / "tiny1m_base.csv")
     cell = dict(policy="tiny1m", algorithm="dapo", sampler="ead_tis", n=8, num_seeds=3)
     curves = pd.DataFrame([
         {**cell, "step": 8, "metric": "pass@1", "value": 0.5, "ci_low": 0.4, "ci_high": 0.6},  # not the last step
         {**cell, "step": 16, "metric": "pass@1", "value": 0.114, "ci_low": 0.089, "ci_high": 0.141},
         {**cell, "step": 16, "metric": "pass@16", "value": 0.591, "ci_low": 0.513, "ci_high": 0.672},
     ])
-    write_table(curves, tmp_path / "eval_curves.csv")
+    EVAL_CURVES.write(declared(curves, EVAL_CURVES), tmp_path / "eval_curves.csv")
     majority = pd.DataFrame([dict(model_name="m", sampler="EAD", n=n, maj_at_n=v, ci_low=v - 0.1, ci_high=v + 0.1,
                                   no_answer_rate=0.25) for n, v in ((1, 0.2), (2, 0.3), (8, 0.45))])
-    write_table(majority, tmp_path / "majority.csv")
+    MAJORITY_SCALING.write(declared(majority, MAJORITY_SCALING), tmp_path / "majority.csv")
+    verdicts = pd.DataFrame([dict(premise="G3", part="EAD raises informative groups at step 1", effect=0.0123,
+                                  ci_low=0.004, ci_high=0.0201, mde=0.0061, threshold=0.0, verdict="supported",
+                                  rule="95% CI [0.004, 0.0201] entirely > 0", model="results/models/tiny1m")])
+    PREMISE_VERDICTS.write(declared(verdicts, PREMISE_VERDICTS), tmp_path / "tiny1m_verdicts.csv")
     out = tmp_path / "summary.md"
     main(["--profile", "smoke", "--base-eval", str(tmp_path / "tiny1m_base.csv"), "--eval-curves",
-          str(tmp_path / "eval_curves.csv"), "--entropy", "--forking", "--majority", str(tmp_path / "majority.csv"),
+          str(tmp_path / "eval_curves.csv"), "--entropy", "--forking", "--premises", str(tmp_path / "tiny1m_verdicts.csv"), "--majority", str(tmp_path / "majority.csv"),
           "--out", str(out)])
     text = out.read_text()
     assert "(profile: smoke)" in text
@@ -34,4 +46,6 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
     assert "| tiny1m | dapo | ead_tis | 8 | 16 | 3 | 11.4 [8.9, 14.1] | 59.1 [51.3, 67.2] |" in text
     assert "50.0 [40.0, 60.0]" not in text
     assert "| m | EAD | 20.0 [10.0, 30.0] | 8 | 45.0 [35.0, 55.0] | 25% |" in text
+    assert ("| tiny1m | G3 | EAD raises informative groups at step 1 | +0.0123 [+0.0040, +0.0201] | 0.0061 | "
+            "**supported** | 95% CI [0.004, 0.0201] entirely > 0 |") in text
     assert "Forking" not in text and "Entropy" not in text  # sections without tables are left out

@@ -104,7 +104,10 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
         assert set(table.model_name) == {model} and set(table.engine) == {"hf"}
     summary = (workdir / "results" / "summary.md").read_text()
     assert "(profile: smoke)" in summary
-    for section in ("Policies before RL", "RL grid", "Entropy by response position", "Forking", "Majority voting"):
+    verdicts = pd.read_csv(workdir / "results" / "premises" / "tiny1m_verdicts.csv")
+    assert set(verdicts.premise) == {"G1", "G2", "G3"}
+    for section in ("Premises", "Policies before RL", "RL grid", "Entropy by response position", "Forking",
+                    "Majority voting"):
         assert f"## {section}" in summary, section
     assert summary.count("| tiny1m | dapo |") >= 2  # one row per final cell
     assert planned_rules(workdir, *SMOKE) == set()
@@ -119,8 +122,8 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         config = yaml.safe_load(original)
         config["ead"]["tau_max"] = 1.5
         config_path.write_text(yaml.safe_dump(config))
-        # the schedule figure, the Maj@N analysis (it samples with the ead block's EAD schedule) and exactly the
-        # RL cells whose sampler takes tau_max from the `ead` block
+        # the schedule figure, the Maj@N analysis and the premise probe (they sample with the ead block's EAD
+        # schedule) and exactly the RL cells whose sampler takes tau_max from the `ead` block
         rl = smoke_config()["rl"]
         ead_cells = [c for c in expand_grid(rl) if rl["samplers"][c.sampler]["kind"] == "ead"
                      and "tau_max" not in rl["samplers"][c.sampler].get("ead", {})]
@@ -128,7 +131,8 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         assert planned_jobs(workdir, *SMOKE) == {"schedule_table": 1, "fig03_annealing_schedule": 1,
                                                  "majority_scaling": 1, "fig09_majority_scaling": 1,
                                                  "rl_cell": len(ead_cells), "rl_tables": 1,
-                                                 "rl_figure": len(RL_FIGURES), "summary": 1, "all": 1}
+                                                 "rl_figure": len(RL_FIGURES), "premises": 1, "summary": 1,
+                                                 "all": 1}
     finally:
         config_path.write_text(original)
     assert planned_rules(workdir, *SMOKE) == set()

@@ -119,6 +119,36 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
         raise ConfigError(str(error)) from None
     validate_rl(config)
     check_analyses(config)
+    check_premises(config)
+
+
+def check_premises(config: dict) -> None:
+    """Cross-key rules of the premise probe: its policies and samplers exist, its roles name probed samplers."""
+    premises = config.get("premises")
+    if not premises or not premises["policies"]:
+        return
+    unknown = [p for p in premises["policies"] if p not in config["policies"]]
+    if unknown:
+        raise ConfigError(f"premises.policies = {premises['policies']}: {unknown} not defined in policies "
+                          f"(known: {sorted(config['policies'])})")
+    samplers = config["rl"]["samplers"]
+    missing = [s for s in premises["samplers"] if s not in samplers]
+    if missing:
+        raise ConfigError(f"premises.samplers = {premises['samplers']}: {missing} not defined in rl.samplers "
+                          f"(known: {sorted(samplers)})")
+    for role in ("baseline", "hot", "cold", "ead"):
+        if premises[role] not in premises["samplers"]:
+            raise ConfigError(f"premises.{role} = {premises[role]!r} is not one of premises.samplers = "
+                              f"{premises['samplers']}")
+    if samplers[premises["ead"]]["kind"] != "ead":
+        raise ConfigError(f"premises.ead = {premises['ead']!r} is kind {samplers[premises['ead']]['kind']!r}, not 'ead'")
+    too_large = [g for g in premises["group_sizes"] if g > premises["n"]]
+    if too_large:
+        raise ConfigError(f"premises.group_sizes = {premises['group_sizes']}: {too_large} exceed premises.n = "
+                          f"{premises['n']} (informative@g needs n >= g samples)")
+    if premises["informative_k"] not in premises["group_sizes"]:
+        raise ConfigError(f"premises.informative_k = {premises['informative_k']} is not one of premises.group_sizes "
+                          f"= {premises['group_sizes']}")
 
 
 #: Parameters a policy loss needs, stated in the config rather than left to verl's defaults.
@@ -156,7 +186,19 @@ def validate_rl(config: dict) -> None:
             raise ConfigError(f"{key}.clip_ratio_high = {high} is below clip_ratio_low = {low}")
     for name, sampler in rl["samplers"].items():
         key = f"rl.samplers.{name}"
-        if sampler["kind"] == "fixed":
+        stage_keys = sorted(set(sampler) & {"tau_early", "tau_late", "switch"})
+        if sampler["kind"] == "two_stage":
+            missing = sorted({"tau_early", "tau_late", "switch"} - set(sampler))
+            if missing:
+                raise ConfigError(f"{key} is kind 'two_stage' but has no {', '.join(missing)}")
+            if "tau" in sampler or "ead" in sampler:
+                raise ConfigError(f"{key} is kind 'two_stage'; tau and ead settings would be ignored")
+            if verl and any(name in spec["samplers"] for spec in rl["experiments"].values()):
+                raise ConfigError(f"{key} is kind 'two_stage', which the verl backend cannot sample (its vLLM "
+                                  "processor implements EAD only); use it with rl.backend: cpu")
+        elif stage_keys:
+            raise ConfigError(f"{key} is kind {sampler['kind']!r}; {stage_keys} belong to kind 'two_stage'")
+        elif sampler["kind"] == "fixed":
             if "tau" not in sampler:
                 raise ConfigError(f"{key} is kind 'fixed' but has no tau")
             if "ead" in sampler:

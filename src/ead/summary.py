@@ -8,7 +8,7 @@ Run:
     python -m ead.summary --profile default --base-eval results/eval/*_base.csv \
         --eval-curves results/rl/eval_curves.csv --entropy results/analyses/entropy_by_position/*.csv \
         --forking results/analyses/forking/*.csv --majority results/analyses/majority_scaling/*.csv \
-        --out results/summary.md
+        --premises results/premises/*_verdicts.csv --out results/summary.md
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ead.io import atomic_path, read_table, setup_logging
+from ead.io import atomic_path, setup_logging
+from ead.tables import BASE_SUMMARY, ENTROPY_BY_POSITION, EVAL_CURVES, FORKING, MAJORITY_SCALING, PREMISE_VERDICTS
 
 ENTROPY_POSITIONS = (0, 4, 8, 16, 32, 64, 127)  # positions quoted from the entropy-by-position curve
 
@@ -45,7 +46,7 @@ def metric_columns(metrics: pd.Series) -> list[str]:
 def base_section(paths: list[str]) -> str:
     tables = []
     for path in paths:
-        tables.append(read_table(path).assign(policy=Path(path).stem.removesuffix("_base"), source=path))
+        tables.append(BASE_SUMMARY.read(path).assign(policy=Path(path).stem.removesuffix("_base")))
     table = pd.concat(tables, ignore_index=True)
     metrics = metric_columns(table["metric"])
     rows = []
@@ -63,7 +64,7 @@ def base_section(paths: list[str]) -> str:
 
 
 def rl_section(path: str) -> str:
-    curves = read_table(path)
+    curves = EVAL_CURVES.read(path)
     last = curves[curves["step"] == curves.groupby(["policy", "algorithm", "sampler", "n"])["step"].transform("max")]
     metrics = metric_columns(last["metric"])
     rows = []
@@ -80,7 +81,7 @@ def rl_section(path: str) -> str:
 
 
 def entropy_section(paths: list[str]) -> str:
-    table = pd.concat([read_table(p) for p in paths], ignore_index=True)
+    table = pd.concat([ENTROPY_BY_POSITION.read(p) for p in paths], ignore_index=True)
     rows = []
     for model, group in table.groupby("model_name", sort=True):
         by_position = group.set_index("position")
@@ -95,7 +96,7 @@ def entropy_section(paths: list[str]) -> str:
 
 
 def forking_section(paths: list[str]) -> str:
-    table = pd.concat([read_table(p) for p in paths], ignore_index=True)
+    table = pd.concat([FORKING.read(p) for p in paths], ignore_index=True)
     ks = sorted(table["k"].unique())
     rows = []
     for (model, p), group in table.groupby(["model_name", "fork_point"], sort=True):
@@ -108,7 +109,7 @@ def forking_section(paths: list[str]) -> str:
 
 
 def majority_section(paths: list[str]) -> str:
-    table = pd.concat([read_table(p) for p in paths], ignore_index=True)
+    table = pd.concat([MAJORITY_SCALING.read(p) for p in paths], ignore_index=True)
     rows = []
     for (model, sampler), group in table.groupby(["model_name", "sampler"], sort=True):
         by_n = group.set_index("n").rename(columns={"maj_at_n": "value"})
@@ -119,10 +120,25 @@ def majority_section(paths: list[str]) -> str:
             "questions.\n\n" + markdown_table(["model", "sampler", "Maj@1", "N", "Maj@N", "no answer"], rows))
 
 
-def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=()) -> str:
+def premises_section(paths: list[str]) -> str:
+    table = pd.concat([PREMISE_VERDICTS.read(p) for p in paths], ignore_index=True)
+    rows = []
+    for row in table.itertuples():
+        effect = "" if pd.isna(row.effect) else f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]"
+        mde = "" if "mde" not in table or pd.isna(row.mde) else f"{row.mde:.4f}"
+        rows.append([Path(row.model).name, row.premise, row.part, effect, mde, f"**{row.verdict}**", row.rule])
+    return ("## Premises (no RL)\n\nFrom `" + "`, `".join(paths) + "`: effects are paired differences against the "
+            "baseline sampler (same problems, same random numbers) or shares, with 95% CIs; MDE = minimum detectable "
+            "effect at 80% power. Verdicts by `ead.claims` (CI vs threshold).\n\n"
+            + markdown_table(["policy", "premise", "part", "effect [95% CI]", "MDE", "verdict", "rule"], rows))
+
+
+def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(), premises=()) -> str:
     sections = [f"# Results of this run (profile: {profile})\n\nRendered by `python -m ead.summary` from the result "
                 "tables; rerun `snakemake --cores all` to refresh. Numbers differ between machines (README, "
                 "\"Reproducibility\"): compare CIs, not digits."]
+    if premises:
+        sections.append(premises_section(list(premises)))
     if base_eval:
         sections.append(base_section(list(base_eval)))
     if eval_curves:
@@ -145,13 +161,14 @@ def main(argv=None):
     parser.add_argument("--entropy", nargs="*", required=True, help="entropy-by-position tables")
     parser.add_argument("--forking", nargs="*", required=True, help="forking tables")
     parser.add_argument("--majority", nargs="*", required=True, help="Maj@N tables")
+    parser.add_argument("--premises", nargs="*", required=True, help="premise verdict tables")
     parser.add_argument("--out", required=True, help="Markdown file to write")
     args = parser.parse_args(argv)
     if len(args.eval_curves) > 1:
         parser.error(f"--eval-curves takes at most one table, got {args.eval_curves}")
     log = setup_logging("summary")
     text = render(args.profile, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
-                  args.majority)
+                  args.majority, args.premises)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)
     log.info("wrote %s", args.out)

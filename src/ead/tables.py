@@ -19,7 +19,8 @@ table fails with the file name and the column. The tables:
 * :data:`BASE_PROBLEMS`, :data:`BASE_SUMMARY` (``results/eval/*``, ``results/rl/base/*``): the evaluation job's
   per-problem and summary tables;
 * :data:`SCHEDULE_TABLE`, :data:`ENTROPY_BY_POSITION`, :data:`FORKING`, :data:`MAJORITY_SCALING`: the tables of
-  Figs. 3, 1, 2 and 9 (``results/schedule/``, ``results/analyses/<analysis>/<model>.csv``).
+  Figs. 3, 1, 2 and 9 (``results/schedule/``, ``results/analyses/<analysis>/<model>.csv``);
+* :data:`PREMISES`, :data:`PREMISE_VERDICTS`: the premise probe (``results/premises/<policy>{,_verdicts}.csv``).
 
 Every RL cell table carries :data:`CELL_COLUMNS` and the settings columns :data:`SETTINGS_COLUMNS`
 (``ead.rl.grid.table_columns``).
@@ -42,7 +43,8 @@ from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
 
 __all__ = [
     "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CONFIG_COLUMNS", "ENTROPY_BY_POSITION", "EVAL", "EVAL_CURVES",
-    "EVAL_PROBLEMS", "FORKING", "GROUP", "KINDS", "MAJORITY_SCALING", "PROBLEM_COLUMNS", "SCHEDULE_TABLE",
+    "EVAL_PROBLEMS", "FORKING", "GROUP", "KINDS", "MAJORITY_SCALING", "PREMISES", "PREMISE_VERDICTS",
+    "PROBLEM_COLUMNS", "SCHEDULE_TABLE",
     "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table", "TableError",
     "per_problem_metric", "summarise",
 ]
@@ -146,7 +148,8 @@ _CURVE = {**{column: _CELL_KINDS[column] for column in GROUP}, "step": "int", **
 TRAIN_CURVES = Table("train_curves", _CURVE)
 EVAL_CURVES = Table("eval_curves", {**_CURVE, "num_problems": "int"})
 BASE_PROBLEMS = Table("base_problems", {column: _PROBLEM_KINDS[column] for column in PROBLEM_COLUMNS[1:]})
-BASE_SUMMARY = Table("base_summary", {**_ESTIMATE, "step": "int", "n": "int", "num_problems": "int"})
+BASE_SUMMARY = Table("base_summary", {**_ESTIMATE, "step": "int", "n": "int", "num_problems": "int", "split": "str",
+                                      "schedule_params": "str", "mean_response_tokens": "float"})
 
 _CI = {"ci_low": "float", "ci_high": "float"}
 SCHEDULE_TABLE = Table("schedule_table", {"decay_d": "float", "effective_decay": "float", "position": "int",
@@ -162,10 +165,19 @@ MAJORITY_SCALING = Table("majority_scaling", {
     "sampler": "str", "n": "int", "maj_at_n": "float", **_CI, "num_units": "int", "accuracy": "float",
     "no_answer_rate": "float", "mean_response_tokens": "float", "schedule_params": "str", **_ANALYSIS})
 
+#: The premise probe (``ead.analyses.premises``): per (sampler, step, metric) a value with its CI and, for mean-type
+#: metrics, the paired difference to the baseline sampler with its CI and minimum detectable effect (NaN for
+#: pooled ratios and greedy accuracy); and one row per premise part with its effect and verdict.
+_PROBE = {"model": "str", "num_problems": "int", "n": "int", "baseline": "str", "seed": "int"}
+PREMISES = Table("premises", {"sampler": "str", "step": "int", **_ESTIMATE, "diff": "float", "diff_ci_low": "float",
+                              "diff_ci_high": "float", "mde": "float", **_PROBE})
+PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "effect": "float", **_CI,
+                                              "threshold": "float", "verdict": "str", "rule": "str", **_PROBE})
+
 #: Every declared table by name.
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
                                           BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, FORKING,
-                                          MAJORITY_SCALING)}
+                                          MAJORITY_SCALING, PREMISES, PREMISE_VERDICTS)}
 
 
 # --- per-problem counts -> metrics ------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ead.config import ConfigError, analysis_model_names, analysis_schedule, validate_config
-from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid
+from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule
 
 try:
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
@@ -70,7 +70,7 @@ def get_final_tables():
     return datasets + [
         "results/data/countdown.parquet",
         "results/models/smollm2-135m-instruct",
-    ] + get_base_eval_tables()
+    ] + get_base_eval_tables() + get_premise_outputs()
 
 
 def get_base_eval_tables():

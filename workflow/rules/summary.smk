@@ -9,6 +9,7 @@ rule summary:
         entropy=get_analysis_tables("entropy"),
         forking=get_analysis_tables("forking"),
         majority=get_analysis_tables("majority"),
+        premises=[path for path in get_premise_outputs() if path.endswith("_verdicts.csv")],
     output:
         "results/summary.md",
     params:
@@ -20,4 +21,4 @@ rule summary:
     shell:
         "python -m ead.summary --profile {params.profile} --base-eval {input.base_eval}"
         " --eval-curves {input.eval_curves} --entropy {input.entropy} --forking {input.forking}"
-        " --majority {input.majority} --out {output} > {log} 2>&1"
+        " --majority {input.majority} --premises {input.premises} --out {output} > {log} 2>&1"

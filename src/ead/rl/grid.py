@@ -58,6 +58,8 @@ def sampler_schedule(config: dict, sampler: str) -> dict:
     spec = config["rl"]["samplers"][sampler]
     if spec["kind"] == "fixed":
         return {"name": "fixed", "tau": spec["tau"]}
+    if spec["kind"] == "two_stage":
+        return {"name": "two_stage", **{key: spec[key] for key in ("tau_early", "tau_late", "switch")}}
     return {"name": "ead", **config["ead"], **spec.get("ead", {})}
 
 

@@ -1,0 +1,241 @@
+"""Premise probe (no RL): do the paper's premises hold for this policy on this task, before any RL runs on them?
+
+On a policy (after SFT) and a fixed set of countdown problems, every sampler of the probe draws n samples per
+problem with common random numbers (one batch, one seeded stream: where two samplers' distributions agree they
+draw the same token). Samplers whose schedule depends on the RL step (EAD's d_s) are probed at each of
+``steps``. Per (sampler, step), as a mean over problems with a 95% bootstrap CI, and as a *paired* difference
+against the baseline sampler (same problems, same random numbers) with its CI and minimum detectable effect:
+
+* ``pass@1``, ``pass@{n}``, ``informative@{g}`` (a group of g rollouts with 0 < correct < g: the groups that
+  give GRPO-style advantages a signal), ``distinct_correct`` (distinct correct chains per problem);
+* failure shares among failed samples, by first mistake (``ead.data.countdown.failure_type``): ``strategy`` (a
+  legal move into a dead end), ``arithmetic``, ``rule`` (pooled ratio, bootstrap over problems);
+* the off-policy gap TIS would correct if the policy trained at tau = 1: per-token ``log_ratio`` (log pi_1 -
+  log pi_sampler), the fraction of tokens and of sequences whose weight exp(log-ratio) exceeds ``tis_cap``, and
+  the mean sequence log-ratio;
+* ``greedy_accuracy`` (sampler-independent, one row).
+
+It then states three premises of the paper as verdicts (``ead.claims.decide`` on the paired CIs):
+
+* G1, a trade-off exists: heat early helps coverage (``hot`` sampler's Pass@n above the baseline's) and cold
+  late helps accuracy (``cold`` sampler's Pass@1 above the baseline's);
+* G2, strategy errors are a large share of the baseline's failures (above ``strategy_share_min``);
+* G3, EAD raises the informative-group fraction at group size ``informative_k`` over the baseline, at every
+  probed step.
+
+Run:
+    python -m ead.analyses.premises --model results/models/tiny1m --data results/data/countdown.parquet \
+        --settings '{"split": "val", "limit": 256, "n": 16, ...}' --out results/premises/tiny1m.csv \
+        --verdicts results/premises/tiny1m_verdicts.csv
+(``--settings`` is the config's ``premises`` section with the samplers resolved to schedules; the workflow
+builds it, see workflow/rules/premises.smk.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from ead.claims import combine, decide
+from ead.data.countdown import FAILURE_TYPES, failure_type, parse_problem, verify_chain
+from ead.evaluation import select_problems
+from ead.io import read_table, setup_logging
+from ead.metrics import (bootstrap_mean_ci, bootstrap_ratio_ci, informative_at_k, minimum_detectable_effect,
+                         pass_at_k)
+from ead.samplers.engines import load_hf_model, sample_hf
+from ead.schedule import build_schedule
+from ead.tables import PREMISE_VERDICTS, PREMISES
+
+PROBE_POSITIONS = np.arange(512)  # positions compared to tell whether a schedule changes with the RL step
+
+
+def step_dependent(schedule, steps: list[int]) -> bool:
+    """Whether ``schedule`` gives other temperatures at some probed step than at the first one."""
+    first = schedule.temperatures(PROBE_POSITIONS, steps[0])
+    return any(not np.array_equal(schedule.temperatures(PROBE_POSITIONS, s), first) for s in steps[1:])
+
+
+def per_problem_quantities(samples: pd.DataFrame, problems: pd.DataFrame, tis_cap: float) -> pd.DataFrame:
+    """One row per problem: correct count, distinct correct chains, failures by type, log-ratio sums and counts."""
+    reference = dict(zip(problems["id"], problems["answer"]))
+    log_cap = math.log(tis_cap)
+    rows = []
+    for problem_id, group in samples.groupby("prompt_id", sort=False):
+        problem = parse_problem(reference[problem_id])
+        kinds, chains = [], set()
+        token_ratio_sum = token_count = tokens_capped = sequences_capped = 0.0
+        sequence_ratios = []
+        for text, behaviour, target in zip(group["text"], group["behaviour_logprobs"], group["target_logprobs"]):
+            check = verify_chain(text, problem)
+            kinds.append(failure_type(check, problem))
+            if check.valid:
+                chains.add("\n".join(line.strip() for line in text.strip().splitlines() if line.strip()))
+            ratio = np.asarray(target, dtype=np.float64) - np.asarray(behaviour, dtype=np.float64)
+            token_ratio_sum += ratio.sum()
+            token_count += ratio.size
+            tokens_capped += float((ratio > log_cap).sum())
+            sequence_ratios.append(ratio.sum())
+            sequences_capped += float(ratio.sum() > log_cap)
+        row = {"problem_id": problem_id, "num_samples": len(group), "num_correct": kinds.count("ok"),
+               "distinct_correct": len(chains), "token_log_ratio_sum": token_ratio_sum, "num_tokens": token_count,
+               "tokens_capped": tokens_capped, "sequences_capped": sequences_capped,
+               "sequence_log_ratio": float(np.mean(sequence_ratios))}
+        row.update({f"failures_{kind}": kinds.count(kind) for kind in FAILURE_TYPES})
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("problem_id")
+
+
+def per_problem_metrics(quantities: pd.DataFrame, n: int, group_sizes: list[int]) -> dict[str, np.ndarray]:
+    """Per-problem values of every mean-type metric (same problem order as ``quantities``)."""
+    counts = quantities["num_samples"].to_numpy(), quantities["num_correct"].to_numpy()
+    metrics = {"pass@1": pass_at_k(*counts, 1), f"pass@{n}": pass_at_k(*counts, n),
+               "distinct_correct": quantities["distinct_correct"].to_numpy(dtype=float),
+               "sequence_log_ratio": quantities["sequence_log_ratio"].to_numpy(),
+               "sequences_capped": (quantities["sequences_capped"] / quantities["num_samples"]).to_numpy()}
+    for g in group_sizes:
+        metrics[f"informative@{g}"] = informative_at_k(*counts, g)
+    return metrics
+
+
+def ratio_metrics(quantities: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Pooled ratios (numerator, denominator per problem): failure shares and per-token off-policy statistics."""
+    failures = quantities[[f"failures_{kind}" for kind in FAILURE_TYPES]].sum(axis=1).to_numpy()
+    ratios = {f"failure_share_{kind}": (quantities[f"failures_{kind}"].to_numpy(), failures) for kind in FAILURE_TYPES}
+    ratios["token_log_ratio"] = (quantities["token_log_ratio_sum"].to_numpy(), quantities["num_tokens"].to_numpy())
+    ratios["tokens_capped"] = (quantities["tokens_capped"].to_numpy(), quantities["num_tokens"].to_numpy())
+    return ratios
+
+
+def summarise(quantities: dict[tuple[str, int], pd.DataFrame], baseline: tuple[str, int], n: int,
+              group_sizes: list[int], *, resamples: int, seed: int) -> pd.DataFrame:
+    """Tidy table: per (sampler, step, metric) the value with its CI, and the paired difference to ``baseline``."""
+    base_metrics = per_problem_metrics(quantities[baseline], n, group_sizes)
+    rows = []
+    for (sampler, step), table in quantities.items():
+        table = table.loc[quantities[baseline].index]  # the baseline's problem order: differences are paired
+        for metric, values in per_problem_metrics(table, n, group_sizes).items():
+            value, low, high = bootstrap_mean_ci(values, resamples=resamples, seed=seed)
+            difference = values - base_metrics[metric]
+            _, diff_low, diff_high = bootstrap_mean_ci(difference, resamples=resamples, seed=seed)
+            rows.append({"sampler": sampler, "step": step, "metric": metric, "value": value, "ci_low": low,
+                         "ci_high": high, "diff": float(difference.mean()), "diff_ci_low": diff_low,
+                         "diff_ci_high": diff_high, "mde": minimum_detectable_effect(difference)})
+        for metric, (numerators, denominators) in ratio_metrics(table).items():
+            if denominators.sum() <= 0:  # e.g. no failures at all
+                continue
+            value, low, high = bootstrap_ratio_ci(numerators, denominators, resamples=resamples, seed=seed)
+            rows.append({"sampler": sampler, "step": step, "metric": metric, "value": value, "ci_low": low,
+                         "ci_high": high})
+    return pd.DataFrame(rows)
+
+
+def premise_verdicts(table: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    """G1-G3 as rows: the effects they rest on, their CIs and the verdict with its rule."""
+    premises, n = settings["premises"], settings["n"]
+    indexed = table.set_index(["sampler", "step", "metric"])
+    first_step = settings["steps"][0]
+
+    def effect_row(sampler, step, metric, column="diff"):
+        row = indexed.loc[(sampler, step, metric)]
+        low, high = (row["diff_ci_low"], row["diff_ci_high"]) if column == "diff" else (row["ci_low"], row["ci_high"])
+        return row[column], low, high, row.get("mde", float("nan"))
+
+    def steps_of(sampler):
+        return sorted(table.loc[table["sampler"] == sampler, "step"].unique())
+
+    rows = []
+    hot, cold = premises["hot"], premises["cold"]
+    g1_parts = []
+    for sampler, metric, claim in ((hot, f"pass@{n}", "heat early raises coverage"),
+                                   (cold, "pass@1", "cold late raises accuracy")):
+        effect, low, high, mde = effect_row(sampler, steps_of(sampler)[0], metric)
+        verdict = decide(low, high)
+        g1_parts.append(verdict)
+        rows.append({"premise": "G1", "part": claim, "sampler": sampler, "step": steps_of(sampler)[0],
+                     "metric": f"{metric} - baseline", "effect": effect, "ci_low": low, "ci_high": high, "mde": mde,
+                     "threshold": 0.0, "verdict": verdict.verdict, "rule": verdict.rule})
+    g1 = combine(g1_parts)
+    rows.append({"premise": "G1", "part": "a trade-off exists (both parts)", "verdict": g1.verdict, "rule": g1.rule})
+
+    baseline, share_min = settings["baseline"], premises["strategy_share_min"]
+    g2 = {"premise": "G2", "part": "strategy errors are a large share of failures", "sampler": baseline,
+          "step": first_step, "metric": "failure_share_strategy", "threshold": share_min}
+    if (baseline, first_step, "failure_share_strategy") in indexed.index:
+        effect, low, high, _ = effect_row(baseline, first_step, "failure_share_strategy", column="value")
+        verdict = decide(low, high, threshold=share_min)
+        rows.append({**g2, "effect": effect, "ci_low": low, "ci_high": high, "verdict": verdict.verdict,
+                     "rule": verdict.rule})
+    else:  # no failed sample: no share to measure
+        rows.append({**g2, "verdict": "inconclusive", "rule": "the baseline failed on no sample"})
+
+    ead, k = premises["ead"], premises["informative_k"]
+    g3_parts = []
+    for step in steps_of(ead):
+        effect, low, high, mde = effect_row(ead, step, f"informative@{k}")
+        verdict = decide(low, high)
+        g3_parts.append(verdict)
+        rows.append({"premise": "G3", "part": f"EAD raises informative groups at step {step}", "sampler": ead,
+                     "step": step, "metric": f"informative@{k} - baseline", "effect": effect, "ci_low": low,
+                     "ci_high": high, "mde": mde, "threshold": 0.0, "verdict": verdict.verdict, "rule": verdict.rule})
+    g3 = combine(g3_parts)
+    rows.append({"premise": "G3", "part": "EAD raises informative groups (every probed step)", "verdict": g3.verdict,
+                 "rule": g3.rule})
+    return pd.DataFrame(rows)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="the policy (HF directory)")
+    parser.add_argument("--data", required=True, help="countdown table")
+    parser.add_argument("--settings", required=True, help="probe settings (JSON; the workflow builds them)")
+    parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: results depend on it)")
+    parser.add_argument("--out", required=True, help="per-sampler metrics table")
+    parser.add_argument("--verdicts", required=True, help="premise verdicts table")
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    settings = json.loads(args.settings)
+    log = setup_logging("premises")
+    model, tokenizer = load_hf_model(args.model)
+    problems = select_problems(read_table(args.data), settings["split"], settings["limit"], args.data)
+    ids, prompts = problems["id"].tolist(), problems["question"].tolist()
+    n, steps = settings["n"], settings["steps"]
+    # one batch holds every sample of a sampler, so every sampler consumes the same random stream (common random
+    # numbers); a smaller batch would let one batch's length shift the next batch's draws
+    options = dict(n=n, max_new_tokens=settings["max_new_tokens"], seed=settings["seed"], batch_size=len(ids) * n)
+    quantities = {}
+    for name, spec in settings["samplers"].items():
+        schedule = build_schedule(spec)
+        for step in (steps if step_dependent(schedule, steps) else steps[:1]):
+            samples = sample_hf(model, tokenizer, ids, prompts, schedule, step=step, **options)
+            quantities[(name, step)] = per_problem_quantities(samples, problems, settings["tis_cap"])
+            done = quantities[(name, step)]
+            log.info("%s at step %d: pass@1 %.4f, distinct correct %.2f", name, step,
+                     done["num_correct"].sum() / done["num_samples"].sum(), done["distinct_correct"].mean())
+    table = summarise(quantities, (settings["baseline"], steps[0]), n, settings["group_sizes"],
+                      resamples=settings["bootstrap"], seed=settings["seed"])
+    greedy = sample_hf(model, tokenizer, ids, prompts, build_schedule({"name": "fixed", "tau": 1.0}), greedy=True,
+                       **{**options, "n": 1})
+    correct = [verify_chain(text, parse_problem(answer)).valid
+               for text, answer in zip(greedy["text"], problems.set_index("id").loc[greedy["prompt_id"], "answer"])]
+    value, low, high = bootstrap_mean_ci(np.asarray(correct, dtype=float), resamples=settings["bootstrap"],
+                                         seed=settings["seed"])
+    table = pd.concat([table, pd.DataFrame([{"sampler": "greedy", "step": steps[0], "metric": "greedy_accuracy",
+                                             "value": value, "ci_low": low, "ci_high": high}])], ignore_index=True)
+    provenance = {"model": args.model, "data": args.data, "split": settings["split"], "num_problems": len(ids),
+                  "n": n, "baseline": settings["baseline"], "seed": settings["seed"],
+                  "schedules": json.dumps(settings["samplers"], sort_keys=True)}
+    PREMISES.write(table.assign(**provenance), args.out)
+    verdicts = premise_verdicts(table, settings)
+    PREMISE_VERDICTS.write(verdicts.assign(**provenance), args.verdicts)
+    for row in verdicts.itertuples():
+        log.info("%s %s: %s (%s)", row.premise, row.part, row.verdict, row.rule)
+
+
+if __name__ == "__main__":
+    main()

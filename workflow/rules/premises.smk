@@ -1,0 +1,26 @@
+# Premise probe (no RL): the paper's premises measured on each tiny policy before RL runs on it
+# (ead.analyses.premises): per-sampler metrics paired against the baseline, and the verdicts G1-G3.
+
+
+include: "premises_inputs.smk"
+
+
+rule premises:
+    input:
+        model=rules.tiny_policy_sft.output.model,
+        data=rules.countdown_dataset.output.table,
+    output:
+        table="results/premises/{policy}.csv",
+        verdicts="results/premises/{policy}_verdicts.csv",
+    params:
+        settings=get_premise_settings(),
+        threads=config["premises"]["threads"],
+    log:
+        "results/logs/premises/{policy}.log",
+    benchmark:
+        "results/benchmarks/premises/{policy}.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.analyses.premises --model {input.model} --data {input.data} --settings {params.settings}"
+        " --threads {params.threads} --out {output.table} --verdicts {output.verdicts} > {log} 2>&1"
