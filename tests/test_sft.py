@@ -36,7 +36,8 @@ def countdown_table(tmp_path_factory):
 def sft_command(data, out, checkpoint, steps=300):
     return [sys.executable, "-m", "ead.models.sft", "--data", str(data), "--out", str(out / "model"),
             "--log-table", str(out / "log.csv"), "--checkpoint-dir", str(checkpoint), "--steps", str(steps),
-            "--batch-size", "8", "--lr", "2e-3", "--warmup-steps", "20", "--checkpoint-every", "10", "--seed", "3", *TINY]
+            "--batch-size", "8", "--lr", "2e-3", "--warmup-steps", "20", "--checkpoint-every", "10", "--seed", "3",
+            "--threads", "1", *TINY]
 
 
 @pytest.mark.slow

@@ -79,9 +79,13 @@ def main(argv=None):
     parser.add_argument("--chat-template", action="store_true")
     parser.add_argument("--per-problem", required=True, help="per-problem table path")
     parser.add_argument("--out", required=True, help="summary table path")
+    parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: float sums depend on it)")
     add_grader_argument(parser)
     args = parser.parse_args(argv)
     configure_grader(args.grader)
+    import torch
+
+    torch.set_num_threads(args.threads)
     log = setup_logging("evaluation")
     if max(args.k) > args.n:
         raise SystemExit(f"--n {args.n} is smaller than the largest k {max(args.k)}; unbiased Pass@k needs n >= k")

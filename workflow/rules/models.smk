@@ -27,6 +27,7 @@ rule tiny_policy_sft:
     params:
         args=get_sft_args,
         checkpoint_dir="results/checkpoints/sft/{policy}",
+    threads: 1  # torch threads: fixed, so the weights do not depend on the cores Snakemake was given
     log:
         "results/logs/models/{policy}_sft.log",
     benchmark:
@@ -35,7 +36,7 @@ rule tiny_policy_sft:
         CONDA_ENV
     shell:
         "python -m ead.models.sft --data {input.data} {params.args} --checkpoint-dir {params.checkpoint_dir}"
-        " --out {output.model} --log-table {output.log_table} > {log} 2>&1"
+        " --out {output.model} --log-table {output.log_table} --threads {threads} > {log} 2>&1"
 
 
 # The one policy-evaluation rule: the config's `base_eval` here; rl_cpu.smk reuses it (`use rule`) with `rl.eval`
@@ -49,6 +50,7 @@ rule tiny_policy_base_eval:
         per_problem="results/eval/{policy}_base_problems.csv",
     params:
         args=get_eval_args("base"),
+    threads: 1  # torch threads: fixed, so the samples do not depend on the cores Snakemake was given
     log:
         "results/logs/eval/{policy}_base.log",
     benchmark:
@@ -57,4 +59,4 @@ rule tiny_policy_base_eval:
         CONDA_ENV
     shell:
         "python -m ead.evaluation --model {input.model} --data {input.data} --task countdown {params.args}"
-        " --per-problem {output.per_problem} --out {output.summary} > {log} 2>&1"
+        " --per-problem {output.per_problem} --out {output.summary} --threads {threads} > {log} 2>&1"

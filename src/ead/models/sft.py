@@ -151,7 +151,9 @@ def main(argv=None):
     parser.add_argument("--checkpoint-every", type=int, required=True)
     for field in asdict(TinyPolicyShape()):  # the policy's shape, from its config entry
         parser.add_argument(f"--{field.replace('_', '-')}", type=int, required=True)
+    parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: float sums depend on it)")
     args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
     shape = TinyPolicyShape(**{field: getattr(args, field) for field in asdict(TinyPolicyShape())})
     train(args.data, args.out, args.log_table, args.checkpoint_dir, steps=args.steps, batch_size=args.batch_size,
           lr=args.lr, warmup_steps=args.warmup_steps, seed=args.seed, checkpoint_every=args.checkpoint_every,
