@@ -52,9 +52,12 @@ def with_change(section, key, value):
         (with_change("base_eval", "every", 8), r"unknown key\(s\) base_eval\.every"),
         (with_change("base_eval", "greedy", True), r"unknown key\(s\) base_eval\.greedy"),
         (with_change("premises", "baseline", "tau9"), r"premises\.baseline = 'tau9' is not one of premises\.samplers"),
-        (with_change("premises", "samplers", ["tau1.0", "hot"]), r"premises\.samplers = .*\['hot'\] not defined in rl\.samplers"),
-        (with_change("premises", "policies", ["tiny9"]), r"premises\.policies = \['tiny9'\]: \['tiny9'\] not defined"),
-        (with_change("premises", "group_sizes", [4, 32]), r"premises\.group_sizes = \[4, 32\]: \[32\] exceed premises\.n = 16"),
+        (with_change("premises", "samplers", ["tau1.0", "hot"]),
+         r"premises\.samplers = .*\['hot'\] not defined in rl\.samplers"),
+        (with_change("premises", "policies", ["tiny9"]),
+         r"premises\.policies = \['tiny9'\]: \['tiny9'\] not defined"),
+        (with_change("premises", "group_sizes", [4, 32]),
+         r"premises\.group_sizes = \[4, 32\]: \[32\] exceed premises\.n = 16"),
         (with_change("premises", "ead", "tau1.0"), r"premises\.ead = 'tau1\.0' is kind 'fixed', not 'ead'"),
     ],
 )
@@ -173,10 +176,12 @@ def test_two_stage_samplers_state_their_own_keys_and_stay_off_the_verl_grid():
     with pytest.raises(ConfigError, match=r"rl\.samplers\.half is kind 'two_stage' but has no tau_late"):
         validate_config(config, SCHEMA)
     config["rl"]["samplers"]["half"] = {"kind": "fixed", "tau": 1.0, "switch": 8}
-    with pytest.raises(ConfigError, match=r"rl\.samplers\.half is kind 'fixed'; \['switch'\] belong to kind 'two_stage'"):
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.half is kind 'fixed'; \['switch'\] belong to kind "
+                                          r"'two_stage'"):
         validate_config(config, SCHEMA)
     paper = copy.deepcopy(load("config.yaml", "paper.yaml"))
     validate_config(paper, SCHEMA)  # two_stage samplers defined but unused: fine for verl
     paper["rl"]["experiments"]["main"]["samplers"].append("hot_early")
-    with pytest.raises(ConfigError, match=r"rl\.samplers\.hot_early is kind 'two_stage', which the verl backend cannot"):
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.hot_early is kind 'two_stage', which the verl "
+                                          r"backend cannot"):
         validate_config(paper, SCHEMA)

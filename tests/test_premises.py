@@ -95,7 +95,7 @@ def test_probe_job_pairs_samplers_with_common_random_numbers(tiny_model_dir, tmp
     data = tmp_path / "countdown.parquet"
     write_table(generate_countdown(seed=3, n_train=20, n_val=6, n_test=2), data)
     fixed = {"name": "fixed", "tau": 1.0}
-    settings = {"split": "val", "limit": 6, "n": 4, "max_new_tokens": 24, "seed": 5, "bootstrap": 100,
+    settings = {"split": "val", "limit": 6, "n": 4, "max_new_tokens": 24, "seed": 5, "batch_size": 5, "bootstrap": 100,
                 "steps": [1, 8], "baseline": "tau1.0", "group_sizes": [2, 4], "tis_cap": 2.0,
                 "samplers": {"tau1.0": fixed, "tau1.0_again": fixed, "hot": {"name": "two_stage", "tau_early": 2.0,
                                                                             "tau_late": 1.0, "switch": 4},

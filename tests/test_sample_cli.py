@@ -49,3 +49,19 @@ def test_missing_prompt_column_is_named(tiny_model_dir, prompts_csv, tmp_path):
     with pytest.raises(SystemExit, match=r"no column 'question'"):
         run(tiny_model_dir, prompts_csv, tmp_path / "x.parquet", "--prompt-column", "question")
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_each_batch_has_its_own_stream_so_other_batches_cannot_shift_its_draws(tiny_model_dir):
+    """Common random numbers across schedules and cells: a batch's samples depend on the seed and its position only,
+    not on how many decoding steps the batches before it ran."""
+    from ead.samplers.engines import load_hf_model, sample_hf
+    from ead.schedule import FixedTemperature
+
+    model, tokenizer = load_hf_model(tiny_model_dir)
+    common = dict(n=1, max_new_tokens=20, seed=1, batch_size=1)
+    first = sample_hf(model, tokenizer, ["x", "y"], ["abc", "12+3="], FixedTemperature(3.0), **common)
+    other = sample_hf(model, tokenizer, ["z", "y"], ["a", "12+3="], FixedTemperature(3.0), **common)
+    # the first batches ran for different numbers of steps (one shared stream would have drifted apart) ...
+    assert first.loc[0, "num_tokens"] != other.loc[0, "num_tokens"]
+    # ... and the second batch still drew the same random numbers, hence the same tokens
+    assert list(other.loc[1, "token_ids"]) == list(first.loc[1, "token_ids"])

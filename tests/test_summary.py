@@ -37,11 +37,13 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
     PREMISE_VERDICTS.write(declared(verdicts, PREMISE_VERDICTS), tmp_path / "tiny1m_verdicts.csv")
     out = tmp_path / "summary.md"
     main(["--profile", "smoke", "--base-eval", str(tmp_path / "tiny1m_base.csv"), "--eval-curves",
-          str(tmp_path / "eval_curves.csv"), "--entropy", "--forking", "--premises", str(tmp_path / "tiny1m_verdicts.csv"), "--majority", str(tmp_path / "majority.csv"),
+          str(tmp_path / "eval_curves.csv"), "--entropy", "--forking", "--premises", str(tmp_path / "tiny1m_verdicts.csv"),
+          "--majority", str(tmp_path / "majority.csv"),
           "--out", str(out)])
     text = out.read_text()
     assert "(profile: smoke)" in text
-    assert "| tiny1m | 500 x 16 | 16.0 [13.0, 19.2] | 7.9 [7.0, 8.9] | 53.2 [48.8, 57.8] | 0.0 [0.0, 0.0] | 32 |" in text
+    assert ("| tiny1m | 500 x 16 | 16.0 [13.0, 19.2] | 7.9 [7.0, 8.9] | 53.2 [48.8, 57.8] | 0.0 [0.0, 0.0] | 32 |"
+            in text)
     # the last evaluated step of the cell, not an earlier one
     assert "| tiny1m | dapo | ead_tis | 8 | 16 | 3 | 11.4 [8.9, 14.1] | 59.1 [51.3, 67.2] |" in text
     assert "50.0 [40.0, 60.0]" not in text

@@ -12,8 +12,8 @@ def get_premise_outputs():
 def get_premise_settings():
     """The probe's settings as one JSON document, samplers resolved to their schedules (ead.rl.grid)."""
     premises = config["premises"]
-    settings = {key: premises[key] for key in ("split", "limit", "n", "max_new_tokens", "seed", "bootstrap", "steps",
-                                               "baseline", "group_sizes", "tis_cap")}
+    settings = {key: premises[key] for key in ("split", "limit", "n", "max_new_tokens", "seed", "batch_size",
+                                               "bootstrap", "steps", "baseline", "group_sizes", "tis_cap")}
     settings["samplers"] = {name: sampler_schedule(config, name) for name in premises["samplers"]}
     settings["premises"] = {key: premises[key] for key in ("hot", "cold", "strategy_share_min", "ead",
                                                            "informative_k")}

@@ -1,7 +1,7 @@
 """Premise probe (no RL): do the paper's premises hold for this policy on this task, before any RL runs on them?
 
 On a policy (after SFT) and a fixed set of countdown problems, every sampler of the probe draws n samples per
-problem with common random numbers (one batch, one seeded stream: where two samplers' distributions agree they
+problem with common random numbers (the same seeded stream per batch: where two samplers' distributions agree they
 draw the same token). Samplers whose schedule depends on the RL step (EAD's d_s) are probed at each of
 ``steps``. Per (sampler, step), as a mean over problems with a 95% bootstrap CI, and as a *paired* difference
 against the baseline sampler (same problems, same random numbers) with its CI and minimum detectable effect:
@@ -205,9 +205,10 @@ def main(argv=None):
     problems = select_problems(read_table(args.data), settings["split"], settings["limit"], args.data)
     ids, prompts = problems["id"].tolist(), problems["question"].tolist()
     n, steps = settings["n"], settings["steps"]
-    # one batch holds every sample of a sampler, so every sampler consumes the same random stream (common random
-    # numbers); a smaller batch would let one batch's length shift the next batch's draws
-    options = dict(n=n, max_new_tokens=settings["max_new_tokens"], seed=settings["seed"], batch_size=len(ids) * n)
+    # the same seed and batch size for every sampler: batch by batch the same random numbers (common random numbers,
+    # ead.samplers.engines.sample_hf)
+    options = dict(n=n, max_new_tokens=settings["max_new_tokens"], seed=settings["seed"],
+                   batch_size=settings["batch_size"])
     quantities = {}
     for name, spec in settings["samplers"].items():
         schedule = build_schedule(spec)

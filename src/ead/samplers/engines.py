@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
 from tqdm import tqdm
@@ -53,6 +54,11 @@ def _schedule_columns(schedule: Schedule, step: int) -> dict:
     return {"schedule": schedule.name, "schedule_params": json.dumps(schedule.to_dict(), sort_keys=True), "step": step}
 
 
+def batch_seed(seed: int, first_row: int) -> int:
+    """Seed of the random stream of the batch starting at ``first_row`` (independent streams per batch)."""
+    return int(np.random.SeedSequence([seed, first_row]).generate_state(1)[0])
+
+
 def sample_hf(model, tokenizer, prompt_ids: list, prompts: list[str], schedule: Schedule, *, n: int,
               max_new_tokens: int, seed: int, step: int = 0, batch_size: int = 32, chat_template: bool = False,
               greedy: bool = False, prompt_token_ids: list[list[int]] | None = None) -> pd.DataFrame:
@@ -60,15 +66,19 @@ def sample_hf(model, tokenizer, prompt_ids: list, prompts: list[str], schedule: 
 
     ``prompt_token_ids`` (one token list per prompt) replaces encoding ``prompts``, e.g. to continue a
     response prefix at the token level.
+
+    Each batch draws from its own random stream, seeded by (``seed``, its first row): two calls with the same seed
+    and batch size use the same random numbers batch by batch (common random numbers across schedules or cells),
+    however many decoding steps an earlier batch took.
     """
     encoded = prompt_token_ids if prompt_token_ids is not None else encode_prompts(tokenizer, prompts, chat_template)
     jobs = [(pid, encoded[i], k) for i, pid in enumerate(prompt_ids) for k in range(n)]
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     eos_ids = model.generation_config.eos_token_id or tokenizer.eos_token_id
-    generator = torch.Generator().manual_seed(seed)
     rows = []
     for start in tqdm(range(0, len(jobs), batch_size), desc="sampling (hf)", unit="batch"):
         chunk = jobs[start:start + batch_size]
+        generator = torch.Generator().manual_seed(batch_seed(seed, start))
         input_ids, attention_mask = left_pad([tokens for _, tokens, _ in chunk], pad_id)
         out = sample(model, input_ids, attention_mask, schedule, max_new_tokens=max_new_tokens,
                      eos_token_ids=eos_ids, pad_token_id=pad_id, step=step, greedy=greedy, generator=generator)
