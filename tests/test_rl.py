@@ -338,3 +338,32 @@ def test_a_checkpoint_of_other_settings_is_discarded_not_resumed(rl_inputs, tmp_
         a, b = pd.read_csv(tmp_path / "straight" / f"{name}.csv"), pd.read_csv(tmp_path / "out" / f"{name}.csv")
         pd.testing.assert_frame_equal(a.drop(columns=clock, errors="ignore"), b.drop(columns=clock, errors="ignore"))
     assert json.loads(pd.read_csv(tmp_path / "out" / "steps.csv")["schedule_params"].iloc[0])["tau_max"] == 1.5
+
+
+def test_cells_of_one_seed_share_prompts_and_rollout_random_numbers(rl_inputs):
+    """Common random numbers across the grid: two cells of one seed train on the same prompts at every step, and
+    their rollouts use the same random numbers, so where two samplers' distributions agree (EAD's warm-up at tau = 1
+    vs tau 1.0) they draw the same tokens; another seed draws other prompts."""
+    import logging
+
+    from ead.rl.train import Trainer
+
+    def rollout(sampler, seed=0, step=3):
+        config = json.loads(json.dumps(CONFIG))
+        config["rl"].update(prompts_per_step=2, max_new_tokens=24)
+        config["rl"]["eval"].update(limit=4)
+        settings = cell_settings(config, Cell("tiny", "dapo", sampler, 4, seed))
+        trainer = Trainer(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"),
+                          logging.getLogger("test"))
+        input_ids, _, batch, _, _ = trainer.rollout(step)
+        return input_ids, batch, trainer.schedule
+
+    ids_fixed, fixed, _ = rollout("tau1.0")
+    ids_ead, ead, schedule = rollout("ead")
+    assert torch.equal(ids_fixed, ids_ead)  # the same prompts, in the same order
+    warmup = int(schedule.warmup)
+    both = fixed.response_mask[:, :warmup] & ead.response_mask[:, :warmup]
+    assert both.any() and torch.equal(fixed.token_ids[:, :warmup][both], ead.token_ids[:, :warmup][both])
+    assert not torch.equal(ead.token_ids, fixed.token_ids)  # after the warm-up EAD samples differently
+    ids_other_seed, _, _ = rollout("tau1.0", seed=1)
+    assert not torch.equal(ids_other_seed, ids_fixed)
