@@ -104,9 +104,11 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
         assert set(table.model_name) == {model} and set(table.engine) == {"hf"}
     summary = (workdir / "results" / "summary.md").read_text()
     assert "(profile: smoke)" in summary
+    claims = pd.read_csv(workdir / "results" / "claims.csv")
+    assert list(claims.claim) == ["C2", "C7"] and set(claims.verdict) <= {"supported", "contradicted", "inconclusive"}
     verdicts = pd.read_csv(workdir / "results" / "premises" / "tiny1m_verdicts.csv")
     assert set(verdicts.premise) == {"G1", "G2", "G3"}
-    for section in ("Premises", "Policies before RL", "RL grid", "Entropy by response position", "Forking",
+    for section in ("Premises", "Paper claims on the grid", "Policies before RL", "RL grid", "Entropy by response position", "Forking",
                     "Majority voting"):
         assert f"## {section}" in summary, section
     assert summary.count("| tiny1m | dapo |") >= 2  # one row per final cell
@@ -131,8 +133,8 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         assert planned_jobs(workdir, *SMOKE) == {"schedule_table": 1, "fig03_annealing_schedule": 1,
                                                  "majority_scaling": 1, "fig09_majority_scaling": 1,
                                                  "rl_cell": len(ead_cells), "rl_tables": 1,
-                                                 "rl_figure": len(RL_FIGURES), "premises": 1, "summary": 1,
-                                                 "all": 1}
+                                                 "rl_figure": len(RL_FIGURES), "premises": 1, "claims": 1,
+                                                 "summary": 1, "all": 1}
     finally:
         config_path.write_text(original)
     assert planned_rules(workdir, *SMOKE) == set()

@@ -120,6 +120,35 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     validate_rl(config)
     check_analyses(config)
     check_premises(config)
+    check_claims(config)
+
+
+def check_claims(config: dict) -> None:
+    """Every claim compares two cells of the grid (any seed) on a metric the grid records."""
+    import re
+
+    from ead.rl.grid import expand_grid
+    from ead.tables import TRAIN_METRICS
+
+    grid = {(c.policy, c.algorithm, c.sampler, c.n) for c in expand_grid(config["rl"])}
+    seen = set()
+    for index, claim in enumerate(config["claims"]):
+        key = f"claims[{index}] ({claim['id']})"
+        if claim["id"] in seen:
+            raise ConfigError(f"{key}: the id {claim['id']!r} is used twice")
+        seen.add(claim["id"])
+        for role in ("sampler", "baseline"):
+            cell = (claim["policy"], claim["algorithm"], claim[role], claim["n"])
+            if cell not in grid:
+                raise ConfigError(f"{key}.{role}: the cell (policy, algorithm, sampler, n) = {cell} is not in the grid "
+                                  "of rl.experiments")
+        metric = claim["metric"]
+        match = re.fullmatch(r"(pass|worst)@(\d+)", metric)
+        if match and int(match[2]) > config["rl"]["eval"]["n"]:
+            raise ConfigError(f"{key}.metric = {metric!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']} samples")
+        if not match and metric != "greedy_accuracy" and metric not in TRAIN_METRICS:
+            raise ConfigError(f"{key}.metric = {metric!r}: not pass@k, worst@k, greedy_accuracy or one of the training "
+                              f"metrics {TRAIN_METRICS}")
 
 
 def check_premises(config: dict) -> None:

@@ -97,14 +97,10 @@ def bootstrap_mean_ci(values, *, resamples: int = 1000, confidence: float = 0.95
     return float(values.mean()), float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 
 
-def two_way_bootstrap_mean_ci(matrix, *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0):
-    """(mean, low, high) of a (seeds x problems) matrix, resampling seeds and problems independently.
-
-    The RL curves average a per-problem metric over training seeds that share one evaluation set, so both the
-    seeds and the problems are samples: each bootstrap draw picks seeds and problems with replacement and takes
-    the mean of the selected rows and columns (computed from draw counts, without materialising the submatrix).
-    With one seed it reduces to the bootstrap over problems.
-    """
+def two_way_bootstrap_means(matrix, *, resamples: int = 1000, seed: int = 0) -> np.ndarray:
+    """Bootstrap distribution of the mean of a (seeds x problems) matrix, resampling seeds and problems independently
+    (each draw picks seeds and problems with replacement; computed from draw counts, without materialising the
+    submatrix). With one seed it reduces to the bootstrap over problems."""
     matrix = np.asarray(matrix, dtype=np.float64)
     if matrix.ndim != 2 or matrix.size == 0:
         raise ValueError(f"need a non-empty (seeds x problems) matrix, got shape {matrix.shape}")
@@ -113,9 +109,19 @@ def two_way_bootstrap_mean_ci(matrix, *, resamples: int = 1000, confidence: floa
     seed_counts = np.stack([np.bincount(rng.integers(0, seeds, seeds), minlength=seeds) for _ in range(resamples)])
     problem_counts = np.stack([np.bincount(rng.integers(0, problems, problems), minlength=problems)
                                for _ in range(resamples)])
-    means = np.einsum("bs,sp,bp->b", seed_counts, matrix, problem_counts) / (seeds * problems)
+    return np.einsum("bs,sp,bp->b", seed_counts, matrix, problem_counts) / (seeds * problems)
+
+
+def two_way_bootstrap_mean_ci(matrix, *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0):
+    """(mean, low, high) of a (seeds x problems) matrix, resampling seeds and problems independently.
+
+    The RL curves average a per-problem metric over training seeds that share one evaluation set, so both the
+    seeds and the problems are samples (see :func:`two_way_bootstrap_means`).
+    """
+    means = two_way_bootstrap_means(matrix, resamples=resamples, seed=seed)
     alpha = (1 - confidence) / 2
-    return float(matrix.mean()), float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+    mean = float(np.asarray(matrix, dtype=np.float64).mean())
+    return mean, float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 
 
 # ---------------------------------------------------------------------------------------------------------

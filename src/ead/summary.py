@@ -8,7 +8,7 @@ Run:
     python -m ead.summary --profile default --base-eval results/eval/*_base.csv \
         --eval-curves results/rl/eval_curves.csv --entropy results/analyses/entropy_by_position/*.csv \
         --forking results/analyses/forking/*.csv --majority results/analyses/majority_scaling/*.csv \
-        --premises results/premises/*_verdicts.csv --out results/summary.md
+        --premises results/premises/*_verdicts.csv --claims results/claims.csv --out results/summary.md
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from ead.io import atomic_path, setup_logging
-from ead.tables import BASE_SUMMARY, ENTROPY_BY_POSITION, EVAL_CURVES, FORKING, MAJORITY_SCALING, PREMISE_VERDICTS
+from ead.tables import (BASE_SUMMARY, CLAIMS, ENTROPY_BY_POSITION, EVAL_CURVES, FORKING, MAJORITY_SCALING,
+                        PREMISE_VERDICTS)
 
 ENTROPY_POSITIONS = (0, 4, 8, 16, 32, 64, 127)  # positions quoted from the entropy-by-position curve
 
@@ -133,12 +134,29 @@ def premises_section(paths: list[str]) -> str:
             + markdown_table(["policy", "premise", "part", "effect [95% CI]", "MDE", "verdict", "rule"], rows))
 
 
-def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(), premises=()) -> str:
+def claims_section(path: str) -> str:
+    table = CLAIMS.read(path)
+    rows = [[row.claim, row.figure, row.statement, f"{row.policy} / {row.algorithm} / n {row.n}",
+             f"{row.sampler} - {row.baseline}", row.metric,
+             f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]", f"{row.mde:.4f}", row.num_seeds,
+             f"**{row.verdict}**"] for row in table.itertuples()]
+    return (f"## Paper claims on the grid\n\nFrom `{path}`: paired effects (same seeds: same prompts and rollout "
+            "random numbers; same evaluation problems and draws) at the last evaluated step, 95% CI from the two-way "
+            "bootstrap over seeds and problems (training metrics: over seeds); MDE = minimum detectable effect at 80% "
+            "power; verdicts by `ead.claims` (CI vs 0).\n\n"
+            + markdown_table(["claim", "figure", "statement", "cells", "comparison", "metric", "effect [95% CI]", "MDE",
+                              "seeds", "verdict"], rows))
+
+
+def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(), premises=(),
+           claims=None) -> str:
     sections = [f"# Results of this run (profile: {profile})\n\nRendered by `python -m ead.summary` from the result "
                 "tables; rerun `snakemake --cores all` to refresh. Numbers differ between machines (README, "
                 "\"Reproducibility\"): compare CIs, not digits."]
     if premises:
         sections.append(premises_section(list(premises)))
+    if claims:
+        sections.append(claims_section(claims))
     if base_eval:
         sections.append(base_section(list(base_eval)))
     if eval_curves:
@@ -162,13 +180,15 @@ def main(argv=None):
     parser.add_argument("--forking", nargs="*", required=True, help="forking tables")
     parser.add_argument("--majority", nargs="*", required=True, help="Maj@N tables")
     parser.add_argument("--premises", nargs="*", required=True, help="premise verdict tables")
+    parser.add_argument("--claims", nargs="*", required=True, help="results/claims.csv (at most one)")
     parser.add_argument("--out", required=True, help="Markdown file to write")
     args = parser.parse_args(argv)
-    if len(args.eval_curves) > 1:
-        parser.error(f"--eval-curves takes at most one table, got {args.eval_curves}")
+    for option in ("eval_curves", "claims"):
+        if len(getattr(args, option)) > 1:
+            parser.error(f"--{option.replace('_', '-')} takes at most one table, got {getattr(args, option)}")
     log = setup_logging("summary")
     text = render(args.profile, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
-                  args.majority, args.premises)
+                  args.majority, args.premises, (args.claims or [None])[0])
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)
     log.info("wrote %s", args.out)

@@ -20,7 +20,8 @@ table fails with the file name and the column. The tables:
   per-problem and summary tables;
 * :data:`SCHEDULE_TABLE`, :data:`ENTROPY_BY_POSITION`, :data:`FORKING`, :data:`MAJORITY_SCALING`: the tables of
   Figs. 3, 1, 2 and 9 (``results/schedule/``, ``results/analyses/<analysis>/<model>.csv``);
-* :data:`PREMISES`, :data:`PREMISE_VERDICTS`: the premise probe (``results/premises/<policy>{,_verdicts}.csv``).
+* :data:`PREMISES`, :data:`PREMISE_VERDICTS`: the premise probe (``results/premises/<policy>{,_verdicts}.csv``);
+* :data:`CLAIMS` (``results/claims.csv``): the paper's RL claims as paired comparisons with verdicts.
 
 Every RL cell table carries :data:`CELL_COLUMNS` and the settings columns :data:`SETTINGS_COLUMNS`
 (``ead.rl.grid.table_columns``).
@@ -42,7 +43,8 @@ from ead.io import read_table, write_table
 from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
 
 __all__ = [
-    "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CONFIG_COLUMNS", "ENTROPY_BY_POSITION", "EVAL", "EVAL_CURVES",
+    "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "ENTROPY_BY_POSITION", "EVAL",
+    "EVAL_CURVES",
     "EVAL_PROBLEMS", "FORKING", "GROUP", "KINDS", "MAJORITY_SCALING", "PREMISES", "PREMISE_VERDICTS",
     "PROBLEM_COLUMNS", "SCHEDULE_TABLE",
     "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table", "TableError",
@@ -174,10 +176,17 @@ PREMISES = Table("premises", {"sampler": "str", "step": "int", **_ESTIMATE, "dif
 PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "effect": "float", **_CI,
                                               "threshold": "float", "verdict": "str", "rule": "str", **_PROBE})
 
+#: The claims table (``ead.rl.compare``): one row per paper claim tested on the grid, a paired effect with its CI,
+#: standard error, minimum detectable effect and verdict.
+CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
+                          "n": "int", "sampler": "str", "baseline": "str", "metric": "str", "step": "int",
+                          "effect": "float", **_CI, "standard_error": "float", "mde": "float", "num_seeds": "int",
+                          "num_units": "int", "verdict": "str", "rule": "str"})
+
 #: Every declared table by name.
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
                                           BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, FORKING,
-                                          MAJORITY_SCALING, PREMISES, PREMISE_VERDICTS)}
+                                          MAJORITY_SCALING, PREMISES, PREMISE_VERDICTS, CLAIMS)}
 
 
 # --- per-problem counts -> metrics ------------------------------------------------------------------------

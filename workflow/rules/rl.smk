@@ -44,3 +44,24 @@ rule rl_figure:
         "python -m ead.plots.{wildcards.figure} --eval-curves {input.eval_curves}"
         " --train-curves {input.train_curves} --experiment {params.experiment} --k {params.k}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+# The paper's RL claims as paired comparisons of cells, with CIs, power and computed verdicts (config `claims`).
+rule claims:
+    input:
+        steps=get_cell_outputs("steps"),
+        eval_problems=get_cell_outputs("eval_problems"),
+    output:
+        "results/claims.csv",
+    params:
+        claims=shlex.quote(json.dumps(config["claims"], sort_keys=True)),
+        window=config["claims_window"],
+        resamples=config["claims_bootstrap"],
+        seed=config["rl"]["eval"]["seed"],
+    log:
+        "results/logs/rl/claims.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.rl.compare --claims {params.claims} --eval-problems {input.eval_problems} --steps {input.steps}"
+        " --window {params.window} --resamples {params.resamples} --seed {params.seed} --out {output} > {log} 2>&1"

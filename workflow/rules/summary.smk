@@ -10,6 +10,7 @@ rule summary:
         forking=get_analysis_tables("forking"),
         majority=get_analysis_tables("majority"),
         premises=[path for path in get_premise_outputs() if path.endswith("_verdicts.csv")],
+        claims=rules.claims.output,
     output:
         "results/summary.md",
     params:
@@ -21,4 +22,4 @@ rule summary:
     shell:
         "python -m ead.summary --profile {params.profile} --base-eval {input.base_eval}"
         " --eval-curves {input.eval_curves} --entropy {input.entropy} --forking {input.forking}"
-        " --majority {input.majority} --premises {input.premises} --out {output} > {log} 2>&1"
+        " --majority {input.majority} --premises {input.premises} --claims {input.claims} --out {output} > {log} 2>&1"

@@ -1,0 +1,124 @@
+"""The paper's RL claims tested on the grid: paired comparisons of cells, with CIs, power and computed verdicts.
+
+Each claim (config ``claims:``) compares a sampler with a baseline sampler in one (policy, algorithm, n) of the grid.
+The comparison is *paired*: cells of one seed train on the same prompts with the same rollout random numbers, and
+every cell is evaluated on the same problems with the same evaluation draws (``ead.rl.train``), so the effect is
+the mean over (seed, problem) of the per-problem difference at the last evaluated step, with a 95% CI from the
+two-way bootstrap over seeds and problems (``ead.metrics.two_way_bootstrap_means``). Training metrics (e.g.
+``entropy``) are compared per seed, averaged over the last ``window`` steps, with a bootstrap over seeds. The
+minimum detectable effect (80% power, two-sided 5%) is (z_0.975 + z_0.8) x the bootstrap standard error. The verdict
+is ``ead.claims.decide`` on the CI (threshold 0, in the claimed direction).
+
+Run:
+    python -m ead.rl.compare --claims '<claims JSON>' --eval-problems results/rl/*/*/*/*/*/eval_problems.csv \
+        --steps results/rl/*/*/*/*/*/steps.csv --seed 1234 --out results/claims.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pandas as pd
+
+from ead.claims import decide
+from ead.io import setup_logging
+from ead.metrics import bootstrap_mean_ci, two_way_bootstrap_means
+from ead.tables import CLAIMS, EVAL_PROBLEMS, STEPS, TRAIN_METRICS, per_problem_metric
+
+POWER_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
+
+
+def _cell_rows(table: pd.DataFrame, claim: dict, sampler: str) -> pd.DataFrame:
+    rows = table[(table["policy"] == claim["policy"]) & (table["algorithm"] == claim["algorithm"])
+                 & (table["n"] == claim["n"]) & (table["sampler"] == sampler)]
+    if rows.empty:
+        raise SystemExit(f"claim {claim['id']}: no cell ({claim['policy']}, {claim['algorithm']}, {sampler}, "
+                         f"n{claim['n']}) in the tables given")
+    return rows
+
+
+def evaluation_difference(problems: pd.DataFrame, claim: dict) -> tuple[np.ndarray, int]:
+    """(seeds x problems) matrix of sampler - baseline at the last step both evaluated, and that step."""
+    sides = {}
+    for role in ("sampler", "baseline"):
+        rows = _cell_rows(problems, claim, claim[role])
+        sides[role] = rows
+    step = min(int(sides["sampler"]["step"].max()), int(sides["baseline"]["step"].max()))
+    matrices = {}
+    for role, rows in sides.items():
+        rows = rows[rows["step"] == step]
+        by_seed = {seed: group.sort_values("problem_id") for seed, group in rows.groupby("seed", sort=True)}
+        matrices[role] = (sorted(by_seed), [list(g["problem_id"]) for g in by_seed.values()],
+                          np.stack([per_problem_metric(g, claim["metric"]) for g in by_seed.values()]))
+    (seeds_a, problems_a, a), (seeds_b, problems_b, b) = matrices["sampler"], matrices["baseline"]
+    if seeds_a != seeds_b or problems_a != problems_b:
+        raise SystemExit(f"claim {claim['id']}: {claim['sampler']} and {claim['baseline']} were not run on the same "
+                         f"seeds and evaluation problems (seeds {seeds_a} vs {seeds_b}); the comparison must be paired")
+    return a - b, step
+
+
+def training_difference(steps: pd.DataFrame, claim: dict, window: int) -> tuple[np.ndarray, int]:
+    """Per-seed difference of a training metric averaged over the last ``window`` steps, and the last step."""
+    means = {}
+    for role in ("sampler", "baseline"):
+        rows = _cell_rows(steps, claim, claim[role])
+        last = int(rows["step"].max())
+        recent = rows[rows["step"] > last - window]
+        means[role] = recent.groupby("seed")[claim["metric"]].mean()
+    if list(means["sampler"].index) != list(means["baseline"].index):
+        raise SystemExit(f"claim {claim['id']}: the two samplers were not run on the same seeds")
+    return (means["sampler"] - means["baseline"]).to_numpy(), last
+
+
+def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, window: int, resamples: int,
+               seed: int) -> dict:
+    """One claims-table row: effect, CI, standard error, minimum detectable effect and verdict."""
+    if claim["metric"] in TRAIN_METRICS:
+        differences, step = training_difference(steps, claim, window)
+        effect, low, high = bootstrap_mean_ci(differences, resamples=resamples, seed=seed)
+        rng = np.random.default_rng(seed)
+        draws = differences[rng.integers(0, differences.size, size=(resamples, differences.size))].mean(axis=1)
+        seeds, units = differences.size, differences.size
+    else:
+        matrix, step = evaluation_difference(problems, claim)
+        draws = two_way_bootstrap_means(matrix, resamples=resamples, seed=seed)
+        effect = float(matrix.mean())
+        low, high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
+        seeds, units = matrix.shape[0], matrix.size
+    standard_error = float(np.std(draws, ddof=1))
+    verdict = decide(low, high, direction=claim.get("direction", "greater"))
+    return {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"],
+            "policy": claim["policy"], "algorithm": claim["algorithm"], "n": claim["n"], "sampler": claim["sampler"],
+            "baseline": claim["baseline"], "metric": claim["metric"], "step": step, "effect": effect, "ci_low": low,
+            "ci_high": high, "standard_error": standard_error,
+            "mde": POWER_Z * standard_error if math.isfinite(standard_error) else float("nan"),
+            "num_seeds": seeds, "num_units": units, "verdict": verdict.verdict, "rule": verdict.rule}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claims", required=True, help="the config's claims list (JSON)")
+    parser.add_argument("--eval-problems", nargs="+", required=True, help="eval_problems.csv of the cells")
+    parser.add_argument("--steps", nargs="+", required=True, help="steps.csv of the cells")
+    parser.add_argument("--window", type=int, required=True, help="last steps averaged for training metrics")
+    parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples")
+    parser.add_argument("--seed", type=int, required=True, help="bootstrap seed")
+    parser.add_argument("--out", required=True, help="claims table")
+    args = parser.parse_args(argv)
+    log = setup_logging("rl.compare")
+    problems = pd.concat([EVAL_PROBLEMS.read(path) for path in args.eval_problems], ignore_index=True)
+    steps = pd.concat([STEPS.read(path) for path in args.steps], ignore_index=True)
+    rows = [claim_row(claim, problems, steps, window=args.window, resamples=args.resamples, seed=args.seed)
+            for claim in json.loads(args.claims)]
+    CLAIMS.write(pd.DataFrame(rows), args.out)
+    for row in rows:
+        log.info("%s %s: %+.4f [%+.4f, %+.4f], MDE %.4f -> %s", row["claim"], row["statement"], row["effect"],
+                 row["ci_low"], row["ci_high"], row["mde"], row["verdict"])
+
+
+if __name__ == "__main__":
+    main()

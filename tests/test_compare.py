@@ -1,0 +1,74 @@
+"""The claims table: paired effects against brute force, their CIs and power, and the verdict rule."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ead.metrics import pass_at_k, two_way_bootstrap_means
+from ead.rl.compare import POWER_Z, claim_row, main
+from ead.tables import CLAIMS, EVAL_PROBLEMS, SETTINGS_COLUMNS, STEPS, TRAIN_METRICS
+
+CELL = dict(policy="p", algorithm="dapo", n=8)
+CLAIM = dict(id="C1", figure="fig04", statement="EAD raises Pass@4", sampler="ead", baseline="tau1.0",
+             metric="pass@4", **CELL)
+FILLER = {"int": 0, "float": 0.0, "str": "x", "id": "x"}
+COUNTS = {("ead", 0): [4, 1, 0], ("ead", 1): [6, 2, 1], ("tau1.0", 0): [2, 1, 0], ("tau1.0", 1): [5, 0, 1]}
+
+
+def problems_table(counts=COUNTS, step=16):
+    rows = [dict(**CELL, sampler=sampler, seed=seed, step=s, problem_id=f"q{i}", num_samples=8,
+                 num_correct=c if s == step else 0, greedy_correct=0.0)
+            for (sampler, seed), cs in counts.items() for i, c in enumerate(cs) for s in (0, step)]
+    table = pd.DataFrame(rows)
+    return table.assign(**{c: FILLER[k] for c, k in SETTINGS_COLUMNS.items()})
+
+
+def steps_table():
+    rows = [{**CELL, "sampler": sampler, "seed": seed, "step": step, **{m: 0.0 for m in TRAIN_METRICS},
+             "entropy": (0.3 if sampler == "ead" else 0.2) + 0.01 * seed - 0.001 * step}
+            for sampler in ("ead", "tau1.0") for seed in (0, 1, 2) for step in range(1, 9)]
+    return pd.DataFrame(rows).assign(**{c: FILLER[k] for c, k in SETTINGS_COLUMNS.items()})
+
+
+def test_evaluation_claim_is_the_paired_mean_difference_with_a_two_way_bootstrap():
+    row = claim_row(CLAIM, problems_table(), steps_table(), window=4, resamples=500, seed=3)
+    per_problem = {key: pass_at_k([8] * 3, counts, 4) for key, counts in COUNTS.items()}
+    matrix = np.stack([per_problem[("ead", s)] - per_problem[("tau1.0", s)] for s in (0, 1)])
+    assert row["effect"] == pytest.approx(matrix.mean()) and row["step"] == 16
+    draws = two_way_bootstrap_means(matrix, resamples=500, seed=3)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((np.quantile(draws, 0.025), np.quantile(draws, 0.975)))
+    assert row["mde"] == pytest.approx(POWER_Z * np.std(draws, ddof=1))
+    assert (row["num_seeds"], row["num_units"]) == (2, 6)
+    assert row["verdict"] in ("supported", "inconclusive")
+
+
+def test_training_claim_compares_per_seed_means_over_the_last_window():
+    claim = {**CLAIM, "metric": "entropy", "statement": "EAD keeps entropy higher"}
+    row = claim_row(claim, problems_table(), steps_table(), window=4, resamples=500, seed=0)
+    assert row["effect"] == pytest.approx(0.1) and row["step"] == 8 and row["num_seeds"] == 3
+    assert row["verdict"] == "supported"  # the difference is 0.1 in every seed
+    less = claim_row({**claim, "direction": "less"}, problems_table(), steps_table(), window=4, resamples=500, seed=0)
+    assert less["verdict"] == "contradicted"
+
+
+def test_unpaired_cells_and_missing_cells_are_errors():
+    counts = dict(COUNTS)
+    counts[("tau1.0", 2)] = [1, 1, 1]  # a seed the sampler does not have
+    with pytest.raises(SystemExit, match="not run on the same seeds and evaluation problems"):
+        claim_row(CLAIM, problems_table(counts), steps_table(), window=4, resamples=100, seed=0)
+    with pytest.raises(SystemExit, match=r"no cell \(p, dapo, ead_tis, n8\)"):
+        claim_row({**CLAIM, "sampler": "ead_tis"}, problems_table(), steps_table(), window=4, resamples=100, seed=0)
+
+
+def test_job_writes_the_declared_claims_table(tmp_path):
+    EVAL_PROBLEMS.write(problems_table(), tmp_path / "eval_problems.csv")
+    STEPS.write(steps_table(), tmp_path / "steps.csv")
+    out = tmp_path / "claims.csv"
+    main(["--claims", json.dumps([CLAIM, {**CLAIM, "id": "C7", "metric": "entropy"}]), "--eval-problems",
+          str(tmp_path / "eval_problems.csv"), "--steps", str(tmp_path / "steps.csv"), "--window", "4",
+          "--resamples", "200", "--seed", "0", "--out", str(out)])
+    table = CLAIMS.read(out)
+    assert list(table["claim"]) == ["C1", "C7"] and set(table["verdict"]) <= {"supported", "contradicted",
+                                                                             "inconclusive"}
