@@ -101,3 +101,10 @@ def entropy_tolerance(entropy: torch.Tensor, logit_gap) -> torch.Tensor:
     dH/dz_j = -p_j (log p_j + H), so |dH| <= gap * sum_j p_j |log p_j + H| <= gap * 2H (to first order; twice that
     covers the second order at these gaps), plus rounding."""
     return 4 * logit_gap * abs(entropy) + FLOAT32_ROUNDING
+
+
+def float32_sum_tolerance(values) -> float:
+    """Worst-case rounding of a float32 sum of ``values`` in any order (recursive summation: n * eps * sum |x|);
+    torch and numpy, or two CPU kernel sets, add in different orders."""
+    values = torch.as_tensor(values, dtype=torch.float64)
+    return float(len(values) * torch.finfo(torch.float32).eps * values.abs().sum())
