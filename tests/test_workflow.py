@@ -111,6 +111,7 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     for section in ("Premises", "Paper claims on the grid", "Policies before RL", "RL grid", "Entropy by response position", "Forking",
                     "Majority voting"):
         assert f"## {section}" in summary, section
+    assert "### Probed samplers, paired against tau1.0" in summary
     assert summary.count("| tiny1m | dapo |") >= 2  # one row per final cell
     assert planned_rules(workdir, *SMOKE) == set()
 

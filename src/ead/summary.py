@@ -8,7 +8,8 @@ Run:
     python -m ead.summary --profile default --base-eval results/eval/*_base.csv \
         --eval-curves results/rl/eval_curves.csv --entropy results/analyses/entropy_by_position/*.csv \
         --forking results/analyses/forking/*.csv --majority results/analyses/majority_scaling/*.csv \
-        --premises results/premises/*_verdicts.csv --claims results/claims.csv --out results/summary.md
+        --premises results/premises/*_verdicts.csv --premise-metrics results/premises/tiny1m.csv \
+        --claims results/claims.csv --out results/summary.md
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pandas as pd
 
 from ead.io import atomic_path, setup_logging
 from ead.tables import (BASE_SUMMARY, CLAIMS, ENTROPY_BY_POSITION, EVAL_CURVES, FORKING, MAJORITY_SCALING,
-                        PREMISE_VERDICTS)
+                        PREMISE_VERDICTS, PREMISES)
 
 ENTROPY_POSITIONS = (0, 4, 8, 16, 32, 64, 127)  # positions quoted from the entropy-by-position curve
 
@@ -134,6 +135,33 @@ def premises_section(paths: list[str]) -> str:
             + markdown_table(["policy", "premise", "part", "effect [95% CI]", "MDE", "verdict", "rule"], rows))
 
 
+PROBE_METRICS = ("pass@1", "informative@8", "distinct_correct")
+
+
+def premise_metrics_section(paths: list[str]) -> str:
+    """Per probed sampler and step: paired differences to the baseline, and the failure shares by type."""
+    table = pd.concat([PREMISES.read(p).assign(policy=Path(p).stem) for p in paths], ignore_index=True)
+    rows = []
+    for (policy, sampler, step), group in table.groupby(["policy", "sampler", "step"], sort=False):
+        by_metric = group.set_index("metric")
+        if "pass@1" not in by_metric.index:  # greedy accuracy: one row, no paired difference
+            continue
+        largest = max(int(m.split("@")[1]) for m in by_metric.index if m.startswith("pass@"))
+        cells = [f"{by_metric.loc[m, 'diff']:+.3f} [{by_metric.loc[m, 'diff_ci_low']:+.3f}, "
+                 f"{by_metric.loc[m, 'diff_ci_high']:+.3f}]" if m in by_metric.index else ""
+                 for m in ("pass@1", f"pass@{largest}", *PROBE_METRICS[1:])]
+        shares = [f"{by_metric.loc[f'failure_share_{kind}', 'value']:.2f}"
+                  if f"failure_share_{kind}" in by_metric.index else "" for kind in ("strategy", "arithmetic", "rule")]
+        rows.append([policy, sampler, int(step), f"{100 * by_metric.loc['pass@1', 'value']:.1f}", *cells,
+                     " / ".join(shares)])
+    baseline = table["baseline"].iloc[0]
+    return (f"### Probed samplers, paired against {baseline}\n\nFrom `" + "`, `".join(paths) + "`: differences "
+            f"to {baseline} on the same problems with the same random numbers, 95% CIs over problems.\n\n"
+            + markdown_table(["policy", "sampler", "step", "Pass@1 (%)", "Pass@1 diff", "Pass@n diff",
+                              "informative@8 diff", "distinct correct diff", "failures: strategy / arithmetic / rule"],
+                             rows))
+
+
 def claims_section(path: str) -> str:
     table = CLAIMS.read(path)
     rows = [[row.claim, row.figure, row.statement, f"{row.policy} / {row.algorithm} / n {row.n}",
@@ -149,12 +177,14 @@ def claims_section(path: str) -> str:
 
 
 def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(), premises=(),
-           claims=None) -> str:
+           claims=None, premise_metrics=()) -> str:
     sections = [f"# Results of this run (profile: {profile})\n\nRendered by `python -m ead.summary` from the result "
                 "tables; rerun `snakemake --cores all` to refresh. Numbers differ between machines (README, "
                 "\"Reproducibility\"): compare CIs, not digits."]
     if premises:
         sections.append(premises_section(list(premises)))
+    if premise_metrics:
+        sections.append(premise_metrics_section(list(premise_metrics)))
     if claims:
         sections.append(claims_section(claims))
     if base_eval:
@@ -180,6 +210,7 @@ def main(argv=None):
     parser.add_argument("--forking", nargs="*", required=True, help="forking tables")
     parser.add_argument("--majority", nargs="*", required=True, help="Maj@N tables")
     parser.add_argument("--premises", nargs="*", required=True, help="premise verdict tables")
+    parser.add_argument("--premise-metrics", nargs="*", required=True, help="premise probe metric tables")
     parser.add_argument("--claims", nargs="*", required=True, help="results/claims.csv (at most one)")
     parser.add_argument("--out", required=True, help="Markdown file to write")
     args = parser.parse_args(argv)
@@ -188,7 +219,7 @@ def main(argv=None):
             parser.error(f"--{option.replace('_', '-')} takes at most one table, got {getattr(args, option)}")
     log = setup_logging("summary")
     text = render(args.profile, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
-                  args.majority, args.premises, (args.claims or [None])[0])
+                  args.majority, args.premises, (args.claims or [None])[0], args.premise_metrics)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)
     log.info("wrote %s", args.out)

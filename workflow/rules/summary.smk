@@ -10,6 +10,7 @@ rule summary:
         forking=get_analysis_tables("forking"),
         majority=get_analysis_tables("majority"),
         premises=[path for path in get_premise_outputs() if path.endswith("_verdicts.csv")],
+        premise_metrics=[path for path in get_premise_outputs() if not path.endswith("_verdicts.csv")],
         claims=rules.claims.output,
     output:
         "results/summary.md",
