@@ -152,3 +152,22 @@ def test_bad_config_fails_with_one_message_and_no_traceback(workdir, tmp_path):
 def test_lint_is_clean(workdir):
     result = snakemake(workdir, "--lint", check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_overrides_from_the_command_line_keep_their_types_and_bad_overlays_fail_by_name(workdir, tmp_path):
+    # a nested key from the command line, both spellings; Snakemake alone hands '1.5' over as a string
+    for override in ("ead={tau_max: 1.5}", "ead__tau_max=1.5"):
+        result = snakemake(workdir, "--dry-run", "--printshellcmds", *SMOKE, override, "--", "results/schedule/schedule_table.csv")
+        assert "--tau-max 1.5 " in result.stdout, override
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("rl:\n  experiments: {}\n")
+    for args, message in (
+        (["--configfile", "configs/smoke.yaml", str(empty)], f"Config error: {empty}: rl.experiments = {{}} cannot take effect"),
+        (["--configfile", "configs/smoke.yaml", "--configfile", "configs/ablations/decay_scale_20.yaml"],
+         "Config error: --configfile given 2 times"),
+        (["--config", "ead__tau_max=hot"], "Config error: ead.tau_max = 'hot': 'hot' is not of type 'number'"),
+    ):
+        result = snakemake(workdir, "--dry-run", *args, check=False)
+        assert result.returncode != 0 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stdout + result.stderr

@@ -8,10 +8,24 @@ import shlex
 import sys
 from pathlib import Path
 
-from ead.config import ConfigError, analysis_model_names, analysis_schedule, validate_config
+import yaml
+
+from ead.config import (ConfigError, analysis_model_names, analysis_schedule, apply_command_line_overrides,
+                        check_configfile_flags, check_overlays, command_line_overrides, validate_config)
 from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule
 
 try:
+    # Overlays (--configfile a.yaml b.yaml) and --config overrides (README, "Changing an experiment"): Snakemake has
+    # merged them into `config` already; restore the types of nested --config values, expand `a__b=v` keys, and refuse
+    # what cannot take effect (a repeated --configfile flag, an empty mapping over a non-empty one) by name.
+    check_configfile_flags(sys.argv)
+    cli_config = dict(workflow.config_settings.config or {})
+    apply_command_line_overrides(config, cli_config)
+    check_overlays(
+        yaml.safe_load((Path(workflow.basedir) / "configs" / "config.yaml").read_text()),
+        [(str(path), yaml.safe_load(Path(path).read_text()) or {}) for path in workflow.config_settings.configfiles]
+        + [("--config", command_line_overrides(cli_config))],
+    )
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
 except ConfigError as error:
     # One line naming the key and value; a traceback would bury it.
