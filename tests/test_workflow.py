@@ -73,26 +73,29 @@ def workdir(tmp_path_factory):
 @pytest.mark.slow
 def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     snakemake(workdir, *SMOKE)
+    out = workdir / "runs" / "smoke"  # the smoke profile's own root; the default profile's results/ stay untouched
+    assert not (workdir / "results").exists() and not (workdir / "figures").exists()
     for stem in FIGURES:
         for fmt in ("png", "pdf"):
-            path = workdir / "figures" / f"{stem}.{fmt}"
+            path = out / "figures" / f"{stem}.{fmt}"
             assert path.stat().st_size > 1000, path
+        assert b"ead-profile=smoke" in (out / "figures" / f"{stem}.pdf").read_bytes(), stem
     for policy in ("tiny1m", "tiny400k"):
-        base = pd.read_csv(workdir / "results" / "eval" / f"{policy}_base.csv")
+        base = pd.read_csv(out / "results" / "eval" / f"{policy}_base.csv")
         assert set(base.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
         assert (base.num_problems == 8).all() and (base.n == 4).all()
     # every grid cell trained and was aggregated: steps 1..2, evaluations at steps 0 and 2
     cells = expand_grid(smoke_config()["rl"])
-    train = pd.read_csv(workdir / "results" / "rl" / "train_curves.csv")
-    evaluated = pd.read_csv(workdir / "results" / "rl" / "eval_curves.csv")
+    train = pd.read_csv(out / "results" / "rl" / "train_curves.csv")
+    evaluated = pd.read_csv(out / "results" / "rl" / "eval_curves.csv")
     for table in (train, evaluated):
         assert len(table.groupby(["policy", "algorithm", "sampler", "n"])) == len({(c.policy, c.algorithm, c.sampler, c.n) for c in cells})
     assert sorted(train.step.unique()) == [1, 2] and sorted(evaluated.step.unique()) == [0, 2]
     assert set(evaluated.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
-    assert (workdir / "results" / "models" / "smollm2-135m-instruct" / "model.safetensors").exists()
+    assert (out / "results" / "models" / "smollm2-135m-instruct" / "model.safetensors").exists()
     for name in ("math500", "gsm8k", "mmlu", "math", "countdown"):
-        assert len(pd.read_parquet(workdir / "results" / "data" / f"{name}.parquet")) > 0
-    analyses = workdir / "results" / "analyses"
+        assert len(pd.read_parquet(out / "results" / "data" / f"{name}.parquet")) > 0
+    analyses = out / "results" / "analyses"
     model = "smollm2-135m-instruct"
     entropy = pd.read_csv(analyses / "entropy_by_position" / f"{model}.csv")
     assert entropy.position.min() == 0 and entropy.position.max() < 12 and (entropy.mean_entropy > 0).all()
@@ -102,14 +105,16 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     assert set(majority.n) == {1, 2, 3} and majority.sampler.nunique() == 3
     for table in (entropy, forking, majority):
         assert set(table.model_name) == {model} and set(table.engine) == {"hf"}
-    summary = (workdir / "results" / "summary.md").read_text()
+    summary = (out / "results" / "summary.md").read_text()
     assert "(profile: smoke)" in summary
-    verdicts = pd.read_csv(workdir / "results" / "premises" / "tiny1m_verdicts.csv")
+    verdicts = pd.read_csv(out / "results" / "premises" / "tiny1m_verdicts.csv")
     assert set(verdicts.premise) == {"G1", "G2", "G3"}
     for section in ("Premises", "Policies before RL", "RL grid", "Entropy by response position", "Forking",
                     "Majority voting"):
         assert f"## {section}" in summary, section
     assert summary.count("| tiny1m | dapo |") >= 2  # one row per final cell
+    for table in (base, train, evaluated, entropy, forking, majority, verdicts):
+        assert set(table.profile) == {"smoke"}  # every table records the profile that made it
     assert planned_rules(workdir, *SMOKE) == set()
 
 

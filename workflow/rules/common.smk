@@ -32,6 +32,19 @@ except ConfigError as error:
     print(f"Config error: {error}", file=sys.stderr)
     sys.exit(1)
 
+# Each profile writes under its own root, so running one profile never replaces another's results: the default
+# profile keeps results/ and figures/ at the top; every other profile (`profile:` in its file, or
+# `--config profile=<name>`) works in runs/<profile>/ (its results/, figures/, logs and Snakemake metadata).
+# The Snakefile makes it the working directory (`workdir:`); paths in the rules stay relative to it.
+PROFILE = config.get("profile", "default")
+OUTPUT_ROOT = "." if PROFILE == "default" else f"runs/{PROFILE}"
+# The wheel cache is shared by every profile: a relative cache_dir means the checkout's, wherever the run's root is.
+if not os.path.isabs(config["cache_dir"]) and OUTPUT_ROOT != ".":
+    config["cache_dir"] = os.path.relpath(config["cache_dir"], OUTPUT_ROOT)
+# Jobs read the profile that made them from the environment and record it in every table and figure (ead.tables,
+# ead.plots.style).
+os.environ["EAD_PROFILE"] = PROFILE
+
 # Jobs call `python`: put the interpreter running Snakemake first on PATH so that jobs use the same
 # environment (and its installed `ead` package) even when the venv is not activated.
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
