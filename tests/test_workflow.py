@@ -135,11 +135,23 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         assert 0 < len(ead_cells) < len(expand_grid(rl))
         assert planned_jobs(workdir, *SMOKE) == {"schedule_table": 1, "fig03_annealing_schedule": 1,
                                                  "majority_scaling": 1, "fig09_majority_scaling": 1,
-                                                 "rl_cell": len(ead_cells), "rl_tables": 1,
+                                                 "rl_cell": len(ead_cells), "rl_cell_eval": len(ead_cells),
+                                                 "rl_tables": 1,
                                                  "rl_figure": len(RL_FIGURES), "premises": 1, "summary": 1,
                                                  "all": 1}
     finally:
         config_path.write_text(original)
+    assert planned_rules(workdir, *SMOKE) == set()
+
+
+@pytest.mark.slow
+def test_changing_the_evaluation_k_retrains_nothing(workdir):
+    """eval_problems.csv holds the per-problem counts any k <= n needs: a new rl.eval.k re-summarises every cell
+    (rl_cell_eval) and re-aggregates, and no RL cell or evaluation reruns."""
+    snakemake(workdir, *SMOKE)
+    cells = expand_grid(smoke_config()["rl"])
+    assert planned_jobs(workdir, *SMOKE, "rl={eval: {k: [1, 2]}}") == {
+        "rl_cell_eval": len(cells), "rl_tables": 1, "rl_figure": len(RL_FIGURES), "summary": 1, "all": 1}
     assert planned_rules(workdir, *SMOKE) == set()
 
 

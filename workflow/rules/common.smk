@@ -97,7 +97,7 @@ def get_final_tables():
     return datasets + [
         "results/data/countdown.parquet",
         "results/models/smollm2-135m-instruct",
-    ] + get_base_eval_tables() + get_premise_outputs()
+    ] + get_base_eval_tables() + get_premise_outputs() + get_cell_outputs("eval")  # eval.csv: rule rl_cell_eval
 
 
 def get_base_eval_tables():
@@ -122,9 +122,14 @@ def cli_args(options):
 
 def get_eval_args(evaluation):
     """CLI flags of a policy evaluation (python -m ead.evaluation): the config's `base_eval` block ("base") or
-    `rl.eval` ("rl", the step-0 evaluation of the RL cells); one schema block ($defs/evaluation) declares both.
-    The sampler is the declared fixed temperature."""
+    `rl.eval` ("rl_base", the step-0 evaluation of the RL cells); one schema block ($defs/evaluation) declares both.
+    The sampler is the declared fixed temperature.
+
+    The step-0 evaluation's per-problem counts are what the cells read; its own summary reports k = 1 and k = n, not
+    rl.eval.k, so changing rl.eval.k reruns no evaluation and no cell (rule rl_cell_eval summarises the cells)."""
     settings = dict(config["base_eval"] if evaluation == "base" else config["rl"]["eval"])
+    if evaluation == "rl_base":
+        settings["k"] = sorted({1, settings["n"]})
     tau = settings.pop("tau")
     settings.pop("every", None)  # the RL job's evaluation interval, not an evaluation setting
     schedule = shlex.quote(f'{{"name": "fixed", "tau": {tau}}}')
