@@ -7,7 +7,12 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "configs/config.yaml"
+# Anchored at the workflow (not the working directory): each profile runs in its own root (workdir: below).
+configfile: f"{workflow.basedir}/configs/config.yaml"
+
+
+# `snakemake --report report.html` (after a run): every figure, results/summary.md and the premise verdicts, captioned.
+report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"

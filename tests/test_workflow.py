@@ -116,6 +116,11 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     for table in (base, train, evaluated, entropy, forking, majority, verdicts):
         assert set(table.profile) == {"smoke"}  # every table records the profile that made it
     assert planned_rules(workdir, *SMOKE) == set()
+    # one command gives a self-contained HTML report with every figure, the summary and the verdicts
+    snakemake(workdir, *SMOKE, "--report", "report.html")
+    html = (out / "report.html").read_text()
+    for name in [f"{stem}.png" for stem in FIGURES] + ["summary.md", "tiny1m_verdicts.csv"]:
+        assert name in html, name
 
 
 @pytest.mark.slow

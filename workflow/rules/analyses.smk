@@ -71,7 +71,7 @@ rule fig01_entropy_by_position:
     input:
         tables=get_analysis_tables("entropy"),
     output:
-        **figure_paths("fig01_entropy_by_position"),
+        **figure_outputs("fig01_entropy_by_position"),
     log:
         "results/logs/figures/fig01_entropy_by_position.log",
     conda:
@@ -85,7 +85,7 @@ rule fig02_forking:
     input:
         tables=get_analysis_tables("forking"),
     output:
-        **figure_paths("fig02_forking"),
+        **figure_outputs("fig02_forking"),
     log:
         "results/logs/figures/fig02_forking.log",
     conda:
@@ -98,7 +98,7 @@ rule fig09_majority_scaling:
     input:
         tables=get_analysis_tables("majority"),
     output:
-        **figure_paths("fig09_majority_scaling"),
+        **figure_outputs("fig09_majority_scaling"),
     log:
         "results/logs/figures/fig09_majority_scaling.log",
     conda:

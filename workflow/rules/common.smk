@@ -79,6 +79,14 @@ def figure_paths(name):
     return {fmt: f"figures/{name}.{fmt}" for fmt in FIGURE_FORMATS}
 
 
+def figure_outputs(name, caption=None):
+    """A plot rule's outputs: both renderings, the PNG marked for `snakemake --report` with its caption
+    (workflow/report/<caption or name>.rst, a path relative to workflow/rules/ where the rules are)."""
+    paths = figure_paths(name)
+    caption = f"../report/{caption or name}.rst"
+    return {"png": report(paths["png"], caption=caption, category="Figures"), "pdf": paths["pdf"]}
+
+
 def get_final_figures():
     """Every figure `rule all` renders, from the stages' registries (ANALYSIS_FIGURES in analyses_inputs.smk,
     RL_FIGURES in rl_inputs.smk). A figure joins this list only once its pipeline is real."""

@@ -29,7 +29,7 @@ rule rl_figure:
         eval_curves=rules.rl_tables.output.eval_curves,
         train_curves=rules.rl_tables.output.train_curves,
     output:
-        png="figures/{figure}.png",
+        png=report("figures/{figure}.png", caption="../report/rl_figure.rst", category="Figures"),
         pdf="figures/{figure}.pdf",
     params:
         experiment=get_figure_experiment,

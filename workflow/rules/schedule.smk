@@ -28,7 +28,7 @@ rule fig03_annealing_schedule:
     input:
         table=rules.schedule_table.output.table,
     output:
-        **figure_paths("fig03_annealing_schedule"),
+        **figure_outputs("fig03_annealing_schedule"),
     log:
         "results/logs/figures/fig03_annealing_schedule.log",
     conda:

@@ -11,7 +11,7 @@ rule summary:
         majority=get_analysis_tables("majority"),
         premises=[path for path in get_premise_outputs() if path.endswith("_verdicts.csv")],
     output:
-        "results/summary.md",
+        report("results/summary.md", caption="../report/summary.rst", category="Summary"),
     params:
         profile=config["profile"],
     log:
