@@ -70,6 +70,7 @@ rule majority_scaling:
 rule fig01_entropy_by_position:
     input:
         tables=get_analysis_tables("entropy"),
+        code=plot_code("fig01_entropy_by_position"),
     output:
         **figure_outputs("fig01_entropy_by_position"),
     log:
@@ -84,6 +85,7 @@ rule fig01_entropy_by_position:
 rule fig02_forking:
     input:
         tables=get_analysis_tables("forking"),
+        code=plot_code("fig02_forking"),
     output:
         **figure_outputs("fig02_forking"),
     log:
@@ -97,6 +99,7 @@ rule fig02_forking:
 rule fig09_majority_scaling:
     input:
         tables=get_analysis_tables("majority"),
+        code=plot_code("fig09_majority_scaling"),
     output:
         **figure_outputs("fig09_majority_scaling"),
     log:

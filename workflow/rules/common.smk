@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+import ead.plots
 from ead.config import (ConfigError, analysis_model_names, analysis_schedule, apply_command_line_overrides,
                         check_configfile_flags, check_overlays, command_line_overrides, validate_config)
 from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule
@@ -85,6 +86,19 @@ def figure_outputs(name, caption=None):
     paths = figure_paths(name)
     caption = f"../report/{caption or name}.rst"
     return {"png": report(paths["png"], caption=caption, category="Figures"), "pdf": paths["pdf"]}
+
+
+def plot_code(figure, shared=("style.py",)):
+    """The plotting code a figure's rule runs (its module and the shared modules of ead.plots), as inputs of the plot
+    rule: editing a figure's look re-renders it (by modification time) and reruns nothing else. The files are those
+    of the `ead` package the jobs import (the one imported here)."""
+    plots = Path(ead.plots.__file__).parent
+    return [str(plots / name) for name in [f"{figure}.py", *shared]]
+
+
+def get_plot_code(wildcards):
+    """plot_code of an RL figure, the {figure} wildcard of rl_figure; its module, the style and the RL curves."""
+    return plot_code(wildcards.figure, shared=("style.py", "rl_curves.py"))
 
 
 def get_final_figures():

@@ -28,6 +28,7 @@ rule rl_figure:
     input:
         eval_curves=rules.rl_tables.output.eval_curves,
         train_curves=rules.rl_tables.output.train_curves,
+        code=get_plot_code,
     output:
         png=report("figures/{figure}.png", caption="../report/rl_figure.rst", category="Figures"),
         pdf="figures/{figure}.pdf",

@@ -27,6 +27,7 @@ rule schedule_table:
 rule fig03_annealing_schedule:
     input:
         table=rules.schedule_table.output.table,
+        code=plot_code("fig03_annealing_schedule"),
     output:
         **figure_outputs("fig03_annealing_schedule"),
     log:
