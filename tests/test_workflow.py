@@ -161,6 +161,25 @@ def test_changing_the_evaluation_k_retrains_nothing(workdir):
 
 
 @pytest.mark.slow
+def test_editing_the_plot_style_rerenders_every_figure_and_nothing_else(workdir):
+    import os
+
+    import ead.plots.style
+
+    snakemake(workdir, *SMOKE)
+    style = Path(ead.plots.style.__file__)
+    stat = style.stat()
+    try:
+        os.utime(style, (stat.st_atime, stat.st_mtime + 3600))  # as if edited after the figures were drawn
+        assert planned_jobs(workdir, *SMOKE) == {"fig03_annealing_schedule": 1, "fig01_entropy_by_position": 1,
+                                                 "fig02_forking": 1, "fig09_majority_scaling": 1,
+                                                 "rl_figure": len(RL_FIGURES), "all": 1}
+    finally:
+        os.utime(style, (stat.st_atime, stat.st_mtime))
+    assert planned_rules(workdir, *SMOKE) == set()
+
+
+@pytest.mark.slow
 def test_bad_config_fails_with_one_message_and_no_traceback(workdir, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("ead:\n  tau_min: 1.5\n")
