@@ -193,7 +193,8 @@ class Trainer:
         """Per-problem sample counts, correct counts and greedy correctness on the fixed evaluation split."""
         ev = self.settings["eval"]
         per_problem, _ = evaluate(
-            self.model.eval(), self.tokenizer, self.eval_problems, self.settings["task"], n=ev["n"], ks=ev["k"],
+            self.model.eval(), self.tokenizer, self.eval_problems, self.settings["task"], n=ev["n"],
+            ks=sorted({1, ev["n"]}),  # only the per-problem counts are kept; they serve every k <= n
             schedule=FixedTemperature(ev["tau"]), max_new_tokens=ev["max_new_tokens"], seed=ev["seed"],
             batch_size=ev["batch_size"], greedy=True)
         return per_problem[list(PROBLEM_COLUMNS[1:])].assign(step=step)
