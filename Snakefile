@@ -1,21 +1,34 @@
 # Reproduction of "Let it Calm: Exploratory Annealed Decoding for Verifiable RL".
 #   snakemake --cores all                                   # default CPU profile (configs/config.yaml)
-#   snakemake --cores all --configfile configs/smoke.yaml   # tiny CI-sized run (deltas over the default)
+#   snakemake --cores all --configfile configs/smoke.yaml   # tiny CI-sized run (deltas over the default), in runs/smoke/
 #   snakemake --configfile configs/paper.yaml --workflow-profile workflow/profiles/slurm   # paper scale, GPUs
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
-configfile: "configs/config.yaml"
+# Anchored at the workflow (not the working directory): each profile runs in its own root (workdir: below).
+configfile: f"{workflow.basedir}/configs/config.yaml"
 
 
-# Jobs find the environment's `python` through PATH (see workflow/rules/common.smk).
-envvars:
-    "PATH",
+# `snakemake --report report.html` (after a run): every figure, results/summary.md, the claims and the premise verdicts.
+report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+
+
+# Jobs find the environment's `python` through PATH and their profile's name in EAD_PROFILE (both set by
+# workflow/rules/common.smk).
+envvars:
+    "PATH",
+    "EAD_PROFILE",
+
+
+# The profile's own output root (common.smk): . for the default profile, runs/<profile> for the others.
+workdir: OUTPUT_ROOT
+
+
 include: "workflow/rules/schedule.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"

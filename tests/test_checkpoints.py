@@ -33,3 +33,23 @@ def test_only_a_checkpoint_with_the_same_fingerprint_is_resumed(tmp_path, caplog
     checkpoint.mkdir()  # a checkpoint from before fingerprints: unknown provenance, discarded too
     (checkpoint / "trainer_state.pt").write_bytes(b"state")
     assert not resumable(checkpoint, "abc", LOG) and not checkpoint.exists()
+
+
+def test_discard_removes_the_checkpoint_and_the_empty_directories_it_leaves(tmp_path):
+    from ead.checkpoints import discard
+
+    root = tmp_path / "results" / "checkpoints"
+    done = root / "rl" / "tiny1m" / "dapo" / "ead" / "n8" / "seed0"
+    running = root / "rl" / "tiny1m" / "dapo" / "tau1.0" / "n8" / "seed0"
+    for directory in (done, running):
+        directory.mkdir(parents=True)
+        (directory / "fingerprint.json").write_text("{}")
+    discard(done)
+    assert not (root / "rl" / "tiny1m" / "dapo" / "ead").exists()  # no empty directories left behind
+    assert running.exists()  # another job's checkpoint (and its parents) stay
+    discard(running)
+    assert root.exists() and list(root.iterdir()) == []  # pruned up to results/checkpoints, not beyond
+    elsewhere = tmp_path / "a" / "b"
+    elsewhere.mkdir(parents=True)
+    discard(elsewhere)
+    assert (tmp_path / "a").exists()  # outside a checkpoints directory only the checkpoint itself goes

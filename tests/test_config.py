@@ -197,3 +197,58 @@ def test_two_stage_samplers_state_their_own_keys_and_stay_off_the_verl_grid():
     with pytest.raises(ConfigError, match=r"rl\.samplers\.hot_early is kind 'two_stage', which the verl "
                                           r"backend cannot"):
         validate_config(paper, SCHEMA)
+
+
+# --- Overrides: overlays and --config (README, "Changing an experiment") ---
+
+def test_command_line_overrides_restore_yaml_types_and_nest_dunder_keys():
+    from ead.config import command_line_overrides
+
+    # what Snakemake's --config parser hands over: nested scalars as strings (YAML BaseLoader), top-level ones typed
+    raw = {"ead": {"tau_max": "1.5", "warmup": "3"}, "rl__eval__k": "[1, 8]", "rl__steps": 4, "profile": "x",
+           "grader": {"last_boxed_only": "true"}}
+    assert command_line_overrides(raw) == {"ead": {"tau_max": 1.5, "warmup": 3}, "rl": {"eval": {"k": [1, 8]}, "steps": 4},
+                                           "profile": "x", "grader": {"last_boxed_only": True}}
+
+
+def test_command_line_overrides_merge_into_the_config_key_by_key():
+    from ead.config import apply_command_line_overrides
+
+    config = load("config.yaml")
+    before = dict(config["ead"])
+    config["ead__tau_min"] = 0.2  # Snakemake put the raw pair at the top level
+    config["ead"]["tau_max"] = "1.5"
+    apply_command_line_overrides(config, {"ead": {"tau_max": "1.5"}, "ead__tau_min": 0.2})
+    assert "ead__tau_min" not in config
+    assert config["ead"] == {**before, "tau_max": 1.5, "tau_min": 0.2}
+    validate_config(config, SCHEMA)
+
+
+def test_an_empty_mapping_in_an_overlay_is_an_error_naming_the_key():
+    from ead.config import check_overlays
+
+    base = load("config.yaml")
+    with pytest.raises(ConfigError, match=r"x\.yaml: rl\.experiments = \{\} cannot take effect"):
+        check_overlays(base, [("configs/smoke.yaml", {}), ("x.yaml", {"rl": {"experiments": {}}})])
+    with pytest.raises(ConfigError, match=r"--config: rl\.experiments\.main = \{\} cannot take effect"):
+        check_overlays(base, [("--config", {"rl": {"experiments": {"main": {}}}})])
+    check_overlays(base, [("smoke.yaml", {"rl": {"experiments": {"main": {"seeds": [0]}}}}), ("new.yaml", {"new": {}})])
+
+
+def test_a_repeated_configfile_flag_is_an_error():
+    from ead.config import check_configfile_flags
+
+    check_configfile_flags(["snakemake", "--configfile", "a.yaml", "b.yaml", "--cores", "all"])
+    with pytest.raises(ConfigError, match="--configfile given 2 times"):
+        check_configfile_flags(["snakemake", "--configfile", "a.yaml", "--configfile", "b.yaml"])
+
+
+@pytest.mark.parametrize("ablation", sorted(p.name for p in (ROOT / "configs" / "ablations").glob("*.yaml")))
+@pytest.mark.parametrize("profile", [[], ["smoke.yaml"], ["paper.yaml"]])
+def test_shipped_ablations_layer_over_every_profile(ablation, profile):
+    delta = yaml.safe_load((ROOT / "configs" / "ablations" / ablation).read_text())
+    config = load("config.yaml", *profile, f"ablations/{ablation}")
+    validate_config(config, SCHEMA)
+    base = load("config.yaml")
+    assert restated_keys(base, delta) == []  # an ablation states only what it changes
+    assert len(list((ROOT / "configs" / "ablations").glob("*.yaml"))) >= 2

@@ -367,3 +367,21 @@ def test_cells_of_one_seed_share_prompts_and_rollout_random_numbers(rl_inputs):
     assert not torch.equal(ead.token_ids, fixed.token_ids)  # after the warm-up EAD samples differently
     ids_other_seed, _, _ = rollout("tau1.0", seed=1)
     assert not torch.equal(ids_other_seed, ids_fixed)
+
+
+def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():
+    from ead.rl.cell_eval import cell_summary
+    from ead.tables import summarise
+
+    problems = pd.DataFrame({"step": [0, 0, 2, 2], "problem_id": ["a", "b", "a", "b"], "num_samples": [4] * 4,
+                             "num_correct": [1, 0, 4, 2], "greedy_correct": [1.0, 0.0, 1.0, 1.0],
+                             "policy": "tiny1m", "sampler": "ead"})
+    for ks in ([1, 4], [2]):
+        summary = cell_summary(problems, ks, seed=3)
+        for step, group in problems.groupby("step"):
+            expected = summarise(group, ks, seed=3)
+            got = summary[summary.step == step].reset_index(drop=True)
+            pd.testing.assert_frame_equal(got[expected.columns], expected)
+        assert set(summary.policy) == {"tiny1m"} and set(summary.sampler) == {"ead"}
+    with pytest.raises(ValueError, match="k = 8 exceeds the 4 samples"):
+        cell_summary(problems, [1, 8], seed=3)

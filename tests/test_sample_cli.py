@@ -68,3 +68,19 @@ def test_each_batch_has_its_own_stream_so_other_batches_cannot_shift_its_draws(t
     assert first.loc[0, "num_tokens"] != other.loc[0, "num_tokens"]
     # ... and the second batch still drew the same random numbers, hence the same tokens
     assert list(other.loc[1, "token_ids"]) == list(first.loc[1, "token_ids"])
+
+
+def test_sampling_logs_progress_in_tokens_with_rate_and_eta(tiny_model_dir, prompts_csv, tmp_path, capsys, monkeypatch):
+    """One batch of 12 sequences (the entropy analysis' case: the whole job one batch) still reports its progress
+    in token positions, with the rate and the remaining time, in a log (stderr not a terminal)."""
+    import ead.io
+
+    monkeypatch.setattr(ead.io, "LOG_PROGRESS_INTERVAL_S", 0.0)  # a line per position instead of one per 20 s
+    schedule = json.dumps({"name": "fixed", "tau": 1.0})
+    main(["--model", str(tiny_model_dir), "--prompts", str(prompts_csv), "--schedule", schedule, "--n", "4",
+          "--max-new-tokens", "24", "--seed", "7", "--batch-size", "12", "--step", "0", "--out",
+          str(tmp_path / "s.parquet")])
+    lines = [line for line in capsys.readouterr().err.splitlines() if "sampling (hf, 12 sequences)" in line]
+    assert len(lines) > 2  # progress inside the one batch, not only 0/1 and 1/1
+    assert "/288 tok" in lines[-1] and "288/288 tok" in lines[-1]  # 12 sequences x 24 positions, all done
+    assert "tok/s" in lines[-1] and "<" in lines[-1]  # rate and elapsed<remaining

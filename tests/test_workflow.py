@@ -73,26 +73,29 @@ def workdir(tmp_path_factory):
 @pytest.mark.slow
 def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     snakemake(workdir, *SMOKE)
+    out = workdir / "runs" / "smoke"  # the smoke profile's own root; the default profile's results/ stay untouched
+    assert not (workdir / "results").exists() and not (workdir / "figures").exists()
     for stem in FIGURES:
         for fmt in ("png", "pdf"):
-            path = workdir / "figures" / f"{stem}.{fmt}"
+            path = out / "figures" / f"{stem}.{fmt}"
             assert path.stat().st_size > 1000, path
+        assert b"ead-profile=smoke" in (out / "figures" / f"{stem}.pdf").read_bytes(), stem
     for policy in ("tiny1m", "tiny400k"):
-        base = pd.read_csv(workdir / "results" / "eval" / f"{policy}_base.csv")
+        base = pd.read_csv(out / "results" / "eval" / f"{policy}_base.csv")
         assert set(base.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
         assert (base.num_problems == 8).all() and (base.n == 4).all()
     # every grid cell trained and was aggregated: steps 1..2, evaluations at steps 0 and 2
     cells = expand_grid(smoke_config()["rl"])
-    train = pd.read_csv(workdir / "results" / "rl" / "train_curves.csv")
-    evaluated = pd.read_csv(workdir / "results" / "rl" / "eval_curves.csv")
+    train = pd.read_csv(out / "results" / "rl" / "train_curves.csv")
+    evaluated = pd.read_csv(out / "results" / "rl" / "eval_curves.csv")
     for table in (train, evaluated):
         assert len(table.groupby(["policy", "algorithm", "sampler", "n"])) == len({(c.policy, c.algorithm, c.sampler, c.n) for c in cells})
     assert sorted(train.step.unique()) == [1, 2] and sorted(evaluated.step.unique()) == [0, 2]
     assert set(evaluated.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
-    assert (workdir / "results" / "models" / "smollm2-135m-instruct" / "model.safetensors").exists()
+    assert (out / "results" / "models" / "smollm2-135m-instruct" / "model.safetensors").exists()
     for name in ("math500", "gsm8k", "mmlu", "math", "countdown"):
-        assert len(pd.read_parquet(workdir / "results" / "data" / f"{name}.parquet")) > 0
-    analyses = workdir / "results" / "analyses"
+        assert len(pd.read_parquet(out / "results" / "data" / f"{name}.parquet")) > 0
+    analyses = out / "results" / "analyses"
     model = "smollm2-135m-instruct"
     entropy = pd.read_csv(analyses / "entropy_by_position" / f"{model}.csv")
     assert entropy.position.min() == 0 and entropy.position.max() < 12 and (entropy.mean_entropy > 0).all()
@@ -102,18 +105,25 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     assert set(majority.n) == {1, 2, 3} and majority.sampler.nunique() == 3
     for table in (entropy, forking, majority):
         assert set(table.model_name) == {model} and set(table.engine) == {"hf"}
-    summary = (workdir / "results" / "summary.md").read_text()
+    summary = (out / "results" / "summary.md").read_text()
     assert "(profile: smoke)" in summary
-    claims = pd.read_csv(workdir / "results" / "claims.csv")
+    claims = pd.read_csv(out / "results" / "claims.csv")
     assert list(claims.claim) == ["C2", "C7"] and set(claims.verdict) <= {"supported", "contradicted", "inconclusive"}
-    verdicts = pd.read_csv(workdir / "results" / "premises" / "tiny1m_verdicts.csv")
+    verdicts = pd.read_csv(out / "results" / "premises" / "tiny1m_verdicts.csv")
     assert set(verdicts.premise) == {"G1", "G2", "G3"}
-    for section in ("Premises", "Paper claims on the grid", "Policies before RL", "RL grid", "Entropy by response position", "Forking",
-                    "Majority voting"):
+    for section in ("Premises", "Paper claims on the grid", "Policies before RL", "RL grid",
+                    "Entropy by response position", "Forking", "Majority voting"):
         assert f"## {section}" in summary, section
     assert "### Probed samplers, paired against tau1.0" in summary
     assert summary.count("| tiny1m | dapo |") >= 2  # one row per final cell
+    for table in (base, train, evaluated, entropy, forking, majority, verdicts, claims):
+        assert set(table.profile) == {"smoke"}  # every table records the profile that made it
     assert planned_rules(workdir, *SMOKE) == set()
+    # one command gives a self-contained HTML report with every figure, the summary and the verdicts
+    snakemake(workdir, *SMOKE, "--report", "report.html")
+    html = (out / "report.html").read_text()
+    for name in [f"{stem}.png" for stem in FIGURES] + ["summary.md", "tiny1m_verdicts.csv"]:
+        assert name in html, name
 
 
 @pytest.mark.slow
@@ -133,11 +143,43 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         assert 0 < len(ead_cells) < len(expand_grid(rl))
         assert planned_jobs(workdir, *SMOKE) == {"schedule_table": 1, "fig03_annealing_schedule": 1,
                                                  "majority_scaling": 1, "fig09_majority_scaling": 1,
-                                                 "rl_cell": len(ead_cells), "rl_tables": 1,
-                                                 "rl_figure": len(RL_FIGURES), "premises": 1, "claims": 1,
-                                                 "summary": 1, "all": 1}
+                                                 "rl_cell": len(ead_cells), "rl_cell_eval": len(ead_cells),
+                                                 "rl_tables": 1, "rl_figure": len(RL_FIGURES), "premises": 1,
+                                                 "claims": 1, "summary": 1, "all": 1}
     finally:
         config_path.write_text(original)
+    assert planned_rules(workdir, *SMOKE) == set()
+
+
+@pytest.mark.slow
+def test_changing_the_evaluation_k_retrains_nothing(workdir):
+    """eval_problems.csv holds the per-problem counts any k <= n needs: a new rl.eval.k re-summarises every cell
+    (rl_cell_eval) and re-aggregates, and no RL cell or evaluation reruns."""
+    snakemake(workdir, *SMOKE)
+    cells = expand_grid(smoke_config()["rl"])
+    assert planned_jobs(workdir, *SMOKE, "rl={eval: {k: [1, 2]}}") == {
+        "rl_cell_eval": len(cells), "rl_tables": 1, "rl_figure": len(RL_FIGURES), "summary": 1, "all": 1}
+    assert planned_rules(workdir, *SMOKE) == set()
+
+
+@pytest.mark.slow
+def test_editing_the_plot_style_rerenders_every_figure_and_nothing_else(workdir):
+    import os
+
+    import ead.plots.style
+
+    snakemake(workdir, *SMOKE)
+    style = Path(ead.plots.style.__file__)
+    stat, original = style.stat(), style.read_text()
+    try:
+        # an edit (Snakemake ignores a newer modification time when the content's checksum is unchanged)
+        style.write_text(original + "# a style edit\n")
+        assert planned_jobs(workdir, *SMOKE) == {"fig03_annealing_schedule": 1, "fig01_entropy_by_position": 1,
+                                                 "fig02_forking": 1, "fig09_majority_scaling": 1,
+                                                 "rl_figure": len(RL_FIGURES), "all": 1}
+    finally:
+        style.write_text(original)
+        os.utime(style, (stat.st_atime, stat.st_mtime))
     assert planned_rules(workdir, *SMOKE) == set()
 
 
@@ -155,3 +197,22 @@ def test_bad_config_fails_with_one_message_and_no_traceback(workdir, tmp_path):
 def test_lint_is_clean(workdir):
     result = snakemake(workdir, "--lint", check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_overrides_from_the_command_line_keep_their_types_and_bad_overlays_fail_by_name(workdir, tmp_path):
+    # a nested key from the command line, both spellings; Snakemake alone hands '1.5' over as a string
+    for override in ("ead={tau_max: 1.5}", "ead__tau_max=1.5"):
+        result = snakemake(workdir, "--dry-run", "--printshellcmds", *SMOKE, override, "--", "results/schedule/schedule_table.csv")
+        assert "--tau-max 1.5 " in result.stdout, override
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("rl:\n  experiments: {}\n")
+    for args, message in (
+        (["--configfile", "configs/smoke.yaml", str(empty)], f"Config error: {empty}: rl.experiments = {{}} cannot take effect"),
+        (["--configfile", "configs/smoke.yaml", "--configfile", "configs/ablations/decay_scale_20.yaml"],
+         "Config error: --configfile given 2 times"),
+        (["--config", "ead__tau_max=hot"], "Config error: ead.tau_max = 'hot': 'hot' is not of type 'number'"),
+    ):
+        result = snakemake(workdir, "--dry-run", *args, check=False)
+        assert result.returncode != 0 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stdout + result.stderr

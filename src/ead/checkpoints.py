@@ -61,3 +61,26 @@ def resumable(checkpoint_dir: str | Path, fingerprint: str, log) -> bool:
                 "discarding it and starting over", directory, (recorded or "none")[:12], fingerprint[:12])
     shutil.rmtree(directory)
     return False
+
+
+#: The directory under which every job keeps its checkpoints (results/checkpoints/...); :func:`discard` prunes the
+#: empty directories a finished job leaves below it, never it or anything above it.
+CHECKPOINT_ROOT_NAME = "checkpoints"
+
+
+def discard(checkpoint_dir: str | Path) -> None:
+    """Remove a finished job's checkpoint and the directories it leaves empty, up to (not including) the nearest
+    ancestor named ``checkpoints`` (e.g. results/checkpoints/rl/tiny1m/dapo/ead/n8/seed0 and then every parent that
+    is left empty, stopping at results/checkpoints). Without such an ancestor only the checkpoint itself goes."""
+    directory = Path(checkpoint_dir)
+    shutil.rmtree(directory, ignore_errors=True)
+    parents = list(directory.absolute().parents)
+    if not any(parent.name == CHECKPOINT_ROOT_NAME for parent in parents):
+        return
+    for parent in parents:
+        if parent.name == CHECKPOINT_ROOT_NAME:
+            return
+        try:
+            parent.rmdir()  # only if empty; another job's checkpoint beside it keeps it
+        except OSError:
+            return

@@ -53,6 +53,110 @@ class ConfigError(ValueError):
     """A config value is invalid; the message names the key and the value."""
 
 
+# --- Overrides from the command line and overlay files --------------------------------------------------------------
+# Snakemake's own behaviour (snakemake 9, snakemake/cli.py and settings/types.py), which these helpers build on:
+# - `--configfile a.yaml b.yaml` layers a then b over `configfile:` (update_config, in order). The flag given twice
+#   (`--configfile a.yaml --configfile b.yaml`) keeps only the LAST list (argparse), silently dropping a.yaml.
+# - `--config key=value`: the key must be an identifier (`[a-zA-Z_][\w-]*\w`), so a dotted key such as
+#   `ead.tau_max=1.5` is rejected by Snakemake's argument parser before the Snakefile runs. A top-level value is
+#   typed (int, float, bool, else string), but a nested value (`ead={tau_max: 1.5}`) is read with YAML's BaseLoader,
+#   which leaves every scalar inside it a string ('1.5'). --config is merged last, over every config file.
+NESTED_SEPARATOR = "__"
+
+
+def _yaml_typed(value):
+    """A value of Snakemake's BaseLoader (every scalar a string) with YAML's types: '1.5' -> 1.5, '[1, 8]' stays a list
+    of ints, 'true' -> True; a string YAML reads as a string stays as it is."""
+    if isinstance(value, dict):
+        return {key: _yaml_typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_yaml_typed(item) for item in value]
+    if isinstance(value, str):
+        try:
+            return yaml.safe_load(value) if value.strip() else value
+        except yaml.YAMLError:
+            return value
+    return value
+
+
+def command_line_overrides(cli_config: dict) -> dict:
+    """The nested overrides that Snakemake's ``--config`` pairs stand for, with their YAML types.
+
+    Two spellings, both merged key by key like an overlay file:
+    ``--config 'ead={tau_max: 1.5}'`` (a YAML mapping; Snakemake hands its scalars over as strings, retyped here) and
+    ``--config ead__tau_max=1.5`` (a dotted path written with ``__``, because Snakemake refuses ``.`` in a key).
+    """
+    from snakemake.utils import update_config
+
+    overrides: dict = {}
+    for key, value in cli_config.items():
+        value = _yaml_typed(value) if isinstance(value, (dict, list)) else value
+        if isinstance(value, str) and NESTED_SEPARATOR in key:
+            value = _yaml_typed(value)
+        parts = key.split(NESTED_SEPARATOR)
+        if any(not part for part in parts):
+            raise ConfigError(f"--config {key}={value!r}: empty key between '{NESTED_SEPARATOR}' separators")
+        nested = value
+        for part in reversed(parts):
+            nested = {part: nested}
+        update_config(overrides, nested)
+    return overrides
+
+
+def apply_command_line_overrides(config: dict, cli_config: dict) -> None:
+    """Replace, in the workflow's ``config`` (where Snakemake already merged ``cli_config`` last), the raw --config
+    entries by :func:`command_line_overrides`: typed values, ``__`` paths as nested keys."""
+    from snakemake.utils import update_config
+
+    for key in cli_config:
+        if NESTED_SEPARATOR in key:
+            config.pop(key, None)
+    update_config(config, command_line_overrides(cli_config))
+
+
+def ineffective_overlay_keys(base: dict, overlay: dict, prefix: str = "") -> list[str]:
+    """Keys of an overlay that layering cannot apply: an empty mapping where ``base`` holds a non-empty one.
+
+    Layering merges mappings key by key, so ``experiments: {}`` removes nothing and the full grid would still run.
+    """
+    found = []
+    for key, value in overlay.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            if not value and base[key]:
+                found.append(path)
+            else:
+                found += ineffective_overlay_keys(base[key], value, f"{path}.")
+    return found
+
+
+def check_overlays(base: dict, overlays: list[tuple[str, dict]]) -> None:
+    """Raise ConfigError naming the source and key of the first overlay entry that cannot take effect.
+
+    ``overlays`` are (source, mapping) pairs in layering order, e.g. ("configs/smoke.yaml", {...}), ("--config", {...});
+    each is checked against everything layered before it."""
+    from snakemake.utils import update_config
+
+    merged = json.loads(json.dumps(base))
+    for source, overlay in overlays:
+        ineffective = ineffective_overlay_keys(merged, overlay)
+        if ineffective:
+            key = ineffective[0]
+            raise ConfigError(f"{source}: {key} = {{}} cannot take effect: overlays merge mappings key by key, so an "
+                              f"empty mapping removes nothing and every entry of {key} still runs; state the entries "
+                              f"to change instead (e.g. an experiment's `samplers: [...]` or `seeds: [0]`), or name targets on the command line")
+        update_config(merged, overlay)
+
+
+def check_configfile_flags(argv: list[str]) -> None:
+    """Raise ConfigError if ``--configfile`` appears more than once: Snakemake keeps only the last flag's files."""
+    flags = [arg for arg in argv if arg in ("--configfile", "--configfiles")]
+    if len(flags) > 1:
+        raise ConfigError(f"--configfile given {len(flags)} times: Snakemake keeps only the files of the last one and "
+                          "silently drops the others; list every overlay after one flag, in layering order: "
+                          "--configfile configs/smoke.yaml configs/ablations/decay_scale_20.yaml")
+
+
 def _key_path(path) -> str:
     return ".".join(str(p) for p in path) or "<top level>"
 

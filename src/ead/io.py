@@ -86,3 +86,21 @@ def setup_logging(name: str) -> logging.Logger:
     """Log to stderr (Snakemake redirects it to the rule's log file)."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     return logging.getLogger(name)
+
+
+#: Seconds between progress lines when stderr is a log file (a terminal updates every 0.1 s).
+LOG_PROGRESS_INTERVAL_S = 20.0
+
+
+def progress(total: int, desc: str, unit: str, *, file=None):
+    """A progress bar for a long loop: done/total, rate and ETA (tqdm). In a job's log (stderr not a terminal) it
+    writes one line every :data:`LOG_PROGRESS_INTERVAL_S` seconds instead of redrawing, so the log shows how far a
+    18-minute job is without growing by megabytes."""
+    from tqdm import tqdm
+
+    stream = file if file is not None else sys.stderr
+    logged = not (hasattr(stream, "isatty") and stream.isatty())
+    return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=stream, dynamic_ncols=False,
+                mininterval=LOG_PROGRESS_INTERVAL_S if logged else 0.1, ascii=logged,
+                **({"bar_format": "{desc}: {n_fmt}/{total_fmt} {unit} [{elapsed}<{remaining}, {rate_fmt}]\n"}
+                   if logged else {}))

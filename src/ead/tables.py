@@ -25,10 +25,16 @@ table fails with the file name and the column. The tables:
 
 Every RL cell table carries :data:`CELL_COLUMNS` and the settings columns :data:`SETTINGS_COLUMNS`
 (``ead.rl.grid.table_columns``).
+
+Every table a workflow job writes also records the profile that made it (:data:`PROFILE_COLUMN`): the workflow
+passes the profile's name to every job in ``EAD_PROFILE`` (``workflow/rules/common.smk``) and :meth:`Table.write`
+stamps it; a table written outside the workflow (no ``EAD_PROFILE``) has no such column. Figures record it in their
+metadata (:func:`ead.plots.style.save_figure`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,13 +52,22 @@ __all__ = [
     "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "ENTROPY_BY_POSITION", "EVAL",
     "EVAL_CURVES",
     "EVAL_PROBLEMS", "FORKING", "GROUP", "KINDS", "MAJORITY_SCALING", "PREMISES", "PREMISE_VERDICTS",
-    "PROBLEM_COLUMNS", "SCHEDULE_TABLE",
+    "PROBLEM_COLUMNS", "PROFILE_COLUMN", "PROFILE_ENV", "SCHEDULE_TABLE",
     "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table", "TableError",
-    "per_problem_metric", "summarise",
+    "job_profile", "per_problem_metric", "summarise",
 ]
 
 #: Column kinds and what they accept.
 KINDS = ("int", "float", "str", "id")
+#: The column naming the profile (``profile:`` of the config) whose run wrote a table; a str where present.
+PROFILE_COLUMN = "profile"
+#: The environment variable through which the workflow tells every job its profile.
+PROFILE_ENV = "EAD_PROFILE"
+
+
+def job_profile() -> str | None:
+    """The profile of the workflow run this job belongs to (``EAD_PROFILE``), or None outside the workflow."""
+    return os.environ.get(PROFILE_ENV) or None
 
 
 class TableError(ValueError):
@@ -79,14 +94,21 @@ class Table:
         missing = [column for column in self.columns if column not in table.columns]
         if missing:
             raise TableError(f"{where}: missing column(s) {missing}; the {self.name} table needs {list(self.columns)}")
-        for column, kind in self.columns.items():
+        declared = dict(self.columns)
+        if PROFILE_COLUMN in table.columns:
+            declared.setdefault(PROFILE_COLUMN, "str")
+        for column, kind in declared.items():
             problem = _kind_problem(table[column], kind)
             if problem:
                 raise TableError(f"{where}: column {column!r} must be {kind}, {problem}")
         return table
 
     def write(self, table: pd.DataFrame, path: str | Path) -> None:
-        """Validate, then write atomically (CSV or Parquet by suffix, :func:`ead.io.write_table`)."""
+        """Stamp the job's profile (:func:`job_profile`, if any) into :data:`PROFILE_COLUMN`, validate, then write
+        atomically (CSV or Parquet by suffix, :func:`ead.io.write_table`)."""
+        profile = job_profile()
+        if profile is not None:
+            table = table.assign(**{PROFILE_COLUMN: profile})
         write_table(self.validate(table, path), path)
 
     def read(self, path: str | Path) -> pd.DataFrame:

@@ -70,8 +70,9 @@ rule majority_scaling:
 rule fig01_entropy_by_position:
     input:
         tables=get_analysis_tables("entropy"),
+        code=plot_code("fig01_entropy_by_position"),
     output:
-        **figure_paths("fig01_entropy_by_position"),
+        **figure_outputs("fig01_entropy_by_position"),
     log:
         "results/logs/figures/fig01_entropy_by_position.log",
     conda:
@@ -84,8 +85,9 @@ rule fig01_entropy_by_position:
 rule fig02_forking:
     input:
         tables=get_analysis_tables("forking"),
+        code=plot_code("fig02_forking"),
     output:
-        **figure_paths("fig02_forking"),
+        **figure_outputs("fig02_forking"),
     log:
         "results/logs/figures/fig02_forking.log",
     conda:
@@ -97,8 +99,9 @@ rule fig02_forking:
 rule fig09_majority_scaling:
     input:
         tables=get_analysis_tables("majority"),
+        code=plot_code("fig09_majority_scaling"),
     output:
-        **figure_paths("fig09_majority_scaling"),
+        **figure_outputs("fig09_majority_scaling"),
     log:
         "results/logs/figures/fig09_majority_scaling.log",
     conda:

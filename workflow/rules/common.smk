@@ -8,15 +8,43 @@ import shlex
 import sys
 from pathlib import Path
 
-from ead.config import ConfigError, analysis_model_names, analysis_schedule, validate_config
+import yaml
+
+import ead.plots
+from ead.config import (ConfigError, analysis_model_names, analysis_schedule, apply_command_line_overrides,
+                        check_configfile_flags, check_overlays, command_line_overrides, validate_config)
 from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule
 
 try:
+    # Overlays (--configfile a.yaml b.yaml) and --config overrides (README, "Changing an experiment"): Snakemake has
+    # merged them into `config` already; restore the types of nested --config values, expand `a__b=v` keys, and refuse
+    # what cannot take effect (a repeated --configfile flag, an empty mapping over a non-empty one) by name.
+    check_configfile_flags(sys.argv)
+    cli_config = dict(workflow.config_settings.config or {})
+    apply_command_line_overrides(config, cli_config)
+    check_overlays(
+        yaml.safe_load((Path(workflow.basedir) / "configs" / "config.yaml").read_text()),
+        [(str(path), yaml.safe_load(Path(path).read_text()) or {}) for path in workflow.config_settings.configfiles]
+        + [("--config", command_line_overrides(cli_config))],
+    )
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
 except ConfigError as error:
     # One line naming the key and value; a traceback would bury it.
     print(f"Config error: {error}", file=sys.stderr)
     sys.exit(1)
+
+# Each profile writes under its own root, so running one profile never replaces another's results: the default
+# profile keeps results/ and figures/ at the top; every other profile (`profile:` in its file, or
+# `--config profile=<name>`) works in runs/<profile>/ (its results/, figures/, logs and Snakemake metadata).
+# The Snakefile makes it the working directory (`workdir:`); paths in the rules stay relative to it.
+PROFILE = config.get("profile", "default")
+OUTPUT_ROOT = "." if PROFILE == "default" else f"runs/{PROFILE}"
+# The wheel cache is shared by every profile: a relative cache_dir means the checkout's, wherever the run's root is.
+if not os.path.isabs(config["cache_dir"]) and OUTPUT_ROOT != ".":
+    config["cache_dir"] = os.path.relpath(config["cache_dir"], OUTPUT_ROOT)
+# Jobs read the profile that made them from the environment and record it in every table and figure (ead.tables,
+# ead.plots.style).
+os.environ["EAD_PROFILE"] = PROFILE
 
 # Jobs call `python`: put the interpreter running Snakemake first on PATH so that jobs use the same
 # environment (and its installed `ead` package) even when the venv is not activated.
@@ -52,6 +80,27 @@ def figure_paths(name):
     return {fmt: f"figures/{name}.{fmt}" for fmt in FIGURE_FORMATS}
 
 
+def figure_outputs(name, caption=None):
+    """A plot rule's outputs: both renderings, the PNG marked for `snakemake --report` with its caption
+    (workflow/report/<caption or name>.rst, a path relative to workflow/rules/ where the rules are)."""
+    paths = figure_paths(name)
+    caption = f"../report/{caption or name}.rst"
+    return {"png": report(paths["png"], caption=caption, category="Figures"), "pdf": paths["pdf"]}
+
+
+def plot_code(figure, shared=("style.py",)):
+    """The plotting code a figure's rule runs (its module and the shared modules of ead.plots), as inputs of the plot
+    rule: editing a figure's look re-renders it (by modification time) and reruns nothing else. The files are those
+    of the `ead` package the jobs import (the one imported here)."""
+    plots = Path(ead.plots.__file__).parent
+    return [str(plots / name) for name in [f"{figure}.py", *shared]]
+
+
+def get_plot_code(wildcards):
+    """plot_code of an RL figure, the {figure} wildcard of rl_figure; its module, the style and the RL curves."""
+    return plot_code(wildcards.figure, shared=("style.py", "rl_curves.py"))
+
+
 def get_final_figures():
     """Every figure `rule all` renders, from the stages' registries (ANALYSIS_FIGURES in analyses_inputs.smk,
     RL_FIGURES in rl_inputs.smk). A figure joins this list only once its pipeline is real."""
@@ -70,7 +119,7 @@ def get_final_tables():
     return datasets + [
         "results/data/countdown.parquet",
         "results/models/smollm2-135m-instruct",
-    ] + get_base_eval_tables() + get_premise_outputs()
+    ] + get_base_eval_tables() + get_premise_outputs() + get_cell_outputs("eval")  # eval.csv: rule rl_cell_eval
 
 
 def get_base_eval_tables():
@@ -95,9 +144,14 @@ def cli_args(options):
 
 def get_eval_args(evaluation):
     """CLI flags of a policy evaluation (python -m ead.evaluation): the config's `base_eval` block ("base") or
-    `rl.eval` ("rl", the step-0 evaluation of the RL cells); one schema block ($defs/evaluation) declares both.
-    The sampler is the declared fixed temperature."""
+    `rl.eval` ("rl_base", the step-0 evaluation of the RL cells); one schema block ($defs/evaluation) declares both.
+    The sampler is the declared fixed temperature.
+
+    The step-0 evaluation's per-problem counts are what the cells read; its own summary reports k = 1 and k = n, not
+    rl.eval.k, so changing rl.eval.k reruns no evaluation and no cell (rule rl_cell_eval summarises the cells)."""
     settings = dict(config["base_eval"] if evaluation == "base" else config["rl"]["eval"])
+    if evaluation == "rl_base":
+        settings["k"] = sorted({1, settings["n"]})
     tau = settings.pop("tau")
     settings.pop("every", None)  # the RL job's evaluation interval, not an evaluation setting
     schedule = shlex.quote(f'{{"name": "fixed", "tau": {tau}}}')

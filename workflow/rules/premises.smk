@@ -11,7 +11,8 @@ rule premises:
         data=rules.countdown_dataset.output.table,
     output:
         table="results/premises/{policy}.csv",
-        verdicts="results/premises/{policy}_verdicts.csv",
+        verdicts=report("results/premises/{policy}_verdicts.csv", caption="../report/premise_verdicts.rst",
+                        category="Summary"),
     params:
         settings=get_premise_settings(),
         threads=config["premises"]["threads"],

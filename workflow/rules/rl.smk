@@ -28,8 +28,9 @@ rule rl_figure:
     input:
         eval_curves=rules.rl_tables.output.eval_curves,
         train_curves=rules.rl_tables.output.train_curves,
+        code=get_plot_code,
     output:
-        png="figures/{figure}.png",
+        png=report("figures/{figure}.png", caption="../report/rl_figure.rst", category="Figures"),
         pdf="figures/{figure}.pdf",
     params:
         experiment=get_figure_experiment,
@@ -52,7 +53,7 @@ rule claims:
         steps=get_cell_outputs("steps"),
         eval_problems=get_cell_outputs("eval_problems"),
     output:
-        "results/claims.csv",
+        report("results/claims.csv", caption="../report/claims.rst", category="Summary"),
     params:
         claims=shlex.quote(json.dumps(config["claims"], sort_keys=True)),
         window=config["claims_window"],

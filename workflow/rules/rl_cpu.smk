@@ -11,7 +11,7 @@ use rule tiny_policy_base_eval as rl_base_eval with:
         summary="results/rl/base/{policy}/eval.csv",
         per_problem="results/rl/base/{policy}/eval_problems.csv",
     params:
-        args=get_eval_args("rl"),
+        args=get_eval_args("rl_base"),
     log:
         "results/logs/rl/base_{policy}.log",
     benchmark:
@@ -25,13 +25,12 @@ rule rl_cell:
         base_eval=rules.rl_base_eval.output.per_problem,
     output:
         steps=f"{CELL_PATTERN}/steps.csv",
-        eval=f"{CELL_PATTERN}/eval.csv",
         eval_problems=f"{CELL_PATTERN}/eval_problems.csv",
     params:
         settings=get_cell_settings,
         grader=get_grader_arg(),
         out_dir=CELL_PATTERN,
-        checkpoint_dir=f"results/checkpoints/{CELL_PATTERN}",
+        checkpoint_dir=f"results/checkpoints/{CELL_SUBPATH}",
     threads: 1
     log:
         f"results/logs/{CELL_SUBPATH}.log",
@@ -43,3 +42,20 @@ rule rl_cell:
         "python -m ead.rl.train --policy-dir {input.model} --data {input.data} --base-eval {input.base_eval}"
         " --settings {params.settings} {params.grader} --out-dir {params.out_dir} --checkpoint-dir {params.checkpoint_dir}"
         " --threads {threads} > {log} 2>&1"
+
+
+# A cell's eval.csv (Pass@k / Worst@k per evaluation step) from its per-problem counts: rl.eval.k lives only here and
+# in the aggregation, so changing it re-summarises and never retrains.
+rule rl_cell_eval:
+    input:
+        eval_problems=rules.rl_cell.output.eval_problems,
+    output:
+        eval=f"{CELL_PATTERN}/eval.csv",
+    params:
+        args=cli_args({"k": config["rl"]["eval"]["k"], "seed": config["rl"]["eval"]["seed"]}),
+    log:
+        f"results/logs/{CELL_SUBPATH}_eval.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.rl.cell_eval --eval-problems {input.eval_problems} {params.args} --out {output.eval} > {log} 2>&1"

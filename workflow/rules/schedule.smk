@@ -27,8 +27,9 @@ rule schedule_table:
 rule fig03_annealing_schedule:
     input:
         table=rules.schedule_table.output.table,
+        code=plot_code("fig03_annealing_schedule"),
     output:
-        **figure_paths("fig03_annealing_schedule"),
+        **figure_outputs("fig03_annealing_schedule"),
     log:
         "results/logs/figures/fig03_annealing_schedule.log",
     conda:

@@ -13,7 +13,7 @@ rule summary:
         premise_metrics=[path for path in get_premise_outputs() if not path.endswith("_verdicts.csv")],
         claims=rules.claims.output,
     output:
-        "results/summary.md",
+        report("results/summary.md", caption="../report/summary.rst", category="Summary"),
     params:
         profile=config["profile"],
     log:
@@ -23,4 +23,5 @@ rule summary:
     shell:
         "python -m ead.summary --profile {params.profile} --base-eval {input.base_eval}"
         " --eval-curves {input.eval_curves} --entropy {input.entropy} --forking {input.forking}"
-        " --majority {input.majority} --premises {input.premises} --claims {input.claims} --out {output} > {log} 2>&1"
+        " --majority {input.majority} --premises {input.premises} --premise-metrics {input.premise_metrics}"
+        " --claims {input.claims} --out {output} > {log} 2>&1"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -25,7 +24,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from ead.checkpoints import job_fingerprint, resumable, stamp
+from ead.checkpoints import discard, job_fingerprint, resumable, stamp
 from ead.io import atomic_directory, read_table, setup_logging, write_table
 from ead.models import save_hf_model
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
@@ -133,7 +132,7 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
     settings = {"seed": seed, "steps": steps, "batch_size": batch_size, "peak_lr": lr, "warmup_steps": warmup_steps,
                 "parameters": n_params, **asdict(shape)}
     write_table(pd.DataFrame(log_rows).assign(**settings), log_table)
-    shutil.rmtree(checkpoint, ignore_errors=True)  # the run is complete; its checkpoint is no longer needed
+    discard(checkpoint)  # the run is complete: its checkpoint and the directories it leaves empty go
     log.info("saved the tiny policy to %s", out)
 
 

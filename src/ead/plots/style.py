@@ -34,10 +34,19 @@ def set_percent_ylim(ax, ci_high) -> None:
 
 
 def save_figure(fig, png: str, pdf: str) -> None:
-    """Save ``fig`` as PNG and PDF (atomic writes), then close it."""
+    """Save ``fig`` as PNG and PDF (atomic writes), then close it. Both files record the profile of the workflow run
+    that drew them (``EAD_PROFILE``, :func:`ead.tables.job_profile`): a PNG text chunk ``ead-profile``, the PDF's
+    Keywords ``ead-profile=<name>``."""
+    from ead.tables import job_profile
+
+    profile = job_profile()
+    metadata = {
+        "png": {"ead-profile": profile} if profile else {},
+        "pdf": {"Keywords": f"ead-profile={profile}"} if profile else {},
+    }
     for path, fmt in ((png, "png"), (pdf, "pdf")):
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=fmt)
+            fig.savefig(tmp, format=fmt, metadata=metadata[fmt])
     plt.close(fig)
 
 

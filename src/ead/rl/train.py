@@ -13,8 +13,9 @@ Worst@k from `eval.n` sampled completions at the declared `eval.tau` (unbiased e
 Step 0 (the policy before RL) comes from the policy's base evaluation table (`--base-eval`), which every cell of
 that policy shares. Checkpoints every `checkpoint_every` steps; a killed run resumes to identical tables.
 
-Outputs (in --out-dir): steps.csv (one row per step), eval.csv (one row per step and metric, with a bootstrap CI
-over problems) and eval_problems.csv (per step and problem: samples, correct, greedy), all carrying the cell.
+Outputs (in --out-dir): steps.csv (one row per step), eval_problems.csv (per step and problem: samples, correct,
+greedy) and, when the settings' `eval` block has `k`, eval.csv (one row per step and metric, with a bootstrap CI over
+problems), all carrying the cell. The workflow passes no `k` and makes eval.csv with ead.rl.cell_eval.
 
 Run:
     python -m ead.rl.train --policy-dir results/models/tiny1m --data results/data/countdown.parquet \
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import time
 from pathlib import Path
 
@@ -36,7 +36,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from ead.checkpoints import job_fingerprint, resumable, stamp
+from ead.checkpoints import discard, job_fingerprint, resumable, stamp
 from ead.evaluation import evaluate, select_problems
 from ead.io import atomic_directory, read_table, setup_logging
 from ead.models import save_hf_model
@@ -193,7 +193,8 @@ class Trainer:
         """Per-problem sample counts, correct counts and greedy correctness on the fixed evaluation split."""
         ev = self.settings["eval"]
         per_problem, _ = evaluate(
-            self.model.eval(), self.tokenizer, self.eval_problems, self.settings["task"], n=ev["n"], ks=ev["k"],
+            self.model.eval(), self.tokenizer, self.eval_problems, self.settings["task"], n=ev["n"],
+            ks=sorted({1, ev["n"]}),  # only the per-problem counts are kept; they serve every k <= n
             schedule=FixedTemperature(ev["tau"]), max_new_tokens=ev["max_new_tokens"], seed=ev["seed"],
             batch_size=ev["batch_size"], greedy=True)
         return per_problem[list(PROBLEM_COLUMNS[1:])].assign(step=step)
@@ -223,6 +224,10 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
     start = trainer.resumed_step + 1
 
     steps, every = settings["steps"], settings["eval"]["every"]
+    # eval.csv's k: the workflow leaves `k` out of the cell's settings and summarises eval_problems.csv in its own job
+    # (ead.rl.cell_eval), so changing rl.eval.k never retrains; a direct call with `k` still gets eval.csv here.
+    ks = settings["eval"].get("k")
+    log_ks = ks or sorted({1, settings["eval"]["n"]})
     log.info("cell %s: %d steps, lr %.2e, schedule %s, TIS %s, training temperature %.2f",
              {k: settings[k] for k in CELL_COLUMNS}, steps, settings["lr"], settings["schedule"], settings["tis"],
              trainer.train_tau)
@@ -235,7 +240,7 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
         if step % every == 0 or step == steps:
             per_problem = trainer.evaluate(step)
             tables["eval_problems"].extend(per_problem.to_dict("records"))
-            summary = summarise(per_problem, settings["eval"]["k"], seed=settings["eval"]["seed"])
+            summary = summarise(per_problem, log_ks, seed=settings["eval"]["seed"])
             log.info("step %d eval: %s", step, ", ".join(f"{r.metric} {r.value:.4f}" for r in summary.itertuples()))
         if step % settings["checkpoint_every"] == 0 and step < steps:
             _save_checkpoint(checkpoint, trainer, step, tables, fingerprint)
@@ -245,13 +250,14 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
     base = BASE_PROBLEMS.read(base_eval)[list(PROBLEM_COLUMNS[1:])].assign(step=0)
     eval_problems = pd.concat([base, pd.DataFrame(tables["eval_problems"])], ignore_index=True)
     eval_problems = eval_problems[list(PROBLEM_COLUMNS)]
-    summary = pd.concat([summarise(group, settings["eval"]["k"], seed=settings["eval"]["seed"]).assign(step=step)
-                         for step, group in eval_problems.groupby("step", sort=True)], ignore_index=True)
     out = Path(out_dir)
     STEPS.write(pd.DataFrame(tables["steps"]).assign(**cell, **config_columns), out / "steps.csv")
     EVAL_PROBLEMS.write(eval_problems.assign(**cell, **config_columns), out / "eval_problems.csv")
-    EVAL.write(summary.assign(**cell, **config_columns), out / "eval.csv")
-    shutil.rmtree(checkpoint, ignore_errors=True)  # the run is complete; its checkpoint is no longer needed
+    if ks:
+        summary = pd.concat([summarise(group, ks, seed=settings["eval"]["seed"]).assign(step=step)
+                             for step, group in eval_problems.groupby("step", sort=True)], ignore_index=True)
+        EVAL.write(summary.assign(**cell, **config_columns), out / "eval.csv")
+    discard(checkpoint)  # the run is complete: its checkpoint and the directories it leaves empty go
     log.info("wrote %s", out)
 
 

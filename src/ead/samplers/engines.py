@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from tqdm import tqdm
 
+from ead.io import progress
 from ead.samplers.hf import left_pad, sample
 from ead.schedule import AnnealedSchedule, FixedTemperature, Schedule
 
@@ -76,12 +76,18 @@ def sample_hf(model, tokenizer, prompt_ids: list, prompts: list[str], schedule: 
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     eos_ids = model.generation_config.eos_token_id or tokenizer.eos_token_id
     rows = []
-    for start in tqdm(range(0, len(jobs), batch_size), desc="sampling (hf)", unit="batch"):
+    # Progress in token positions (sequences x positions, at most max_new_tokens each): a job that is one batch
+    # (the entropy analysis) still shows how far it is, its rate and its ETA; a batch whose rows all end early
+    # counts its remaining positions as done.
+    bar = progress(len(jobs) * max_new_tokens, f"sampling (hf, {len(jobs)} sequences)", "tok")
+    for start in range(0, len(jobs), batch_size):
         chunk = jobs[start:start + batch_size]
         generator = torch.Generator().manual_seed(batch_seed(seed, start))
         input_ids, attention_mask = left_pad([tokens for _, tokens, _ in chunk], pad_id)
         out = sample(model, input_ids, attention_mask, schedule, max_new_tokens=max_new_tokens,
-                     eos_token_ids=eos_ids, pad_token_id=pad_id, step=step, greedy=greedy, generator=generator)
+                     eos_token_ids=eos_ids, pad_token_id=pad_id, step=step, greedy=greedy, generator=generator,
+                     on_position=lambda size=len(chunk): bar.update(size))
+        bar.update((start + len(chunk)) * max_new_tokens - bar.n)
         for row, (pid, _, k) in enumerate(chunk):
             mask = out.response_mask[row]
             tokens = out.token_ids[row][mask].tolist()
@@ -98,6 +104,7 @@ def sample_hf(model, tokenizer, prompt_ids: list, prompts: list[str], schedule: 
                 "target_logprobs": out.target_logprobs[row][mask].tolist(),
                 "entropies": entropies.tolist(),
             })
+    bar.close()
     table = pd.DataFrame(rows)
     return table.assign(engine="hf", greedy=greedy, seed=seed, max_new_tokens=max_new_tokens,
                         **_schedule_columns(schedule, step))

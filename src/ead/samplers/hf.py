@@ -99,10 +99,12 @@ def sample(
     step: int = 0,
     greedy: bool = False,
     generator: torch.Generator | None = None,
+    on_position=None,
 ) -> SampledBatch:
     """Sample one response per (left-padded) prompt row under ``schedule`` at RL step ``step``.
 
     ``greedy`` takes the argmax (the schedule is then irrelevant and behaviour log-probs are 0, a point mass).
+    ``on_position`` (optional) is called after every response position, e.g. to advance a progress bar.
     Uses the model's KV cache: one forward pass over the prompts, then one token per step.
     """
     if max_new_tokens < 1:
@@ -137,6 +139,8 @@ def sample(
         columns["entropy"].append(torch.where(active, entropy_from_log_probs(target), 0.0))
         temperatures.append(tau)
         finished = finished | (active & torch.isin(token, eos))
+        if on_position is not None:
+            on_position()
         if bool(finished.all()) or t == max_new_tokens - 1:
             break
         attention_mask = torch.cat([attention_mask, active[:, None].to(torch.long)], dim=-1)
@@ -180,8 +184,11 @@ def response_entropies(model, prompt_token_ids: list[list[int]], response_token_
     """
     if len(prompt_token_ids) != len(response_token_ids):
         raise ValueError(f"{len(prompt_token_ids)} prompts for {len(response_token_ids)} responses")
+    from ead.io import progress
+
     device = next(model.parameters()).device
     entropies = []
+    bar = progress(len(prompt_token_ids), "rescoring entropies", "seq")
     for start in range(0, len(prompt_token_ids), batch_size):
         prompts = prompt_token_ids[start:start + batch_size]
         responses = [list(r) for r in response_token_ids[start:start + batch_size]]
@@ -196,4 +203,6 @@ def response_entropies(model, prompt_token_ids: list[list[int]], response_token_
                                  response_mask.to(device))
         entropy = entropy_from_log_probs(torch.log_softmax(logits, dim=-1)).cpu()
         entropies.extend(entropy[row, :len(tokens)].tolist() for row, tokens in enumerate(responses))
+        bar.update(len(responses))
+    bar.close()
     return entropies

@@ -1,0 +1,51 @@
+"""One RL cell's evaluation summary (``eval.csv``) from its per-problem counts (``eval_problems.csv``).
+
+Per evaluation step: greedy accuracy (if graded), Pass@k and Worst@k for every k (unbiased estimators from the
+per-problem sample and correct counts, ``ead.tables.summarise``), the mean over problems with a 95% bootstrap CI.
+The training job writes only the counts, which serve any k <= n: changing ``rl.eval.k`` reruns this job and the
+aggregation, never the training (workflow/rules/rl_cpu.smk).
+
+Run:
+    python -m ead.rl.cell_eval --eval-problems results/rl/tiny1m/dapo/ead/n8/seed0/eval_problems.csv \
+        --k 1 16 --seed 1234 --out results/rl/tiny1m/dapo/ead/n8/seed0/eval.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from ead.io import setup_logging
+from ead.tables import EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, PROFILE_COLUMN, summarise
+
+__all__ = ["cell_summary"]
+
+
+def cell_summary(eval_problems: pd.DataFrame, ks: list[int], *, seed: int) -> pd.DataFrame:
+    """eval.csv of a cell: per step the summary of its problems, with the cell's columns carried over."""
+    if len(eval_problems) and max(ks) > eval_problems["num_samples"].min():
+        raise ValueError(f"k = {max(ks)} exceeds the {eval_problems['num_samples'].min()} samples per problem of this "
+                         "cell (unbiased Pass@k needs n >= k): lower rl.eval.k or raise rl.eval.n")
+    carried = [c for c in eval_problems.columns if c not in PROBLEM_COLUMNS and c != PROFILE_COLUMN]
+    constants = eval_problems.iloc[0][carried].to_dict() if len(eval_problems) else {}
+    parts = [summarise(group, ks, seed=seed).assign(step=step)
+             for step, group in eval_problems.groupby("step", sort=True)]
+    return pd.concat(parts, ignore_index=True).assign(**constants)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--eval-problems", required=True, help="the cell's eval_problems.csv")
+    parser.add_argument("--k", type=int, nargs="+", required=True, help="Pass@k / Worst@k for these k (rl.eval.k)")
+    parser.add_argument("--seed", type=int, required=True, help="bootstrap seed (rl.eval.seed)")
+    parser.add_argument("--out", required=True, help="eval.csv to write")
+    args = parser.parse_args(argv)
+    log = setup_logging("rl.cell_eval")
+    summary = cell_summary(EVAL_PROBLEMS.read(args.eval_problems), args.k, seed=args.seed)
+    EVAL.write(summary, args.out)
+    log.info("wrote %s (%d rows)", args.out, len(summary))
+
+
+if __name__ == "__main__":
+    main()
