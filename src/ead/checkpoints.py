@@ -19,15 +19,9 @@ import shutil
 from pathlib import Path
 from typing import Iterable
 
+from ead.io import file_sha256
+
 FINGERPRINT_FILE = "fingerprint.json"
-
-
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def job_fingerprint(settings: dict, inputs: Iterable[str | Path]) -> str:
@@ -38,7 +32,7 @@ def job_fingerprint(settings: dict, inputs: Iterable[str | Path]) -> str:
         files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
         for file in files:
             digest.update(f"{file.relative_to(source) if source.is_dir() else source.name}\0".encode())
-            digest.update(_file_digest(file).encode())
+            digest.update(file_sha256(file).encode())
     return digest.hexdigest()
 
 

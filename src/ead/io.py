@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
@@ -80,6 +81,15 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if path.suffix == ".parquet":
         return pd.read_parquet(path)
     raise ValueError(f"Unsupported table format {path.suffix!r} for {path}; use .csv or .parquet")
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex sha256 of a file's contents, read in 1 MiB blocks (pinned wheels, checkpoint fingerprints)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def setup_logging(name: str) -> logging.Logger:

@@ -7,7 +7,6 @@ read as zip archives.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from ead.io import atomic_path
+from ead.io import atomic_path, file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +36,9 @@ def fetch_wheel(requirement: str, filename: str, sha256: str, cache_dir: str | P
         if done.returncode != 0 or not wheel.exists():
             raise WheelError(f"Could not download {requirement} into {cache_dir} (pip exit {done.returncode}); "
                              f"pip said: {done.stderr.strip()[-2000:]}")
-    digest = hashlib.sha256()
-    with open(wheel, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != sha256:
-        raise WheelError(f"{wheel} has sha256 {digest.hexdigest()}, expected {sha256}; delete it and rerun to re-download")
+    actual = file_sha256(wheel)
+    if actual != sha256:
+        raise WheelError(f"{wheel} has sha256 {actual}, expected {sha256}; delete it and rerun to re-download")
     return wheel
 
 
