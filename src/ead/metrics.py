@@ -86,15 +86,21 @@ def bootstrap_ratio_ci(numerators, denominators, *, resamples: int = 1000, confi
             float(np.quantile(ratios, 1 - alpha)))
 
 
-def bootstrap_mean_ci(values, *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0):
-    """(mean, low, high): percentile bootstrap CI of the mean over problems."""
+def bootstrap_means(values, *, resamples: int = 1000, seed: int = 0) -> np.ndarray:
+    """Bootstrap distribution of the mean of ``values`` (units drawn with replacement)."""
     values = np.asarray(values, dtype=np.float64)
     if values.size == 0:
         raise ValueError("bootstrap of an empty set of values")
     rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, values.size, size=(resamples, values.size))].mean(axis=1)
+    return values[rng.integers(0, values.size, size=(resamples, values.size))].mean(axis=1)
+
+
+def bootstrap_mean_ci(values, *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0):
+    """(mean, low, high): percentile bootstrap CI of the mean over problems."""
+    means = bootstrap_means(values, resamples=resamples, seed=seed)
     alpha = (1 - confidence) / 2
-    return float(values.mean()), float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+    mean = float(np.asarray(values, dtype=np.float64).mean())
+    return mean, float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 
 
 def two_way_bootstrap_means(matrix, *, resamples: int = 1000, seed: int = 0) -> np.ndarray:

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ead.claims import decide
 from ead.io import setup_logging
-from ead.metrics import bootstrap_mean_ci, two_way_bootstrap_means
+from ead.metrics import bootstrap_means, two_way_bootstrap_means
 from ead.tables import CLAIMS, EVAL_PROBLEMS, STEPS, TRAIN_METRICS, per_problem_metric
 
 POWER_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
@@ -79,16 +79,13 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
     """One claims-table row: effect, CI, standard error, minimum detectable effect and verdict."""
     if claim["metric"] in TRAIN_METRICS:
         differences, step = training_difference(steps, claim, window)
-        effect, low, high = bootstrap_mean_ci(differences, resamples=resamples, seed=seed)
-        rng = np.random.default_rng(seed)
-        draws = differences[rng.integers(0, differences.size, size=(resamples, differences.size))].mean(axis=1)
-        seeds, units = differences.size, differences.size
+        draws = bootstrap_means(differences, resamples=resamples, seed=seed)
+        effect, seeds, units = float(differences.mean()), differences.size, differences.size
     else:
         matrix, step = evaluation_difference(problems, claim)
         draws = two_way_bootstrap_means(matrix, resamples=resamples, seed=seed)
-        effect = float(matrix.mean())
-        low, high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
-        seeds, units = matrix.shape[0], matrix.size
+        effect, seeds, units = float(matrix.mean()), matrix.shape[0], matrix.size
+    low, high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
     standard_error = float(np.std(draws, ddof=1))
     verdict = decide(low, high, direction=claim.get("direction", "greater"))
     return {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"],
