@@ -199,6 +199,22 @@ def test_two_stage_samplers_state_their_own_keys_and_stay_off_the_verl_grid():
         validate_config(paper, SCHEMA)
 
 
+
+def test_a_sharpened_policy_copies_a_trained_one_and_is_nothing_else():
+    config = copy.deepcopy(load("config.yaml"))
+    config["policies"]["sharp"] = {"sharpen": {"policy": "tiny1m", "temperature": 0.5}}
+    validate_config(config, SCHEMA)
+    config["policies"]["sharper"] = {"sharpen": {"policy": "sharp", "temperature": 0.5}}
+    with pytest.raises(ConfigError, match=r"policies\.sharper\.sharpen\.policy = 'sharp' is not a trained policy"):
+        validate_config(config, SCHEMA)
+    del config["policies"]["sharper"]
+    config["policies"]["sharp"]["shape"] = config["policies"]["tiny1m"]["shape"]  # trained and copied at once
+    with pytest.raises(ConfigError, match=r"policies\.sharp"):
+        validate_config(config, SCHEMA)
+    config["policies"]["sharp"] = {"sharpen": {"policy": "tiny1m", "temperature": 1.5}}  # that would flatten
+    with pytest.raises(ConfigError, match=r"policies\.sharp\.sharpen\.temperature"):
+        validate_config(config, SCHEMA)
+
 # --- Overrides: overlays and --config (README, "Changing an experiment") ---
 
 def test_command_line_overrides_restore_yaml_types_and_nest_dunder_keys():

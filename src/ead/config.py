@@ -223,6 +223,7 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
         raise ConfigError(str(error)) from None
     validate_rl(config)
     check_analyses(config)
+    check_policies(config)
     check_premises(config)
     check_claims(config)
 
@@ -253,6 +254,20 @@ def check_claims(config: dict) -> None:
         if not match and metric != "greedy_accuracy" and metric not in TRAIN_METRICS:
             raise ConfigError(f"{key}.metric = {metric!r}: not pass@k, worst@k, greedy_accuracy or one of the training "
                               f"metrics {TRAIN_METRICS}")
+
+
+def trained_policies(config: dict) -> list[str]:
+    """The policies trained by SFT (shape + sft), as opposed to sharpened copies of them."""
+    return [name for name, spec in config["policies"].items() if "sharpen" not in spec]
+
+
+def check_policies(config: dict) -> None:
+    """A sharpened policy copies a trained one (not another copy, not a missing name)."""
+    trained = trained_policies(config)
+    for name, spec in config["policies"].items():
+        if "sharpen" in spec and spec["sharpen"]["policy"] not in trained:
+            raise ConfigError(f"policies.{name}.sharpen.policy = {spec['sharpen']['policy']!r} is not a trained policy "
+                              f"(one with shape and sft; trained: {trained})")
 
 
 def check_premises(config: dict) -> None:

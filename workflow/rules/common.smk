@@ -12,7 +12,8 @@ import yaml
 
 import ead.plots
 from ead.config import (ConfigError, analysis_model_names, analysis_schedule, apply_command_line_overrides,
-                        check_configfile_flags, check_overlays, command_line_overrides, validate_config)
+                        check_configfile_flags, check_overlays, command_line_overrides, trained_policies,
+                        validate_config)
 from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule
 
 try:

@@ -27,6 +27,8 @@ rule tiny_policy_sft:
     params:
         args=get_sft_args,
         checkpoint_dir="results/checkpoints/sft/{policy}",
+    wildcard_constraints:
+        policy=name_pattern(trained_policies(config)),
     threads: 1  # torch threads: fixed, so the weights do not depend on the cores Snakemake was given
     log:
         "results/logs/models/{policy}_sft.log",
@@ -39,11 +41,30 @@ rule tiny_policy_sft:
         " --out {output.model} --log-table {output.log_table} --threads {threads} > {log} 2>&1"
 
 
+# A sharpened policy: a trained policy's network with its logits divided by `sharpen.temperature` (seconds).
+rule sharpened_policy:
+    input:
+        model=get_sharpened_source,
+    output:
+        model=directory("results/models/{policy}"),
+    params:
+        temperature=lambda wildcards: config["policies"][wildcards.policy]["sharpen"]["temperature"],
+    wildcard_constraints:
+        policy=name_pattern(sharpened_policies(config)),
+    log:
+        "results/logs/models/{policy}_sharpen.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.models.sharpen --model {input.model} --temperature {params.temperature} --out {output.model}"
+        " > {log} 2>&1"
+
+
 # The one policy-evaluation rule: the config's `base_eval` here; rl_cpu.smk reuses it (`use rule`) with `rl.eval`
 # for the RL cells' step 0. Both take their flags from get_eval_args (common.smk).
 rule tiny_policy_base_eval:
     input:
-        model=rules.tiny_policy_sft.output.model,
+        model="results/models/{policy}",
         data=rules.countdown_dataset.output.table,
     output:
         summary="results/eval/{policy}_base.csv",

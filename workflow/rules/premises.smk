@@ -7,7 +7,7 @@ include: "premises_inputs.smk"
 
 rule premises:
     input:
-        model=rules.tiny_policy_sft.output.model,
+        model="results/models/{policy}",
         data=rules.countdown_dataset.output.table,
     output:
         table="results/premises/{policy}.csv",

@@ -20,7 +20,7 @@ use rule tiny_policy_base_eval as rl_base_eval with:
 
 rule rl_cell:
     input:
-        model=rules.tiny_policy_sft.output.model,
+        model="results/models/{policy}",
         data=rules.countdown_dataset.output.table,
         base_eval=rules.rl_base_eval.output.per_problem,
     output:
