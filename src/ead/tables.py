@@ -7,7 +7,8 @@ figures (:mod:`ead.plots`) depend on this module and never on each other. It imp
 transformers), so converting a GPU run's logs loads no model code.
 
 A :class:`Table` names the columns a table must have and the kind of each (``int``: whole numbers, no missing
-value; ``float``: any real number, NaN allowed; ``str``; ``id``: str or int); a table may carry more columns (a
+value; ``float``: any real number, NaN allowed; ``str``; ``id``: str or int; ``array``: a sequence of real numbers
+per row, a Parquet list column); a table may carry more columns (a
 backend's own metrics, settings of the job that wrote it). Writers call :meth:`Table.write` and readers :meth:`Table.read`: both validate, and a broken
 table fails with the file name and the column. The tables:
 
@@ -20,6 +21,8 @@ table fails with the file name and the column. The tables:
   per-problem and summary tables;
 * :data:`SCHEDULE_TABLE`, :data:`ENTROPY_BY_POSITION`, :data:`FORKING`, :data:`MAJORITY_SCALING`: the tables of
   Figs. 3, 1, 2 and 9 (``results/schedule/``, ``results/analyses/<analysis>/<model>.csv``);
+* :data:`ENTROPY_SAMPLES`, :data:`FORKING_SAMPLES`, :data:`MAJORITY_SAMPLES`: what the sampling analyses sampled
+  and graded (``results/analyses/<analysis>/<model>_samples.parquet``), from which their summary tables are made;
 * :data:`PREMISES`, :data:`PREMISE_VERDICTS`: the premise probe (``results/premises/<policy>{,_verdicts}.csv``);
 * :data:`CLAIMS` (``results/claims.csv``): the paper's RL claims as paired comparisons with verdicts.
 
@@ -49,16 +52,16 @@ from ead.io import read_table, write_table
 from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
 
 __all__ = [
-    "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "ENTROPY_BY_POSITION", "EVAL",
-    "EVAL_CURVES",
-    "EVAL_PROBLEMS", "FORKING", "GROUP", "KINDS", "MAJORITY_SCALING", "PREMISES", "PREMISE_VERDICTS",
+    "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "ENTROPY_BY_POSITION",
+    "ENTROPY_SAMPLES", "EVAL", "EVAL_CURVES", "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS",
+    "MAJORITY_SAMPLES", "MAJORITY_SCALING", "PREMISES", "PREMISE_VERDICTS",
     "PROBLEM_COLUMNS", "PROFILE_COLUMN", "PROFILE_ENV", "SCHEDULE_TABLE",
     "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table", "TableError",
     "job_profile", "per_problem_metric", "summarise",
 ]
 
 #: Column kinds and what they accept.
-KINDS = ("int", "float", "str", "id")
+KINDS = ("int", "float", "str", "id", "array")
 #: The column naming the profile (``profile:`` of the config) whose run wrote a table; a str where present.
 PROFILE_COLUMN = "profile"
 #: The environment variable through which the workflow tells every job its profile.
@@ -131,6 +134,10 @@ def _kind_problem(values: pd.Series, kind: str) -> str | None:
         ok = numeric and not values.isna().any() and bool((present == np.round(present)).all())
     elif kind == "str":
         ok = present.map(lambda v: isinstance(v, str)).all()
+    elif kind == "array":  # per row a list of real numbers (e.g. per-token entropies), possibly empty
+        ok = present.map(lambda v: isinstance(v, (list, tuple, np.ndarray)) and (
+            len(v) == 0 or (ptypes.is_numeric_dtype(np.asarray(v).dtype)
+                            and not ptypes.is_bool_dtype(np.asarray(v).dtype)))).all()
     else:  # id
         ok = present.map(lambda v: isinstance(v, (str, int, np.integer)) and not isinstance(v, bool)).all()
     if ok:
@@ -188,6 +195,17 @@ FORKING = Table("forking", {"fork_point": "int", "k": "int", "maj_at_k": "float"
 MAJORITY_SCALING = Table("majority_scaling", {
     "sampler": "str", "n": "int", "maj_at_n": "float", **_CI, "num_units": "int", "accuracy": "float",
     "no_answer_rate": "float", "mean_response_tokens": "float", "schedule_params": "str", **_ANALYSIS})
+#: What the sampling analyses sampled, one row per response (graded ones with the grader's vote key, score and vote
+#: group within their unit, ``ead.analyses.common.add_vote_groups``), plus the job's settings columns. Their summary
+#: job (``ead.analyses.summarise``) reads these and writes the three tables above.
+_GRADED = {"sample_id": "int", "num_tokens": "int", "predicted": "str", "correct": "float", "vote_group": "int"}
+ENTROPY_SAMPLES = Table("entropy_by_position_samples", {
+    "prompt_id": "id", "sample_id": "int", "num_tokens": "int", "mean_entropy": "float", "entropies": "array",
+    **_ANALYSIS})
+FORKING_SAMPLES = Table("forking_samples", {"question_id": "id", "unit": "str", "fork_point": "int", **_GRADED,
+                                            **_ANALYSIS})
+MAJORITY_SAMPLES = Table("majority_scaling_samples", {"sampler": "str", "schedule_params": "str", "prompt_id": "id",
+                                                      **_GRADED, **_ANALYSIS})
 
 #: The premise probe (``ead.analyses.premises``): per (sampler, step, metric) a value with its CI and, for mean-type
 #: metrics, the paired difference to the baseline sampler with its CI and minimum detectable effect (NaN for
@@ -208,7 +226,8 @@ CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "
 #: Every declared table by name.
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
                                           BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, FORKING,
-                                          MAJORITY_SCALING, PREMISES, PREMISE_VERDICTS, CLAIMS)}
+                                          MAJORITY_SCALING, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES,
+                                          PREMISES, PREMISE_VERDICTS, CLAIMS)}
 
 
 # --- per-problem counts -> metrics ------------------------------------------------------------------------

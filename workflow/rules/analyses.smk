@@ -1,7 +1,9 @@
 # Sampling analyses: entropy by position (Fig. 1), forking (Fig. 2), Maj@N (Fig. 9), one job per (analysis, model).
 # The default profile runs SmolLM2-135M-Instruct on CPU with transformers; the paper profile runs the paper's hub
-# models with vLLM (analyses.engine, configs/paper.yaml). Compute rules write tidy tables to
-# results/analyses/<analysis>/<model>.csv; plot rules read those tables only (one curve or panel per model).
+# models with vLLM (analyses.engine, configs/paper.yaml). Compute rules sample and grade and write
+# results/analyses/<analysis>/<model>_samples.parquet; rule analysis_summary turns each into the tidy summary table
+# results/analyses/<analysis>/<model>.csv with bootstrap CIs (so analyses.bootstrap and forking's k never resample);
+# plot rules read those summary tables only (one curve or panel per model).
 
 
 include: "analyses_inputs.smk"
@@ -12,7 +14,6 @@ rule entropy_by_position:
         model=get_analysis_model,
         data=get_analysis_data("entropy"),
     output:
-        table="results/analyses/entropy_by_position/{analysis_model}.csv",
         samples="results/analyses/entropy_by_position/{analysis_model}_samples.parquet",
     params:
         args=get_analysis_args("entropy"),
@@ -24,7 +25,7 @@ rule entropy_by_position:
         CONDA_ENV
     shell:
         "python -m ead.analyses.entropy_by_position --model {input.model} --data {input.data} {params.args}"
-        " --samples-out {output.samples} --out {output.table} > {log} 2>&1"
+        " --samples-out {output.samples} > {log} 2>&1"
 
 
 rule forking:
@@ -32,7 +33,6 @@ rule forking:
         model=get_analysis_model,
         data=get_analysis_data("forking"),
     output:
-        table="results/analyses/forking/{analysis_model}.csv",
         samples="results/analyses/forking/{analysis_model}_samples.parquet",
     params:
         args=get_analysis_args("forking"),
@@ -44,7 +44,7 @@ rule forking:
         CONDA_ENV
     shell:
         "python -m ead.analyses.forking --model {input.model} --data {input.data} {params.args}"
-        " --samples-out {output.samples} --out {output.table} > {log} 2>&1"
+        " --samples-out {output.samples} > {log} 2>&1"
 
 
 rule majority_scaling:
@@ -52,7 +52,6 @@ rule majority_scaling:
         model=get_analysis_model,
         data=get_analysis_data("majority"),
     output:
-        table="results/analyses/majority_scaling/{analysis_model}.csv",
         samples="results/analyses/majority_scaling/{analysis_model}_samples.parquet",
     params:
         args=get_analysis_args("majority"),
@@ -64,7 +63,25 @@ rule majority_scaling:
         CONDA_ENV
     shell:
         "python -m ead.analyses.majority_scaling --model {input.model} --data {input.data} {params.args}"
-        " --samples-out {output.samples} --out {output.table} > {log} 2>&1"
+        " --samples-out {output.samples} > {log} 2>&1"
+
+
+rule analysis_summary:
+    input:
+        samples="results/analyses/{analysis}/{analysis_model}_samples.parquet",
+    output:
+        table="results/analyses/{analysis}/{analysis_model}.csv",
+    params:
+        args=get_summary_args,
+    wildcard_constraints:
+        analysis="|".join(ANALYSES.values()),
+    log:
+        "results/logs/analyses/{analysis}/{analysis_model}_summary.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.analyses.summarise --analysis {wildcards.analysis} --samples {input.samples} {params.args}"
+        " --out {output.table} > {log} 2>&1"
 
 
 rule fig01_entropy_by_position:

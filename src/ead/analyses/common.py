@@ -1,9 +1,15 @@
 """Shared pieces of the sampling analyses (entropy by position, forking, Maj@N): question selection,
-chain-of-thought prompts, the sampling engine, vote keys and per-question Maj@N aggregation. Not a job itself.
+chain-of-thought prompts, the sampling engine, vote keys and groups, per-question Maj@N and the summary over
+questions. Not a job itself.
 
 Every analysis samples through :func:`open_analysis_engine`: ``--engine hf`` (transformers on CPU, the default
 profile) or ``--engine vllm`` (the paper profile on GPUs, with the EAD vLLM processor). Both draw from the same
 distributions; only the random streams differ.
+
+Each analysis is two steps: its job samples and grades and writes a samples table (``--samples-out``, declared in
+:mod:`ead.tables`); its ``write_summary`` turns that table into the figure's summary table with bootstrap CIs, either
+in the same run (``--out`` with ``--bootstrap``) or in its own job (``python -m ead.analyses.summarise``, what the
+workflow runs), so a new bootstrap setting never resamples.
 """
 
 from __future__ import annotations
@@ -79,18 +85,32 @@ def vote_equivalence(task: str):
     return same_answer if TASKS.get(task) == "math" else None
 
 
-def maj_curves(samples: pd.DataFrame, unit_columns: list[str], task: str) -> pd.DataFrame:
-    """Exact Maj@N (N = 1..M) of every unit (e.g. one question under one sampler) from graded samples.
+def add_vote_groups(samples: pd.DataFrame, unit_columns: list[str], task: str) -> pd.DataFrame:
+    """``samples`` with a ``vote_group`` column: each sample's vote group within its unit (e.g. one question under
+    one sampler), numbered in sample order, -1 = no vote (:func:`ead.metrics.vote_groups` with the task's
+    equivalence). Grading work (math-verify for math tasks), so the compute jobs do it with their grader settings and
+    the summary needs no grader.
 
-    ``samples`` needs ``unit_columns``, ``sample_id``, ``predicted`` (vote key or None) and ``correct``.
-    Returns one row per (unit, N) with maj_at_n, num_samples and num_vote_groups.
+    ``samples`` needs ``unit_columns``, ``sample_id`` and ``predicted`` (vote key or None).
     """
     equivalent = vote_equivalence(task)
+    groups = pd.Series(-1, index=samples.index, dtype=np.int64)
+    for _, group in samples.sort_values("sample_id").groupby(unit_columns, sort=True):
+        keys = [None if pd.isna(k) else k for k in group["predicted"]]
+        groups[group.index] = vote_groups(keys, equivalent)
+    return samples.assign(vote_group=groups)
+
+
+def maj_curves(samples: pd.DataFrame, unit_columns: list[str]) -> pd.DataFrame:
+    """Exact Maj@N (N = 1..M) of every unit (e.g. one question under one sampler) from graded samples.
+
+    ``samples`` needs ``unit_columns``, ``sample_id``, ``vote_group`` (:func:`add_vote_groups`) and ``correct``.
+    Returns one row per (unit, N) with maj_at_n, num_samples and num_vote_groups.
+    """
     rows = []
     for unit, group in samples.sort_values("sample_id").groupby(unit_columns, sort=True):
         unit = unit if isinstance(unit, tuple) else (unit,)
-        keys = [None if pd.isna(k) else k for k in group["predicted"]]
-        groups = vote_groups(keys, equivalent)
+        groups = group["vote_group"].to_numpy(dtype=np.int64)
         curve = maj_at_n_curve(groups, group["correct"].to_numpy(dtype=np.float64))
         for n, value in enumerate(curve, start=1):
             rows.append({**dict(zip(unit_columns, unit)), "n": n, "maj_at_n": float(value),
@@ -128,11 +148,12 @@ def set_threads(threads: int) -> None:
 
 
 def add_common_arguments(parser, *, question_seed: int, batch_size: int) -> None:
-    """Command-line arguments every sampling analysis shares: model, engine, questions, sampling, bootstrap, outputs.
+    """Command-line arguments every sampling analysis shares: model, engine, questions, sampling, outputs.
 
-    The workflow passes every setting from the config (``get_analysis_args``). The few defaults left for direct use
-    equal the shipped config (configs/config.yaml; tests/test_cli_defaults.py compares them); ``question_seed`` and
-    ``batch_size`` differ between the analyses, so each job passes its own section's values.
+    The workflow passes every setting from the config (``get_analysis_args``) and no summary option: its own job
+    summarises the samples (rule analysis_summary). The few defaults left for direct use equal the shipped config
+    (configs/config.yaml; tests/test_cli_defaults.py compares them); ``question_seed`` and ``batch_size`` differ
+    between the analyses, so each job passes its own section's values.
     """
     parser.add_argument("--model", required=True, help="local HF model directory")
     parser.add_argument("--engine", choices=ENGINES, default="hf", help="hf (transformers, CPU) or vllm (GPU)")
@@ -147,12 +168,35 @@ def add_common_arguments(parser, *, question_seed: int, batch_size: int) -> None
     parser.add_argument("--question-seed", type=int, default=question_seed)
     parser.add_argument("--seed", type=int, default=0, help="sampling seed")
     parser.add_argument("--batch-size", type=int, default=batch_size)
-    parser.add_argument("--bootstrap", type=int, required=True, help="bootstrap resamples")
+    parser.add_argument("--bootstrap", type=int, default=None,
+                        help="bootstrap resamples of the summary table (with --out; bootstrap seed = --seed)")
     parser.add_argument("--prompt-format", choices=("chat", "plain"), default="chat",
                         help="chat = the question as one user turn of the model's chat template")
     parser.add_argument("--threads", type=int, required=True, help="torch threads of the job")
-    parser.add_argument("--samples-out", required=True)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--samples-out", required=True, help="the samples table (parquet)")
+    parser.add_argument("--out", default=None,
+                        help="also write the summary table (csv; with --bootstrap), as python -m ead.analyses.summarise "
+                             "would from --samples-out")
+
+
+def summary_requested(parser, args, **summary_options) -> bool:
+    """Whether the job also writes its summary table: ``--out`` and ``--bootstrap`` (and the analysis' own summary
+    options, e.g. forking's ``--k``: ``{"--k": args.k}``) are given together or not at all."""
+    options = {"--out": args.out, "--bootstrap": args.bootstrap, **summary_options}
+    given = [flag for flag, value in options.items() if value is not None]
+    if given and len(given) < len(options):
+        parser.error(f"{', '.join(options)} go together (they make the summary table); got only {', '.join(given)}")
+    return bool(given)
+
+
+def sample_settings(samples: pd.DataFrame, sample_columns: list[str]) -> dict:
+    """The settings columns of a samples table (every column but its per-sample ``sample_columns``), one value each:
+    what the summary table carries over."""
+    settings = [column for column in samples.columns if column not in sample_columns]
+    mixed = [column for column in settings if samples[column].nunique(dropna=False) > 1]
+    if mixed:
+        raise ValueError(f"the samples come from more than one run: settings column(s) {mixed} differ between rows")
+    return samples[settings].iloc[0].to_dict()
 
 
 def open_analysis_engine(args):

@@ -10,15 +10,18 @@ rescores the responses in one teacher-forced pass (:func:`ead.samplers.hf.respon
 there is one): vLLM returns only top-k log-probs, and a top-k entropy (as in the authors' script) is biased low.
 Two tables:
 
-* ``--samples-out`` (parquet): one row per response with its token ids and per-token entropies (list columns);
-* ``--out`` (csv): one row per position t: mean_entropy, ci_low, ci_high, num_questions, num_responses
-  (responses alive at t), fraction_alive, plus the settings (model, data, task, tau, seeds, sizes).
+* ``--samples-out`` (parquet, :data:`ead.tables.ENTROPY_SAMPLES`): one row per response with its token ids and
+  per-token entropies (list columns), plus the settings (model, data, task, tau, seeds, sizes);
+* the summary (csv, :data:`ead.tables.ENTROPY_BY_POSITION`, :func:`write_summary`): one row per position t:
+  mean_entropy, ci_low, ci_high, num_questions, num_responses (responses alive at t), fraction_alive, plus the
+  settings. Written by this job with ``--out`` and ``--bootstrap``, or from the samples table by
+  ``python -m ead.analyses.summarise`` (the workflow's way: a new bootstrap setting does not resample).
 
 Run:
     python -m ead.analyses.entropy_by_position --model results/models/smollm2-135m-instruct \
         --data results/data/mmlu.parquet --task mmlu --num-questions 32 --samples 4 --max-new-tokens 160 \
         --samples-out results/analyses/entropy_by_position/smollm2-135m-instruct_samples.parquet \
-        --out results/analyses/entropy_by_position/smollm2-135m-instruct.csv
+        --bootstrap 1000 --out results/analyses/entropy_by_position/smollm2-135m-instruct.csv
 On a GPU with vLLM (the paper profile), add ``--engine vllm --dtype bfloat16`` and the hub model's directory.
 """
 
@@ -31,13 +34,16 @@ import pandas as pd
 import torch
 
 from ead.analyses.common import (add_common_arguments, analysis_settings, cot_prompt, open_analysis_engine,
-                                 select_questions, set_threads)
-from ead.io import read_table, setup_logging, write_table
+                                 sample_settings, select_questions, set_threads, summary_requested)
+from ead.io import read_table, setup_logging
 from ead.metrics import bootstrap_mean_ci
 from ead.samplers.engines import encode_prompts, load_hf_model, torch_dtype
 from ead.samplers.hf import response_entropies
 from ead.schedule import FixedTemperature
-from ead.tables import ENTROPY_BY_POSITION
+from ead.tables import ENTROPY_BY_POSITION, ENTROPY_SAMPLES
+
+#: The per-response columns of the samples table; every other column is a setting of the run.
+SAMPLE_COLUMNS = ["prompt_id", "sample_id", "text", "num_tokens", "finished", "mean_entropy", "token_ids", "entropies"]
 
 
 def entropy_by_position(prompt_ids, entropies, *, resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
@@ -70,6 +76,18 @@ def entropy_by_position(prompt_ids, entropies, *, resamples: int = 1000, seed: i
     return pd.DataFrame(rows)
 
 
+def write_summary(samples: pd.DataFrame, out, *, resamples: int, seed: int, log) -> pd.DataFrame:
+    """The Fig. 1 table of a samples table (:data:`ead.tables.ENTROPY_SAMPLES`): :func:`entropy_by_position` with
+    its CIs and the run's settings columns, written to ``out`` (:data:`ead.tables.ENTROPY_BY_POSITION`)."""
+    table = entropy_by_position(samples["prompt_id"], samples["entropies"], resamples=resamples, seed=seed)
+    table = table.assign(**sample_settings(samples, SAMPLE_COLUMNS))
+    ENTROPY_BY_POSITION.write(table, out)
+    early, late = table.head(16)["mean_entropy"].mean(), table.tail(16)["mean_entropy"].mean()
+    log.info("%d responses, mean length %.1f tokens; mean entropy first 16 positions %.3f, last 16 %.3f nats",
+             len(samples), samples["num_tokens"].mean(), early, late)
+    return table
+
+
 def rescore_entropies(samples: pd.DataFrame, prompt_token_ids: dict, model_dir: str, dtype: str,
                       batch_size: int) -> pd.DataFrame:
     """Fill ``entropies``/``mean_entropy`` of sampled responses from a teacher-forced HF pass (GPU if available)."""
@@ -88,6 +106,7 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, required=True, help="responses per question (G)")
     parser.add_argument("--tau", type=float, default=1.0, help="sampling temperature (entropy is always at tau 1)")
     args = parser.parse_args(argv)
+    with_summary = summary_requested(parser, args)
     log = setup_logging("entropy_by_position")
     set_threads(args.threads)
 
@@ -106,13 +125,11 @@ def main(argv=None):
     settings = analysis_settings(args, tau=args.tau, num_questions_requested=args.num_questions,
                                  samples_per_question=args.samples, max_new_tokens=args.max_new_tokens,
                                  question_seed=args.question_seed, sampling_seed=args.seed)
-    table = entropy_by_position(samples["prompt_id"], samples["entropies"], resamples=args.bootstrap, seed=args.seed)
-    keep = ["prompt_id", "sample_id", "text", "num_tokens", "finished", "mean_entropy", "token_ids", "entropies"]
-    write_table(samples[keep].assign(**settings), args.samples_out)
-    ENTROPY_BY_POSITION.write(table.assign(**settings), args.out)
-    early, late = table.head(16)["mean_entropy"].mean(), table.tail(16)["mean_entropy"].mean()
-    log.info("%d responses, mean length %.1f tokens; mean entropy first 16 positions %.3f, last 16 %.3f nats",
-             len(samples), samples["num_tokens"].mean(), early, late)
+    samples = samples[SAMPLE_COLUMNS].assign(**settings)
+    ENTROPY_SAMPLES.write(samples, args.samples_out)
+    log.info("%d responses, mean length %.1f tokens", len(samples), samples["num_tokens"].mean())
+    if with_summary:
+        write_summary(samples, args.out, resamples=args.bootstrap, seed=args.seed, log=log)
 
 
 if __name__ == "__main__":

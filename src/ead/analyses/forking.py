@@ -10,18 +10,21 @@ Per question (seeded random subset of ``--num-questions``):
 3. for every fork point p in ``--fork-points``, keep the reference's first p response tokens and sample
    ``--continuations`` continuations of prompt + prefix at ``--tau`` (p = 0 is normal sampling from the
    prompt). Every response gets the same total budget: continuations have ``--max-new-tokens`` - p tokens;
-4. grade prefix + continuation with the task's grader and score Maj@K of each (reference, p) for every K in
-   ``--k`` with the exact estimator of :mod:`ead.metrics` (voting rule there), then average over references
-   with a 95% bootstrap CI over references.
+4. grade prefix + continuation with the task's grader (vote key, score, and vote group among the continuations
+   of one (reference, p));
+5. the summary (:func:`write_summary`): Maj@K of each (reference, p) for every K with the exact estimator of
+   :mod:`ead.metrics` (voting rule there), then the mean over references with a 95% bootstrap CI over references.
 
-Tables: ``--samples-out`` (parquet, one row per continuation, graded), ``--out`` (csv, one row per (p, K):
-value, ci_low, ci_high, num_units, plus settings).
+Tables: ``--samples-out`` (parquet, :data:`ead.tables.FORKING_SAMPLES`, one row per continuation, graded, plus
+settings); the summary (csv, :data:`ead.tables.FORKING`, one row per (p, K): maj_at_k, ci_low, ci_high, num_units,
+plus settings), written by this job with ``--out``, ``--bootstrap`` and ``--k``, or from the samples table by
+``python -m ead.analyses.summarise`` (the workflow's way: a new bootstrap setting or K does not resample).
 
 Run:
     python -m ead.analyses.forking --model results/models/smollm2-135m-instruct --data results/data/mmlu.parquet \
         --task mmlu --num-questions 12 --reference-samples 2 --fork-points 0 16 32 64 --continuations 8 \
-        --k 1 3 8 --max-new-tokens 128 --samples-out results/analyses/forking/smollm2-135m-instruct_samples.parquet \
-        --out results/analyses/forking/smollm2-135m-instruct.csv
+        --max-new-tokens 128 --samples-out results/analyses/forking/smollm2-135m-instruct_samples.parquet \
+        --k 1 3 8 --bootstrap 1000 --out results/analyses/forking/smollm2-135m-instruct.csv
 On a GPU with vLLM (the paper profile), add ``--engine vllm --dtype bfloat16`` and the hub model's directory.
 """
 
@@ -32,16 +35,22 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from ead.analyses.common import (add_common_arguments, analysis_settings, cot_prompt, grade_samples, maj_curves,
-                                 open_analysis_engine, select_questions, set_threads, summarise, vote_equivalence)
-from ead.io import read_table, setup_logging, write_table
+from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings, cot_prompt, grade_samples,
+                                 maj_curves, open_analysis_engine, sample_settings, select_questions, set_threads,
+                                 summarise, summary_requested, vote_equivalence)
+from ead.io import read_table, setup_logging
 from ead.metrics import vote_groups
 from ead.rewards import add_grader_argument, configure_grader
 from ead.samplers.engines import encode_prompts
 from ead.schedule import FixedTemperature
-from ead.tables import FORKING
+from ead.tables import FORKING, FORKING_SAMPLES
 
 PREFIX_SELECTIONS = ("random", "per_answer")
+#: The per-continuation columns of the samples table; every other column is a setting of the run.
+SAMPLE_COLUMNS = ["question_id", "unit", "fork_point", "sample_id", "text", "num_tokens", "finished", "predicted",
+                  "correct", "vote_group"]
+#: The unit whose continuations vote together: one reference's prefix of p tokens.
+UNIT = ["fork_point", "unit"]
 
 
 def select_references(pool: pd.DataFrame, rule: str, min_tokens: int, seed: int, task: str) -> pd.DataFrame:
@@ -67,6 +76,24 @@ def select_references(pool: pd.DataFrame, rule: str, min_tokens: int, seed: int,
     return pd.concat(chosen, ignore_index=True) if chosen else pool.iloc[:0]
 
 
+def write_summary(samples: pd.DataFrame, out, *, k: list[int], resamples: int, seed: int, log) -> pd.DataFrame:
+    """The Fig. 2 table of a samples table (:data:`ead.tables.FORKING_SAMPLES`): Maj@K per (p, K) over the references
+    with bootstrap CIs and the run's settings columns, written to ``out`` (:data:`ead.tables.FORKING`)."""
+    per_unit = maj_curves(samples, UNIT)
+    fewest = int(per_unit["num_samples"].min())
+    if max(k) > fewest:
+        raise ValueError(f"Maj@{max(k)} needs {max(k)} continuations per prefix; the samples have {fewest}")
+    per_unit = per_unit[per_unit["n"].isin(k)].rename(columns={"n": "k"})
+    table = summarise(per_unit, ["fork_point", "k"], "maj_at_n", resamples=resamples, seed=seed)
+    table = table.rename(columns={"value": "maj_at_k"}).assign(metric="maj@k",
+                                                               **sample_settings(samples, SAMPLE_COLUMNS))
+    FORKING.write(table, out)
+    for row in table.itertuples():
+        log.info("fork after %d tokens: Maj@%d = %.3f [%.3f, %.3f]", row.fork_point, row.k, row.maj_at_k,
+                 row.ci_low, row.ci_high)
+    return table
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_arguments(parser, question_seed=1, batch_size=64)  # configs/config.yaml analyses.forking
@@ -74,16 +101,17 @@ def main(argv=None):
     parser.add_argument("--prefix-selection", choices=PREFIX_SELECTIONS, default="random")
     parser.add_argument("--fork-points", type=int, nargs="+", required=True, help="prefix lengths p (0 = normal)")
     parser.add_argument("--continuations", type=int, required=True, help="continuations per prefix (>= max K)")
-    parser.add_argument("--k", type=int, nargs="+", required=True, help="K of Maj@K")
+    parser.add_argument("--k", type=int, nargs="+", default=None, help="K of Maj@K (the summary, with --out)")
     parser.add_argument("--tau", type=float, default=1.0, help="temperature of references and continuations")
     add_grader_argument(parser)
     args = parser.parse_args(argv)
+    with_summary = summary_requested(parser, args, **{"--k": args.k})
     configure_grader(args.grader)  # the config's grader: section, as every grading job
     log = setup_logging("forking")
     set_threads(args.threads)
     if min(args.fork_points) < 0 or max(args.fork_points) >= args.max_new_tokens:
         raise SystemExit(f"--fork-points {args.fork_points} must be >= 0 and < --max-new-tokens {args.max_new_tokens}")
-    if max(args.k) > args.continuations:
+    if with_summary and max(args.k) > args.continuations:
         raise SystemExit(f"--continuations {args.continuations} is smaller than the largest K {max(args.k)}")
 
     questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
@@ -123,22 +151,20 @@ def main(argv=None):
     samples = pd.concat(frames, ignore_index=True)
     samples = samples.merge(references[["unit", "prompt_id"]].rename(columns={"prompt_id": "question_id"}), on="unit")
     grade_samples(samples, [reference_of[q] for q in samples["question_id"]], args.task)
+    samples = add_vote_groups(samples, UNIT, args.task)
 
-    per_unit = maj_curves(samples, ["fork_point", "unit"], args.task)
-    per_unit = per_unit[per_unit["n"].isin(args.k)].rename(columns={"n": "k"})
-    table = summarise(per_unit, ["fork_point", "k"], "maj_at_n", resamples=args.bootstrap, seed=args.seed)
     settings = analysis_settings(args, tau=args.tau, prefix_selection=args.prefix_selection,
                                  num_questions_requested=args.num_questions,
                                  num_questions_used=int(references["prompt_id"].nunique()),
                                  reference_samples=args.reference_samples, continuations=args.continuations,
                                  max_new_tokens=args.max_new_tokens, question_seed=args.question_seed,
                                  sampling_seed=args.seed)
-    keep = ["question_id", "unit", "fork_point", "sample_id", "text", "num_tokens", "finished", "predicted", "correct"]
-    write_table(samples[keep].assign(**settings), args.samples_out)
-    FORKING.write(table.rename(columns={"value": "maj_at_k"}).assign(metric="maj@k", **settings), args.out)
-    for row in table.itertuples():
-        log.info("fork after %d tokens: Maj@%d = %.3f [%.3f, %.3f]", row.fork_point, row.k, row.value,
-                 row.ci_low, row.ci_high)
+    samples = samples[SAMPLE_COLUMNS].assign(**settings)
+    FORKING_SAMPLES.write(samples, args.samples_out)
+    log.info("%d continuations of %d references; %.3f of them correct", len(samples), samples["unit"].nunique(),
+             samples["correct"].mean())
+    if with_summary:
+        write_summary(samples, args.out, k=args.k, resamples=args.bootstrap, seed=args.seed, log=log)
 
 
 if __name__ == "__main__":

@@ -5,17 +5,21 @@ per question with each schedule in ``--schedules`` (JSON specs, e.g. the EAD blo
 tau 0.6 / 1.0), grade them with the task's grader, and compute Maj@N for N = 1..M exactly: the mean vote
 correctness over all N-subsets drawn without replacement (voting rule and estimator in :mod:`ead.metrics`:
 math-verify-equivalent answers are one vote, unanswered samples cast none, ties go to the earliest sample).
-The benchmark value per (schedule, N) is the mean over questions with a 95% bootstrap CI over questions.
+The benchmark value per (schedule, N) is the mean over questions with a 95% bootstrap CI over questions
+(the summary, :func:`write_summary`).
 
-Tables: ``--samples-out`` (parquet, one row per graded sample), ``--out`` (csv, one row per (schedule, N):
-maj_at_n, ci_low, ci_high, num_units, accuracy (= Maj@1, mean sample accuracy), no_answer_rate, settings).
+Tables: ``--samples-out`` (parquet, :data:`ead.tables.MAJORITY_SAMPLES`, one row per graded sample with its vote
+group among the question's samples of its schedule, plus settings); the summary (csv, :data:`ead.tables.MAJORITY_SCALING`,
+one row per (schedule, N): maj_at_n, ci_low, ci_high, num_units, accuracy (= Maj@1, mean sample accuracy),
+no_answer_rate, settings), written by this job with ``--out`` and ``--bootstrap``, or from the samples table by
+``python -m ead.analyses.summarise`` (the workflow's way: a new bootstrap setting does not resample).
 
 Run:
     python -m ead.analyses.majority_scaling --model results/models/smollm2-135m-instruct \
         --data results/data/gsm8k.parquet --task gsm8k --num-questions 16 --samples 8 --max-new-tokens 160 \
         --schedules '{"name": "ead", "tau_max": 1.2, "tau_min": 0.1, "d0": 25}' '{"name": "fixed", "tau": 0.6}' \
         --samples-out results/analyses/majority_scaling/smollm2-135m-instruct_samples.parquet \
-        --out results/analyses/majority_scaling/smollm2-135m-instruct.csv
+        --bootstrap 1000 --out results/analyses/majority_scaling/smollm2-135m-instruct.csv
 On a GPU with vLLM (the paper profile), add ``--engine vllm --dtype bfloat16`` and the hub model's directory.
 """
 
@@ -26,12 +30,40 @@ import json
 
 import pandas as pd
 
-from ead.analyses.common import (add_common_arguments, analysis_settings, cot_prompt, grade_samples, maj_curves,
-                                 open_analysis_engine, schedule_label, select_questions, set_threads, summarise)
-from ead.io import read_table, setup_logging, write_table
+from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings, cot_prompt, grade_samples,
+                                 maj_curves, open_analysis_engine, sample_settings, schedule_label, select_questions,
+                                 set_threads, summarise, summary_requested)
+from ead.io import read_table, setup_logging
 from ead.rewards import add_grader_argument, configure_grader
 from ead.schedule import build_schedule
-from ead.tables import MAJORITY_SCALING
+from ead.tables import MAJORITY_SAMPLES, MAJORITY_SCALING
+
+#: The per-sample columns of the samples table; every other column is a setting of the run.
+SAMPLE_COLUMNS = ["sampler", "schedule_params", "prompt_id", "sample_id", "text", "num_tokens", "finished", "predicted",
+                  "correct", "vote_group"]
+#: The unit whose samples vote together: one question under one sampler.
+UNIT = ["sampler", "prompt_id"]
+
+
+def write_summary(samples: pd.DataFrame, out, *, resamples: int, seed: int, log) -> pd.DataFrame:
+    """The Fig. 9 table of a samples table (:data:`ead.tables.MAJORITY_SAMPLES`): Maj@N per (sampler, N) over the
+    questions with bootstrap CIs, each sampler's accuracy, no-answer rate and response length, and the run's settings
+    columns, written to ``out`` (:data:`ead.tables.MAJORITY_SCALING`)."""
+    per_unit = maj_curves(samples, UNIT)
+    table = summarise(per_unit, ["sampler", "n"], "maj_at_n", resamples=resamples, seed=seed)
+    by_sampler = samples.groupby("sampler").agg(accuracy=("correct", "mean"),
+                                                no_answer_rate=("predicted", lambda k: float(k.isna().mean())),
+                                                mean_response_tokens=("num_tokens", "mean"),
+                                                schedule_params=("schedule_params", "first"))
+    table = table.merge(by_sampler, left_on="sampler", right_index=True)
+    table = table.rename(columns={"value": "maj_at_n"}).assign(**sample_settings(samples, SAMPLE_COLUMNS))
+    MAJORITY_SCALING.write(table, out)
+    for label, rows in table.groupby("sampler", sort=False):
+        rows = rows.set_index("n")
+        last = rows.index.max()
+        log.info("%s: Maj@1 %.3f, Maj@%d %.3f [%.3f, %.3f]", label, rows.loc[1, "maj_at_n"], last,
+                 rows.loc[last, "maj_at_n"], rows.loc[last, "ci_low"], rows.loc[last, "ci_high"])
+    return table
 
 
 def main(argv=None):
@@ -43,6 +75,7 @@ def main(argv=None):
                         help="only questions whose reference solution has at most this many lines (GSM8K)")
     add_grader_argument(parser)
     args = parser.parse_args(argv)
+    with_summary = summary_requested(parser, args)
     configure_grader(args.grader)  # the config's grader: section, as every grading job
     log = setup_logging("majority_scaling")
     set_threads(args.threads)
@@ -65,28 +98,17 @@ def main(argv=None):
         grade_samples(out, [reference_of[p] for p in out["prompt_id"]], args.task)
         frames.append(out.assign(sampler=label))
     engine.close()
-    samples = pd.concat(frames, ignore_index=True)
-
-    per_unit = maj_curves(samples, ["sampler", "prompt_id"], args.task)
-    table = summarise(per_unit, ["sampler", "n"], "maj_at_n", resamples=args.bootstrap, seed=args.seed)
-    by_sampler = samples.groupby("sampler").agg(accuracy=("correct", "mean"),
-                                                no_answer_rate=("predicted", lambda k: float(k.isna().mean())),
-                                                mean_response_tokens=("num_tokens", "mean"))
-    table = table.merge(by_sampler, left_on="sampler", right_index=True)
-    params = {label: json.dumps(s.to_dict(), sort_keys=True) for s, label in zip(schedules, labels)}
-    table["schedule_params"] = table["sampler"].map(params)
+    samples = add_vote_groups(pd.concat(frames, ignore_index=True), UNIT, args.task)
     settings = analysis_settings(
         args, num_questions=len(questions), samples_per_question=args.samples, max_new_tokens=args.max_new_tokens,
         max_solution_steps=args.max_solution_steps if args.max_solution_steps is not None else -1,
         question_seed=args.question_seed, sampling_seed=args.seed)
-    keep = ["sampler", "schedule_params", "prompt_id", "sample_id", "text", "num_tokens", "finished", "predicted",
-            "correct"]
-    write_table(samples[keep].assign(**settings), args.samples_out)
-    MAJORITY_SCALING.write(table.rename(columns={"value": "maj_at_n"}).assign(**settings), args.out)
-    for label in labels:
-        rows = table[table["sampler"] == label].set_index("n")
-        log.info("%s: Maj@1 %.3f, Maj@%d %.3f [%.3f, %.3f]", label, rows.loc[1, "value"], args.samples,
-                 rows.loc[args.samples, "value"], rows.loc[args.samples, "ci_low"], rows.loc[args.samples, "ci_high"])
+    samples = samples[SAMPLE_COLUMNS].assign(**settings)
+    MAJORITY_SAMPLES.write(samples, args.samples_out)
+    for label, rows in samples.groupby("sampler", sort=False):
+        log.info("%s: %d samples, accuracy %.3f", label, len(rows), rows["correct"].mean())
+    if with_summary:
+        write_summary(samples, args.out, resamples=args.bootstrap, seed=args.seed, log=log)
 
 
 if __name__ == "__main__":
