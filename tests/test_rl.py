@@ -175,7 +175,7 @@ def test_grid_is_the_deduplicated_union_of_experiments_with_lr_by_n():
     assert len(cells) == len(set(cells))
     main = expand_grid(rl, ["main"])
     assert len(main) == 2 * 5 * 3
-    shared = Cell("tiny1m", "dapo", "tau1.0", 8, 0)
+    shared = Cell("tiny1m_sharp", "dapo", "tau1.0", 8, 0)
     assert shared in main and shared in expand_grid(rl, ["rollout_scaling"])
     assert [learning_rate(rl, n) for n in (4, 8, 16)] == [2.5e-5, 5.0e-5, 1.0e-4]
     settings = cell_settings(CONFIG, Cell("tiny1m", "dapo", "ead_tmin0.8", 8, 1))
@@ -183,6 +183,9 @@ def test_grid_is_the_deduplicated_union_of_experiments_with_lr_by_n():
     assert settings["lr"] == 5.0e-5 and settings["tis"] == "none"
     assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "ead_tis", 8, 0))["tis"] == "token"
     assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "tau0.6", 8, 0))["schedule"] == {"name": "fixed", "tau": 0.6}
+    # a policy's rl_lr_scale multiplies the lr-by-n rule (the sharpened policy: by its sharpening temperature)
+    assert CONFIG["policies"]["tiny1m_sharp"]["rl_lr_scale"] == CONFIG["policies"]["tiny1m_sharp"]["sharpen"]["temperature"]
+    assert cell_settings(CONFIG, shared)["lr"] == pytest.approx(5.0e-5 * CONFIG["policies"]["tiny1m_sharp"]["rl_lr_scale"])
 
 
 def with_rl(path, value):
@@ -352,6 +355,7 @@ def test_cells_of_one_seed_share_prompts_and_rollout_random_numbers(rl_inputs):
         config = json.loads(json.dumps(CONFIG))
         config["rl"].update(prompts_per_step=2, max_new_tokens=24)
         config["rl"]["eval"].update(limit=4)
+        config["ead"]["warmup"] = 10  # a warm-up at tau = 1, where EAD's distribution equals tau 1.0's
         settings = cell_settings(config, Cell("tiny", "dapo", sampler, 4, seed))
         trainer = Trainer(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"),
                           logging.getLogger("test"))

@@ -80,7 +80,7 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
             path = out / "figures" / f"{stem}.{fmt}"
             assert path.stat().st_size > 1000, path
         assert b"ead-profile=smoke" in (out / "figures" / f"{stem}.pdf").read_bytes(), stem
-    for policy in ("tiny1m", "tiny400k"):
+    for policy in ("tiny1m", "tiny1m_sharp"):
         base = pd.read_csv(out / "results" / "eval" / f"{policy}_base.csv")
         assert set(base.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
         assert (base.num_problems == 8).all() and (base.n == 4).all()

@@ -9,7 +9,7 @@ rule schedule_table:
             {
                 "tau_max": config["ead"]["tau_max"],
                 "tau_min": config["ead"]["tau_min"],
-                "warmup": config["ead"]["warmup"],
+                "warmup": config["schedule_figure"]["warmup"],
                 "decay_scale": config["ead"]["decay_scale"],
                 "d_max": config["ead"]["d_max"],
                 "decays": config["schedule_figure"]["decays"],

@@ -53,6 +53,15 @@ def learning_rate(rl: dict, n: int) -> float:
     return table[n]
 
 
+def policy_lr_scale(config: dict, policy: str) -> float:
+    """`policies.<policy>.rl_lr_scale` (1 when unset or for hub models): multiplies the lr-by-n rule's value.
+
+    A sharpened copy (logits / T) moves its logits 1/T as far per Adam step (Adam's step size does not depend on the
+    gradient's scale), so T keeps the logit-space step of the policy it copies (README, "The CPU testbed").
+    """
+    return float(config.get("policies", {}).get(policy, {}).get("rl_lr_scale", 1.0))
+
+
 def sampler_schedule(config: dict, sampler: str) -> dict:
     """The rollout schedule of a sampler as a `build_schedule` document (EAD: top-level `ead` + overrides)."""
     spec = config["rl"]["samplers"][sampler]
@@ -72,7 +81,7 @@ def cell_settings(config: dict, cell: Cell) -> dict:
     return {
         **asdict(cell),
         **shared,
-        "lr": learning_rate(rl, cell.n),
+        "lr": learning_rate(rl, cell.n) * policy_lr_scale(config, cell.policy),
         "algorithm_params": rl["algorithms"][cell.algorithm],
         "schedule": sampler_schedule(config, cell.sampler),
         "tis": sampler.get("tis", "none"),
