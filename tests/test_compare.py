@@ -53,11 +53,28 @@ def test_training_claim_compares_per_seed_means_over_the_last_window():
     assert less["verdict"] == "contradicted"
 
 
-def test_unpaired_cells_and_missing_cells_are_errors():
+def test_a_claim_on_one_seed_is_inconclusive_whatever_its_problems_only_ci():
+    counts = {("ead", 0): [8, 8, 8], ("tau1.0", 0): [0, 0, 0]}  # every problem far better: the CI is far above 0
+    row = claim_row(CLAIM, problems_table(counts), steps_table(), window=4, resamples=200, seed=0)
+    assert row["ci_low"] > 0.5 and row["num_seeds"] == 1
+    assert row["verdict"] == "inconclusive" and row["rule"].startswith("one seed: the training noise")
+    two = claim_row(CLAIM, problems_table({**counts, ("ead", 1): [8, 8, 8], ("tau1.0", 1): [0, 0, 0]}), steps_table(),
+                    window=4, resamples=200, seed=0)
+    assert two["verdict"] == "supported"
+
+
+def test_claims_pair_on_the_seeds_both_samplers_ran_and_unpaired_cells_are_errors():
     counts = dict(COUNTS)
-    counts[("tau1.0", 2)] = [1, 1, 1]  # a seed the sampler does not have
-    with pytest.raises(SystemExit, match="not run on the same seeds and evaluation problems"):
-        claim_row(CLAIM, problems_table(counts), steps_table(), window=4, resamples=100, seed=0)
+    counts[("tau1.0", 2)] = [1, 1, 1]  # a seed the sampler does not have: left out, not an error
+    row = claim_row(CLAIM, problems_table(counts), steps_table(), window=4, resamples=100, seed=0)
+    assert row == claim_row(CLAIM, problems_table(), steps_table(), window=4, resamples=100, seed=0)
+    with pytest.raises(SystemExit, match="share no seed"):
+        claim_row(CLAIM, problems_table({("ead", 0): [1, 1, 1], ("tau1.0", 1): [1, 1, 1]}), steps_table(), window=4,
+                  resamples=100, seed=0)
+    other_problems = problems_table()
+    other_problems.loc[(other_problems.sampler == "ead") & (other_problems.problem_id == "q2"), "problem_id"] = "q9"
+    with pytest.raises(SystemExit, match="not evaluated on the same problems"):
+        claim_row(CLAIM, other_problems, steps_table(), window=4, resamples=100, seed=0)
     with pytest.raises(SystemExit, match=r"no cell \(p, dapo, ead_tis, n8\)"):
         claim_row({**CLAIM, "sampler": "ead_tis"}, problems_table(), steps_table(), window=4, resamples=100, seed=0)
 

@@ -17,7 +17,8 @@ def load(*names):
     return load_layered_config(*(ROOT / "configs" / name for name in names))
 
 
-@pytest.mark.parametrize("profile", [("config.yaml",), ("config.yaml", "smoke.yaml"), ("config.yaml", "paper.yaml")])
+@pytest.mark.parametrize("profile", [("config.yaml",), ("config.yaml", "smoke.yaml"), ("config.yaml", "paper.yaml"),
+                                     ("config.yaml", "full.yaml")])
 def test_shipped_profiles_are_valid(profile):
     validate_config(load(*profile), SCHEMA)
 
@@ -139,7 +140,7 @@ def test_analyses_section_is_required():
 
 # --- profiles and their layering --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("profile", ["smoke.yaml", "paper.yaml"])
+@pytest.mark.parametrize("profile", ["smoke.yaml", "paper.yaml", "full.yaml"])
 def test_profiles_state_only_what_differs_from_the_default(profile):
     base = yaml.safe_load((ROOT / "configs" / "config.yaml").read_text())
     delta = yaml.safe_load((ROOT / "configs" / profile).read_text())
@@ -260,7 +261,7 @@ def test_a_repeated_configfile_flag_is_an_error():
 
 
 @pytest.mark.parametrize("ablation", sorted(p.name for p in (ROOT / "configs" / "ablations").glob("*.yaml")))
-@pytest.mark.parametrize("profile", [[], ["smoke.yaml"], ["paper.yaml"]])
+@pytest.mark.parametrize("profile", [[], ["smoke.yaml"], ["paper.yaml"], ["full.yaml"]])
 def test_shipped_ablations_layer_over_every_profile(ablation, profile):
     delta = yaml.safe_load((ROOT / "configs" / "ablations" / ablation).read_text())
     config = load("config.yaml", *profile, f"ablations/{ablation}")

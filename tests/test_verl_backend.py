@@ -66,10 +66,12 @@ def test_paper_profile_is_valid_and_has_the_papers_grid():
     assert sampler_schedule(PAPER, "ead_tmin0.8")["tau_min"] == 0.8
     assert {c.algorithm for c in CELLS} == {"dapo", "grpo", "clip_cov", "kl_cov"}
     assert {c.n for c in CELLS} == {4, 8, 16}
-    assert len(CELLS) == len(set(CELLS)) == 30
+    assert len(CELLS) == len(set(CELLS)) == 32
+    # the paper's 30 runs, plus the decomposition's two (EAD's halves apart, not in the paper)
+    assert len(expand_grid(PAPER["rl"], sorted(FIGURE_EXPERIMENTS))) == 30
     assert (rl["eval"]["n"], rl["eval"]["tau"]) == (16, 1.0)
     # every RL figure has its experiment, exactly the paper's grid (no tiny CPU policy leaks in)
-    assert set(rl["experiments"]) == FIGURE_EXPERIMENTS
+    assert set(rl["experiments"]) == FIGURE_EXPERIMENTS | {"decomposition"}  # claims only, no figure
     small, fixed = ["qwen2.5-math-1.5b", "llama-3.2-1b-instruct"], ["tau0.6", "tau1.0", "tau1.2"]
     assert rl["experiments"] == {
         "main": {"policies": small, "algorithms": ["dapo"], "samplers": [*fixed, "ead", "ead_tis"], "n": [8],
@@ -82,6 +84,8 @@ def test_paper_profile_is_valid_and_has_the_papers_grid():
                        "samplers": ["tau1.0", "ead"], "n": [8], "seeds": [0]},
         "off_policy": {"policies": ["qwen2.5-math-1.5b"], "algorithms": ["dapo"],
                        "samplers": ["ead_aggressive", "ead_aggressive_tis"], "n": [8], "seeds": [0]},
+        "decomposition": {"policies": ["qwen2.5-math-1.5b"], "algorithms": ["dapo"],
+                          "samplers": ["tau1.0", "ead_tis", "anneal_only", "hot_only"], "n": [8], "seeds": [0]},
     }
     off_policy = {(c.sampler, rl["samplers"][c.sampler].get("tis")) for c in expand_grid(rl, ["off_policy"])}
     assert off_policy == {("ead_aggressive", None), ("ead_aggressive_tis", "token")}
@@ -175,7 +179,7 @@ def test_composed_configs_pass_verls_own_validation(composed):
         rollout = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
         assert (rollout.val_kwargs.n, rollout.n) == (16, cell.n)
         correction = RolloutCorrectionConfig(**OmegaConf.to_container(cfg.algorithm.rollout_correction))
-        assert correction.rollout_is == ("token" if cell.sampler in ("ead_tis", "ead_aggressive_tis") else None)
+        assert correction.rollout_is == PAPER["rl"]["samplers"][cell.sampler].get("tis")  # token TIS or none
 
 
 def test_verls_own_entry_point_accepts_the_runners_command(tmp_path):
@@ -592,7 +596,7 @@ def job_counts(output):
 def test_paper_profile_dry_run_lists_every_cell(workdir):
     output = dry_run(workdir, "--printshellcmds", "--configfile", "configs/paper.yaml")
     counts = job_counts(output)
-    assert counts["rl_cell_verl"] == len(CELLS) == 30
+    assert counts["rl_cell_verl"] == len(CELLS) == 32
     # 3 RL policies + the two analysis-only models (Llama-3-8B-Instruct, R1-Distill-Llama-8B)
     assert counts["paper_model"] == 5 and counts["paper_data"] == 2
     assert counts["rl_tables"] == 1 and counts["rl_figure"] == 8 and counts["fig03_annealing_schedule"] == 1
@@ -634,9 +638,9 @@ def test_paper_profile_dry_run_with_the_slurm_profile(workdir):
     """The workflow profile parses under snakemake-executor-plugin-slurm and gives only the cell rule GPUs."""
     output = dry_run(workdir, "--printshellcmds", "--configfile", "configs/paper.yaml", "--workflow-profile",
                      "workflow/profiles/slurm")
-    assert job_counts(output)["rl_cell_verl"] == 30
+    assert job_counts(output)["rl_cell_verl"] == 32
     resources = [line for line in output.splitlines() if line.strip().startswith("resources:")]
-    assert sum("gpu=8" in line for line in resources) == 30
+    assert sum("gpu=8" in line for line in resources) == 32
     assert sum("gpu=1" in line for line in resources) == 4  # the analyses
     assert all("slurm_partition=gpu" in line for line in resources if "gpu=" in line)
 

@@ -3,11 +3,12 @@
 Each claim (config ``claims:``) compares a sampler with a baseline sampler in one (policy, algorithm, n) of the grid.
 The comparison is *paired*: cells of one seed train on the same prompts with the same rollout random numbers, and
 every cell is evaluated on the same problems with the same evaluation draws (``ead.rl.train``), so the effect is
-the mean over (seed, problem) of the per-problem difference at the last evaluated step, with a 95% CI from the
-two-way bootstrap over seeds and problems (``ead.metrics.two_way_bootstrap_means``). Training metrics (e.g.
+the mean over (seed, problem) of the per-problem difference at the last evaluated step, on the seeds both samplers
+ran, with a 95% CI from the two-way bootstrap over seeds and problems (``ead.metrics.two_way_bootstrap_means``). Training metrics (e.g.
 ``entropy``) are compared per seed, averaged over the last ``window`` steps, with a bootstrap over seeds. The
 minimum detectable effect (80% power, two-sided 5%) is (z_0.975 + z_0.8) x the bootstrap standard error. The verdict
-is ``ead.claims.decide`` on the CI (threshold 0, in the claimed direction).
+is ``ead.claims.decide`` on the CI (threshold 0, in the claimed direction), and inconclusive whatever the CI for a
+claim run on one seed (its CI covers the evaluation problems, not the training noise between seeds).
 
 Run:
     python -m ead.rl.compare --claims '<claims JSON>' --eval-problems results/rl/*/*/*/*/*/eval_problems.csv \
@@ -24,7 +25,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
-from ead.claims import decide
+from ead.claims import Verdict, decide
 from ead.io import setup_logging
 from ead.metrics import bootstrap_means, two_way_bootstrap_means
 from ead.tables import CLAIMS, EVAL_PROBLEMS, STEPS, TRAIN_METRICS, per_problem_metric
@@ -48,16 +49,21 @@ def evaluation_difference(problems: pd.DataFrame, claim: dict) -> tuple[np.ndarr
         rows = _cell_rows(problems, claim, claim[role])
         sides[role] = rows
     step = min(int(sides["sampler"]["step"].max()), int(sides["baseline"]["step"].max()))
+    # paired on the seeds both ran (an experiment may give one sampler more seeds than another)
+    common = sorted(set(sides["sampler"]["seed"]) & set(sides["baseline"]["seed"]))
+    if not common:
+        raise SystemExit(f"claim {claim['id']}: {claim['sampler']} and {claim['baseline']} share no seed; the "
+                         f"comparison must be paired")
     matrices = {}
     for role, rows in sides.items():
-        rows = rows[rows["step"] == step]
+        rows = rows[(rows["step"] == step) & rows["seed"].isin(common)]
         by_seed = {seed: group.sort_values("problem_id") for seed, group in rows.groupby("seed", sort=True)}
         matrices[role] = (sorted(by_seed), [list(g["problem_id"]) for g in by_seed.values()],
                           np.stack([per_problem_metric(g, claim["metric"]) for g in by_seed.values()]))
     (seeds_a, problems_a, a), (seeds_b, problems_b, b) = matrices["sampler"], matrices["baseline"]
     if seeds_a != seeds_b or problems_a != problems_b:
-        raise SystemExit(f"claim {claim['id']}: {claim['sampler']} and {claim['baseline']} were not run on the same "
-                         f"seeds and evaluation problems (seeds {seeds_a} vs {seeds_b}); the comparison must be paired")
+        raise SystemExit(f"claim {claim['id']}: {claim['sampler']} and {claim['baseline']} were not evaluated on the "
+                         f"same problems (or steps) in seeds {common}; the comparison must be paired")
     return a - b, step
 
 
@@ -69,9 +75,10 @@ def training_difference(steps: pd.DataFrame, claim: dict, window: int) -> tuple[
         last = int(rows["step"].max())
         recent = rows[rows["step"] > last - window]
         means[role] = recent.groupby("seed")[claim["metric"]].mean()
-    if list(means["sampler"].index) != list(means["baseline"].index):
-        raise SystemExit(f"claim {claim['id']}: the two samplers were not run on the same seeds")
-    return (means["sampler"] - means["baseline"]).to_numpy(), last
+    common = means["sampler"].index.intersection(means["baseline"].index)
+    if common.empty:
+        raise SystemExit(f"claim {claim['id']}: the two samplers share no seed")
+    return (means["sampler"][common] - means["baseline"][common]).to_numpy(), last
 
 
 def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, window: int, resamples: int,
@@ -88,6 +95,9 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
     low, high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
     standard_error = float(np.std(draws, ddof=1))
     verdict = decide(low, high, direction=claim.get("direction", "greater"))
+    if seeds < 2:  # the bootstrap then resamples problems only: its CI leaves out the training noise between seeds
+        verdict = Verdict("inconclusive", f"one seed: the training noise between seeds is not estimable, so no CI "
+                                          f"covers it (problems-only {verdict.rule})")
     return {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"],
             "policy": claim["policy"], "algorithm": claim["algorithm"], "n": claim["n"], "sampler": claim["sampler"],
             "baseline": claim["baseline"], "metric": claim["metric"], "step": step, "effect": effect, "ci_low": low,
