@@ -58,9 +58,13 @@ def test_a_claim_on_one_seed_is_inconclusive_whatever_its_problems_only_ci():
     row = claim_row(CLAIM, problems_table(counts), steps_table(), window=4, resamples=200, seed=0)
     assert row["ci_low"] > 0.5 and row["num_seeds"] == 1
     assert row["verdict"] == "inconclusive" and row["rule"].startswith("one seed: the training noise")
+    assert row["scope"].startswith("one seed: the CI covers 3 evaluation problems but not the training noise")
     two = claim_row(CLAIM, problems_table({**counts, ("ead", 1): [8, 8, 8], ("tau1.0", 1): [0, 0, 0]}), steps_table(),
                     window=4, resamples=200, seed=0)
     assert two["verdict"] == "supported"
+    assert two["scope"] == (f"2 seeds x 3 problems: detects a difference in pass@4 of {two['mde']:.3g} or more with "
+                            f"80% power; a smaller true effect usually reads inconclusive here, which is not evidence "
+                            f"against it")
 
 
 def test_claims_pair_on_the_seeds_both_samplers_ran_and_unpaired_cells_are_errors():

@@ -167,13 +167,13 @@ def claims_section(path: str) -> str:
     rows = [[row.claim, row.figure, row.statement, f"{row.policy} / {row.algorithm} / n {row.n}",
              f"{row.sampler} - {row.baseline}", row.metric,
              f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]", f"{row.mde:.4f}", row.num_seeds,
-             f"**{row.verdict}**"] for row in table.itertuples()]
+             f"**{row.verdict}**", row.scope] for row in table.itertuples()]
     return (f"## Paper claims on the grid\n\nFrom `{path}`: paired effects (same seeds: same prompts and rollout "
             "random numbers; same evaluation problems and draws) at the last evaluated step, 95% CI from the two-way "
             "bootstrap over seeds and problems (training metrics: over seeds); MDE = minimum detectable effect at 80% "
             "power; verdicts by `ead.claims` (CI vs 0).\n\n"
             + markdown_table(["claim", "figure", "statement", "cells", "comparison", "metric", "effect [95% CI]", "MDE",
-                              "seeds", "verdict"], rows))
+                              "seeds", "verdict", "what this scale can show"], rows))
 
 
 def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(), premises=(),

@@ -221,7 +221,7 @@ PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "
 CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
                           "n": "int", "sampler": "str", "baseline": "str", "metric": "str", "step": "int",
                           "effect": "float", **_CI, "standard_error": "float", "mde": "float", "num_seeds": "int",
-                          "num_units": "int", "verdict": "str", "rule": "str"})
+                          "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"})
 
 #: Every declared table by name.
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,

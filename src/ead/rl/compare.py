@@ -4,11 +4,13 @@ Each claim (config ``claims:``) compares a sampler with a baseline sampler in on
 The comparison is *paired*: cells of one seed train on the same prompts with the same rollout random numbers, and
 every cell is evaluated on the same problems with the same evaluation draws (``ead.rl.train``), so the effect is
 the mean over (seed, problem) of the per-problem difference at the last evaluated step, on the seeds both samplers
-ran, with a 95% CI from the two-way bootstrap over seeds and problems (``ead.metrics.two_way_bootstrap_means``). Training metrics (e.g.
-``entropy``) are compared per seed, averaged over the last ``window`` steps, with a bootstrap over seeds. The
+ran, with a 95% CI from the two-way bootstrap over seeds and problems (``ead.metrics.two_way_bootstrap_means``).
+Training metrics (e.g. ``entropy``) are compared per seed, averaged over the last ``window`` steps, with a bootstrap
+over seeds. The
 minimum detectable effect (80% power, two-sided 5%) is (z_0.975 + z_0.8) x the bootstrap standard error. The verdict
 is ``ead.claims.decide`` on the CI (threshold 0, in the claimed direction), and inconclusive whatever the CI for a
-claim run on one seed (its CI covers the evaluation problems, not the training noise between seeds).
+claim run on one seed (its CI covers the evaluation problems, not the training noise between seeds). The ``scope``
+column says in words what the row can show at that power.
 
 Run:
     python -m ead.rl.compare --claims '<claims JSON>' --eval-problems results/rl/*/*/*/*/*/eval_problems.csv \
@@ -98,12 +100,23 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
     if seeds < 2:  # the bootstrap then resamples problems only: its CI leaves out the training noise between seeds
         verdict = Verdict("inconclusive", f"one seed: the training noise between seeds is not estimable, so no CI "
                                           f"covers it (problems-only {verdict.rule})")
+    mde = POWER_Z * standard_error if math.isfinite(standard_error) else float("nan")
     return {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"],
             "policy": claim["policy"], "algorithm": claim["algorithm"], "n": claim["n"], "sampler": claim["sampler"],
             "baseline": claim["baseline"], "metric": claim["metric"], "step": step, "effect": effect, "ci_low": low,
             "ci_high": high, "standard_error": standard_error,
-            "mde": POWER_Z * standard_error if math.isfinite(standard_error) else float("nan"),
-            "num_seeds": seeds, "num_units": units, "verdict": verdict.verdict, "rule": verdict.rule}
+            "mde": mde, "num_seeds": seeds, "num_units": units, "verdict": verdict.verdict, "rule": verdict.rule,
+            "scope": scope(claim["metric"], mde, seeds, units)}
+
+
+def scope(metric: str, mde: float, seeds: int, units: int) -> str:
+    """What this grid can and cannot show about a claim, from its power (the `scope` column)."""
+    if seeds < 2:
+        return (f"one seed: the CI covers {units} evaluation problems but not the training noise between seeds, so "
+                f"the row cannot test the claim; add seeds (configs/full.yaml)")
+    size = f"{seeds} seeds" + (f" x {units // seeds} problems" if units > seeds else "")
+    return (f"{size}: detects a difference in {metric} of {mde:.3g} or more with 80% power; a smaller true effect "
+            f"usually reads inconclusive here, which is not evidence against it")
 
 
 def main(argv=None):
