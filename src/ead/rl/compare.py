@@ -6,11 +6,10 @@ every cell is evaluated on the same problems with the same evaluation draws (``e
 the mean over (seed, problem) of the per-problem difference at the last evaluated step, on the seeds both samplers
 ran, with a 95% CI from the two-way bootstrap over seeds and problems (``ead.metrics.two_way_bootstrap_means``).
 Training metrics (e.g. ``entropy``) are compared per seed, averaged over the last ``window`` steps, with a bootstrap
-over seeds. The
-minimum detectable effect (80% power, two-sided 5%) is (z_0.975 + z_0.8) x the bootstrap standard error. The verdict
-is ``ead.claims.decide`` on the CI (threshold 0, in the claimed direction), and inconclusive whatever the CI for a
-claim run on one seed (its CI covers the evaluation problems, not the training noise between seeds). The ``scope``
-column says in words what the row can show at that power.
+over seeds. The minimum detectable effect (80% power, two-sided 5%) is (z_0.975 + z_0.8) x the bootstrap standard
+error. The verdict is ``ead.claims.decide`` on the CI (threshold 0, in the claimed direction), and inconclusive
+whatever the CI for a claim run on one seed (its CI covers the evaluation problems, not the training noise between
+seeds). The ``scope`` column says in words what the row can show at that power.
 
 Run:
     python -m ead.rl.compare --claims '<claims JSON>' --eval-problems results/rl/*/*/*/*/*/eval_problems.csv \
