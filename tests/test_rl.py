@@ -188,6 +188,12 @@ def test_grid_is_the_deduplicated_union_of_experiments_with_lr_by_n():
     assert cell_settings(CONFIG, shared)["lr"] == pytest.approx(5.0e-5 * CONFIG["policies"]["tiny1m_sharp"]["rl_lr_scale"])
 
 
+def test_reported_ks_are_the_powers_of_two_up_to_n_and_n():
+    from ead.rl.grid import reported_ks
+
+    assert reported_ks(16) == [1, 2, 4, 8, 16] and reported_ks(12) == [1, 2, 4, 8, 12] and reported_ks(1) == [1]
+
+
 def with_rl(path, value):
     config = json.loads(json.dumps(CONFIG))
     target = config["rl"]
@@ -292,8 +298,10 @@ def small_cell_settings():
     """A 4-step clip_cov / EAD + TIS cell that checkpoints after step 2 (for the kill-and-resume tests)."""
     config = json.loads(json.dumps(CONFIG))
     config["rl"].update(steps=4, prompts_per_step=2, max_new_tokens=24, checkpoint_every=2)
-    config["rl"]["eval"].update(limit=4, n=4, k=[1, 4], every=3, batch_size=16)
-    return cell_settings(config, Cell("tiny", "clip_cov", "ead_tis", 4, 0))
+    config["rl"]["eval"].update(limit=4, n=4, every=3, batch_size=16)
+    settings = cell_settings(config, Cell("tiny", "clip_cov", "ead_tis", 4, 0))
+    settings["eval"]["k"] = [1, 4]  # a direct call with k also writes eval.csv (the workflow's cells leave k out)
+    return settings
 
 
 @pytest.mark.slow

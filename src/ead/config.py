@@ -316,7 +316,7 @@ def validate_rl(config: dict) -> None:
     """
     rl = config["rl"]
     verl = rl["backend"] == "verl"
-    if rl["eval"]["n"] < max(rl["eval"]["k"]):
+    if "k" in rl["eval"] and rl["eval"]["n"] < max(rl["eval"]["k"]):  # a cell's slice (cell_config) has no k
         raise ConfigError(f"rl.eval.n = {rl['eval']['n']} must be >= every k in rl.eval.k = {rl['eval']['k']} "
                           "(unbiased Pass@k needs n >= k samples)")
     if verl:

@@ -30,13 +30,9 @@ def get_figure_experiment(wildcards):
 
 # --- CPU cells (rl_cpu.smk) ---
 def get_cell_settings(wildcards):
-    """The one JSON document a grid cell's training job reads (a change to it reruns exactly that cell).
-
-    Without rl.eval.k: training writes per-problem counts, which serve every k <= rl.eval.n; rule rl_cell_eval and
-    the aggregation summarise them, so changing k reruns only those."""
-    settings = cell_settings(config, wildcards_cell(wildcards))
-    settings["eval"] = {key: value for key, value in settings["eval"].items() if key != "k"}
-    return shlex.quote(json.dumps(settings, sort_keys=True))
+    """The one JSON document a grid cell's training job reads (a change to it reruns exactly that cell; it has no
+    rl.eval.k, see ead.rl.grid.cell_settings)."""
+    return shlex.quote(json.dumps(cell_settings(config, wildcards_cell(wildcards)), sort_keys=True))
 
 
 # --- verl cells (rl_verl.smk) ---

@@ -53,6 +53,11 @@ def learning_rate(rl: dict, n: int) -> float:
     return table[n]
 
 
+def reported_ks(n: int) -> list[int]:
+    """The k of a cell's own eval.csv when the config's rl.eval.k is not given to it: 1, 2, 4, ... up to n, and n."""
+    return sorted({1, n, *(2 ** i for i in range(1, n.bit_length()) if 2 ** i <= n)})
+
+
 def policy_lr_scale(config: dict, policy: str) -> float:
     """`policies.<policy>.rl_lr_scale` (1 when unset or for hub models): multiplies the lr-by-n rule's value.
 
@@ -77,7 +82,10 @@ def cell_settings(config: dict, cell: Cell) -> dict:
     rl = config["rl"]
     sampler = rl["samplers"][cell.sampler]
     shared = {key: rl[key] for key in ("task", "steps", "prompts_per_step", "mini_batches", "max_new_tokens",
-                                       "optimizer", "fixed_tau_trains_at", "checkpoint_every", "eval")}
+                                       "optimizer", "fixed_tau_trains_at", "checkpoint_every")}
+    # Without rl.eval.k: a cell writes per-problem counts, which serve every k <= rl.eval.n; ead.rl.cell_eval and the
+    # aggregation summarise them, so changing k reruns only those (on either backend)
+    shared["eval"] = {key: value for key, value in rl["eval"].items() if key != "k"}
     return {
         **asdict(cell),
         **shared,
@@ -110,7 +118,10 @@ def cell_config(config: dict, cell: Cell) -> dict:
         "grader": config["grader"],  # the cell's reward
         "rl": {
             **{key: value for key, value in rl.items() if key not in ("algorithms", "samplers", "experiments",
-                                                                       "lr_by_n")},
+                                                                       "lr_by_n", "eval")},
+            # rl.eval.k only chooses what the summaries report (ead.rl.cell_eval, the aggregation): a GPU run must
+            # not be redone for it
+            "eval": {key: value for key, value in rl["eval"].items() if key != "k"},
             "lr_by_n": {cell.n: learning_rate(rl, cell.n)},
             "algorithms": {cell.algorithm: rl["algorithms"][cell.algorithm]},
             "samplers": {cell.sampler: rl["samplers"][cell.sampler]},

@@ -8,8 +8,10 @@
 Writes into ``--run-dir``: ``agent_loop.yaml`` (our agent loop and the cell's schedule), ``overrides.txt`` (the
 Hydra overrides, one per line: the run's provenance), ``metrics.jsonl`` (verl's file logger), ``validation/``
 (verl's validation dumps) and ``checkpoints/``; then converts them (:mod:`ead.rl.verl.convert`) into
-``--out-dir``: steps.csv, eval_problems.csv and eval.csv, the tables of the CPU backend.
-``--config`` is the cell's slice of the workflow config (:func:`ead.rl.grid.cell_config`).
+``--out-dir``: steps.csv, eval_problems.csv and eval.csv, the tables of the CPU backend (eval.csv at k = 1, 2, 4, ...
+up to ``rl.eval.n``: the slice leaves rl.eval.k out, so changing it never reruns a GPU job; the aggregation reports
+the config's k from eval_problems.csv). ``--config`` is the cell's slice of the workflow config
+(:func:`ead.rl.grid.cell_config`).
 A restarted job resumes from the last checkpoint (``trainer.resume_mode=auto``); the previous ``metrics.jsonl`` is
 kept as ``metrics.<k>.jsonl`` because verl's file logger truncates its file on start.
 
@@ -30,7 +32,7 @@ from pathlib import Path
 import yaml
 
 from ead.config import ConfigError, validate_rl
-from ead.rl.grid import Cell, cell_settings, table_columns
+from ead.rl.grid import Cell, cell_settings, reported_ks, table_columns
 from ead.rl.verl.convert import convert_run, metrics_files
 from ead.rl.verl.overrides import CellPaths, agent_loop_entries, compose_verl_config, verl_overrides
 
@@ -94,8 +96,8 @@ def main(argv=None):
     env = {**os.environ, "VERL_FILE_LOGGER_PATH": str(run_dir / "metrics.jsonl")}
     subprocess.run(command, env=env, check=True)
     settings = cell_settings(config, cell)
-    convert_run(run_dir, {**asdict(cell), **table_columns(settings)}, settings["eval"]["k"], args.out_dir,
-                seed=settings["eval"]["seed"],
+    convert_run(run_dir, {**asdict(cell), **table_columns(settings)}, reported_ks(settings["eval"]["n"]),
+                args.out_dir, seed=settings["eval"]["seed"],
                 entropy_temperature=float(composed.actor_rollout_ref.rollout.temperature))
 
 
