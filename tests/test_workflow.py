@@ -146,7 +146,8 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
                                                  "majority_scaling": 1, "analysis_summary": 1,
                                                  "fig09_majority_scaling": 1,
                                                  "rl_cell": len(ead_cells), "rl_cell_eval": len(ead_cells),
-                                                 "rl_tables": 1, "rl_figure": len(RL_FIGURES), "premises": 1,
+                                                 "rl_tables": 1, "rl_figure": len(RL_FIGURES),
+                                                 "premises": len(smoke_config()["premises"]["policies"]),
                                                  "claims": 1, "summary": 1, "all": 1}
     finally:
         config_path.write_text(original)
