@@ -261,11 +261,17 @@ def trained_policies(config: dict) -> list[str]:
     return [name for name, spec in config["policies"].items() if "sharpen" not in spec]
 
 
+def sharpened_policies(config: dict) -> list[str]:
+    """The policies that are sharpened copies of a trained one (`policies.<name>.sharpen`)."""
+    return [name for name, spec in config["policies"].items() if "sharpen" in spec]
+
+
 def check_policies(config: dict) -> None:
     """A sharpened policy copies a trained one (not another copy, not a missing name)."""
     trained = trained_policies(config)
-    for name, spec in config["policies"].items():
-        if "sharpen" in spec and spec["sharpen"]["policy"] not in trained:
+    for name in sharpened_policies(config):
+        spec = config["policies"][name]
+        if spec["sharpen"]["policy"] not in trained:
             raise ConfigError(f"policies.{name}.sharpen.policy = {spec['sharpen']['policy']!r} is not a trained policy "
                               f"(one with shape and sft; trained: {trained})")
 

@@ -12,8 +12,8 @@ import yaml
 
 import ead.plots
 from ead.config import (ConfigError, analysis_model_names, analysis_schedule, apply_command_line_overrides,
-                        check_configfile_flags, check_overlays, command_line_overrides, trained_policies,
-                        validate_config)
+                        check_configfile_flags, check_overlays, command_line_overrides, sharpened_policies,
+                        trained_policies, validate_config)
 from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule
 
 try:
@@ -65,15 +65,20 @@ CONDA_ENV = "../../environment.yml"
 FIGURE_FORMATS = ["png", "pdf"]
 
 
+def name_pattern(names):
+    """A wildcard constraint matching exactly one of ``names`` (a never-matching pattern for none)."""
+    return "|".join(map(re.escape, names)) or "(?!)"
+
+
 wildcard_constraints:
     fmt="png|pdf",
-    policy="|".join(map(re.escape, RL_POLICIES)),
-    algorithm="|".join(map(re.escape, config["rl"]["algorithms"])),
-    sampler="|".join(map(re.escape, config["rl"]["samplers"])),
+    policy=name_pattern(RL_POLICIES),
+    algorithm=name_pattern(config["rl"]["algorithms"]),
+    sampler=name_pattern(config["rl"]["samplers"]),
     n=r"\d+",
     seed=r"\d+",
-    analysis_model="|".join(map(re.escape, analysis_model_names(config))),
-    hub_model="|".join(map(re.escape, config.get("paper_models", {}))) or "(?!)",
+    analysis_model=name_pattern(analysis_model_names(config)),
+    hub_model=name_pattern(config.get("paper_models", {})),
 
 
 def figure_paths(name):

@@ -8,15 +8,6 @@ def get_sft_args(wildcards):
     return cli_args({**policy["shape"], **policy["sft"]})
 
 
-def sharpened_policies(config):
-    """The policies that are sharpened copies of a trained one (`policies.<name>.sharpen`)."""
-    return [name for name, spec in config["policies"].items() if "sharpen" in spec]
-
-
-def name_pattern(names):
-    """A wildcard constraint matching exactly one of ``names`` (a never-matching pattern for none)."""
-    return "|".join(map(re.escape, names)) or "(?!)"
-
 
 def get_sharpened_source(wildcards):
     """The trained policy a sharpened one copies."""

@@ -24,6 +24,7 @@ import torch
 
 from ead.io import setup_logging
 from ead.models import save_hf_model
+from ead.samplers.engines import load_hf_model
 
 
 def sharpen_(model, temperature: float):
@@ -45,11 +46,7 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="output model directory")
     args = parser.parse_args(argv)
     log = setup_logging("sharpen")
-    from transformers import AutoTokenizer, LlamaForCausalLM
-
-    model = LlamaForCausalLM.from_pretrained(args.model, local_files_only=True, use_safetensors=True,
-                                             dtype=torch.float32)
-    tokenizer = AutoTokenizer.from_pretrained(args.model, local_files_only=True)
+    model, tokenizer = load_hf_model(args.model)  # safetensors only, float32, no remote code
     save_hf_model(args.out, sharpen_(model, args.temperature), tokenizer)
     log.info("saved %s with logits / %g to %s", args.model, args.temperature, args.out)
 

@@ -58,6 +58,13 @@ def reported_ks(n: int) -> list[int]:
     return sorted({1, n, *(2 ** i for i in range(1, n.bit_length()) if 2 ** i <= n)})
 
 
+def cell_eval_settings(rl: dict) -> dict:
+    """`rl.eval` as a cell sees it: without k. A cell writes per-problem counts, which serve every k <= rl.eval.n;
+    ead.rl.cell_eval and the aggregation summarise them, so changing k reruns only those (on either backend, so a
+    GPU run is never redone for it)."""
+    return {key: value for key, value in rl["eval"].items() if key != "k"}
+
+
 def policy_lr_scale(config: dict, policy: str) -> float:
     """`policies.<policy>.rl_lr_scale` (1 when unset or for hub models): multiplies the lr-by-n rule's value.
 
@@ -83,9 +90,7 @@ def cell_settings(config: dict, cell: Cell) -> dict:
     sampler = rl["samplers"][cell.sampler]
     shared = {key: rl[key] for key in ("task", "steps", "prompts_per_step", "mini_batches", "max_new_tokens",
                                        "optimizer", "fixed_tau_trains_at", "checkpoint_every")}
-    # Without rl.eval.k: a cell writes per-problem counts, which serve every k <= rl.eval.n; ead.rl.cell_eval and the
-    # aggregation summarise them, so changing k reruns only those (on either backend)
-    shared["eval"] = {key: value for key, value in rl["eval"].items() if key != "k"}
+    shared["eval"] = cell_eval_settings(rl)
     return {
         **asdict(cell),
         **shared,
@@ -119,9 +124,7 @@ def cell_config(config: dict, cell: Cell) -> dict:
         "rl": {
             **{key: value for key, value in rl.items() if key not in ("algorithms", "samplers", "experiments",
                                                                        "lr_by_n", "eval")},
-            # rl.eval.k only chooses what the summaries report (ead.rl.cell_eval, the aggregation): a GPU run must
-            # not be redone for it
-            "eval": {key: value for key, value in rl["eval"].items() if key != "k"},
+            "eval": cell_eval_settings(rl),
             "lr_by_n": {cell.n: learning_rate(rl, cell.n)},
             "algorithms": {cell.algorithm: rl["algorithms"][cell.algorithm]},
             "samplers": {cell.sampler: rl["samplers"][cell.sampler]},
