@@ -18,8 +18,8 @@ COUNTS = {("ead", 0): [4, 1, 0], ("ead", 1): [6, 2, 1], ("tau1.0", 0): [2, 1, 0]
 
 
 def problems_table(counts=COUNTS, step=16):
-    rows = [dict(**CELL, sampler=sampler, seed=seed, step=s, problem_id=f"q{i}", num_samples=8,
-                 num_correct=c if s == step else 0, greedy_correct=0.0)
+    rows = [dict(**CELL, sampler=sampler, seed=seed, step=s, evaluated_with="eval_tau", problem_id=f"q{i}",
+                 num_samples=8, num_correct=c if s == step else 0, greedy_correct=0.0)
             for (sampler, seed), cs in counts.items() for i, c in enumerate(cs) for s in (0, step)]
     table = pd.DataFrame(rows)
     return table.assign(**{c: FILLER[k] for c, k in SETTINGS_COLUMNS.items()})
@@ -93,3 +93,22 @@ def test_job_writes_the_declared_claims_table(tmp_path):
     table = CLAIMS.read(out)
     assert list(table["claim"]) == ["C1", "C7"] and set(table["verdict"]) <= {"supported", "contradicted",
                                                                              "inconclusive"}
+
+
+def test_own_sampler_claims_compare_the_own_sampler_rows_and_need_them():
+    """A claim with evaluated_with = own_sampler reads each cell's last-step evaluation with its own sampler, not the
+    declared-tau rows (which here say the opposite); cells without such rows are an error naming the setting."""
+    declared = problems_table()
+    own_counts = {("ead", 0): [8, 8, 8], ("ead", 1): [8, 8, 7], ("tau1.0", 0): [0, 1, 0], ("tau1.0", 1): [1, 0, 0]}
+    own = problems_table(own_counts)
+    own = own[own["step"] == 16].assign(evaluated_with="own_sampler", greedy_correct=np.nan)
+    table = pd.concat([declared, own], ignore_index=True)
+    claim = {**CLAIM, "evaluated_with": "own_sampler"}
+    row = claim_row(claim, table, steps_table(), window=4, resamples=200, seed=0)
+    per_problem = {key: pass_at_k([8] * 3, counts, 4) for key, counts in own_counts.items()}
+    expected = np.mean([per_problem[("ead", s)] - per_problem[("tau1.0", s)] for s in (0, 1)])
+    assert row["effect"] == pytest.approx(expected) and row["evaluated_with"] == "own_sampler"
+    assert claim_row(CLAIM, table, steps_table(), window=4, resamples=200, seed=0) == claim_row(
+        CLAIM, declared, steps_table(), window=4, resamples=200, seed=0)  # the default reads the declared rows only
+    with pytest.raises(SystemExit, match="rl.eval.own_sampler: true"):
+        claim_row(claim, declared, steps_table(), window=4, resamples=200, seed=0)

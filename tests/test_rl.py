@@ -174,7 +174,9 @@ def test_grid_is_the_deduplicated_union_of_experiments_with_lr_by_n():
     cells = expand_grid(rl)
     assert len(cells) == len(set(cells))
     main = expand_grid(rl, ["main"])
-    assert len(main) == 2 * 5 * 2  # policies x samplers x seeds
+    assert len(main) == 2 * 5 * 1  # policies x samplers x seeds
+    replicate = expand_grid(rl, ["main_replicate"])  # the sharpened policy's second seed of main
+    assert {(c.policy, c.seed) for c in replicate} == {("tiny1m_sharp", 1)} and len(replicate) == 5
     shared = Cell("tiny1m_sharp", "dapo", "tau1.0", 8, 0)
     assert shared in main and shared in expand_grid(rl, ["rollout_scaling"])
     assert [learning_rate(rl, n) for n in (4, 8, 16)] == [2.5e-5, 5.0e-5, 1.0e-4]
@@ -220,6 +222,19 @@ def test_rl_config_errors_name_the_key_and_value(path, value, message):
         validate_config(with_rl(path, value), SCHEMA)
 
 
+def test_an_own_sampler_claim_needs_the_own_sampler_evaluation_and_an_evaluation_metric():
+    own = [claim for claim in CONFIG["claims"] if claim.get("evaluated_with") == "own_sampler"]
+    assert own and CONFIG["rl"]["eval"]["own_sampler"]
+    config = with_rl(("eval", "own_sampler"), False)
+    with pytest.raises(ConfigError, match=rf"claims\[\d+\] \({own[0]['id']}\)\.evaluated_with = 'own_sampler' needs "
+                                          r"rl\.eval\.own_sampler: true"):
+        validate_config(config, SCHEMA)
+    config = json.loads(json.dumps(CONFIG))
+    config["claims"] = [{**own[0], "metric": "entropy"}]
+    with pytest.raises(ConfigError, match=r"'entropy' is a training metric"):
+        validate_config(config, SCHEMA)
+
+
 # --- aggregation --------------------------------------------------------------------------------------------------
 def test_two_way_bootstrap_matches_explicit_resampling():
     matrix = np.random.default_rng(0).random((3, 7))
@@ -238,6 +253,7 @@ def test_eval_curves_average_the_unbiased_estimators_over_seeds_and_problems():
     for seed, counts in correct.items():
         for problem, c in enumerate(counts):
             rows.append({"policy": "p", "algorithm": "dapo", "sampler": "ead", "n": 8, "seed": seed, "step": 10,
+                         "evaluated_with": "eval_tau",
                          "problem_id": problem, "num_samples": 16, "num_correct": c, "greedy_correct": float(c > 4),
                          "lr": 1e-5, "tis": "none", "tis_cap": 2.0, "loss_mode": "vanilla", "schedule_params": "{}",
                          "fixed_tau_trains_at": "behaviour", "eval_tau": 1.0})
@@ -256,6 +272,7 @@ def test_eval_curves_report_no_greedy_accuracy_when_greedy_was_not_graded():
     for seed, counts in {0: [0, 3, 16], 1: [1, 0, 16]}.items():
         for problem, c in enumerate(counts):
             rows.append({"policy": "p", "algorithm": "dapo", "sampler": "ead", "n": 8, "seed": seed, "step": 20,
+                         "evaluated_with": "eval_tau",
                          "problem_id": f"h{problem}", "num_samples": 16, "num_correct": c,
                          "greedy_correct": float("nan"), "lr": 2e-6, "tis": "none", "tis_cap": 2.0,
                          "loss_mode": "vanilla", "schedule_params": "{}", "fixed_tau_trains_at": "behaviour",
@@ -326,7 +343,9 @@ def test_killed_training_resumes_to_identical_tables(rl_inputs, tmp_path, killed
     assert list(steps["step"]) == [1, 2, 3, 4] and steps[["sampler", "algorithm"]].iloc[0].tolist() == [
         "ead_tis", "clip_cov"]
     assert np.isfinite(steps[["reward_mean", "entropy", "grad_norm", "tis_weight_mean"]].to_numpy()).all()
-    assert sorted(pd.read_csv(straight / "eval.csv")["step"].unique()) == [0, 3, 4]  # every 3 and the last
+    evaluation = pd.read_csv(straight / "eval.csv")
+    assert sorted(evaluation["step"].unique()) == [0, 3, 4]  # every 3 and the last
+    assert sorted(evaluation.loc[evaluation["evaluated_with"] == "own_sampler", "step"].unique()) == [4]
     assert not (tmp_path / "ckpt_b").exists()
 
 
@@ -385,7 +404,8 @@ def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():
     from ead.rl.cell_eval import cell_summary
     from ead.tables import summarise
 
-    problems = pd.DataFrame({"step": [0, 0, 2, 2], "problem_id": ["a", "b", "a", "b"], "num_samples": [4] * 4,
+    problems = pd.DataFrame({"step": [0, 0, 2, 2], "evaluated_with": "eval_tau", "problem_id": ["a", "b", "a", "b"],
+                             "num_samples": [4] * 4,
                              "num_correct": [1, 0, 4, 2], "greedy_correct": [1.0, 0.0, 1.0, 1.0],
                              "policy": "tiny1m", "sampler": "ead"})
     for ks in ([1, 4], [2]):
@@ -397,3 +417,33 @@ def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():
         assert set(summary.policy) == {"tiny1m"} and set(summary.sampler) == {"ead"}
     with pytest.raises(ValueError, match="k = 8 exceeds the 4 samples"):
         cell_summary(problems, [1, 8], seed=3)
+
+
+def test_the_last_evaluation_with_the_cells_own_sampler_draws_the_declared_evaluations_random_numbers(rl_inputs):
+    """rl.eval.own_sampler: a cell's own sampler is evaluated on the same problems with the same random numbers as the
+    declared tau. So tau 1.0's own rows are its declared rows (reused, and equal to sampling them again), and EAD whose
+    warm-up covers the whole response (tau = 1 throughout) reproduces them too."""
+    import logging
+
+    from ead.rl.train import Trainer
+
+    def trainer(sampler, warmup=0):
+        config = json.loads(json.dumps(CONFIG))
+        config["rl"]["eval"].update(limit=4, n=4, batch_size=16, max_new_tokens=24)
+        config["ead"]["warmup"] = warmup
+        settings = cell_settings(config, Cell("tiny", "dapo", sampler, 4, 0))
+        return Trainer(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"),
+                       logging.getLogger("test"))
+
+    counts = ["problem_id", "num_samples", "num_correct"]
+    fixed = trainer("tau1.0")
+    declared = fixed.evaluate(2)
+    reused = fixed.evaluate(2, own_sampler=True)
+    assert (declared["evaluated_with"] == "eval_tau").all() and (reused["evaluated_with"] == "own_sampler").all()
+    assert reused["greedy_correct"].isna().all() and declared["greedy_correct"].notna().all()
+    pd.testing.assert_frame_equal(declared[counts], reused[counts])
+    fixed.declared_rows.clear()  # sampled again instead of reused: the same draws, the same counts
+    pd.testing.assert_frame_equal(declared[counts], fixed.evaluate(2, own_sampler=True)[counts])
+
+    warm = trainer("ead", warmup=100)  # tau = 1 at every position of a 24-token response
+    pd.testing.assert_frame_equal(declared[counts], warm.evaluate(2, own_sampler=True)[counts])

@@ -71,9 +71,11 @@ def test_paper_profile_is_valid_and_has_the_papers_grid():
     assert len(expand_grid(PAPER["rl"], sorted(FIGURE_EXPERIMENTS))) == 30
     assert (rl["eval"]["n"], rl["eval"]["tau"]) == (16, 1.0)
     # every RL figure has its experiment, exactly the paper's grid (no tiny CPU policy leaks in)
-    assert set(rl["experiments"]) == FIGURE_EXPERIMENTS | {"decomposition"}  # claims only, no figure
+    # decomposition: claims only, no figure; main_replicate: the CPU testbed's second seed of main, here main's cells
+    assert set(rl["experiments"]) == FIGURE_EXPERIMENTS | {"decomposition", "main_replicate"}
+    assert set(expand_grid(rl, ["main_replicate"])) <= set(expand_grid(rl, ["main"]))
     small, fixed = ["qwen2.5-math-1.5b", "llama-3.2-1b-instruct"], ["tau0.6", "tau1.0", "tau1.2"]
-    assert rl["experiments"] == {
+    assert {name: cells for name, cells in rl["experiments"].items() if name != "main_replicate"} == {
         "main": {"policies": small, "algorithms": ["dapo"], "samplers": [*fixed, "ead", "ead_tis"], "n": [8],
                  "seeds": [0]},
         "larger_model": {"policies": ["qwen2.5-math-7b"], "algorithms": ["dapo"], "samplers": [*fixed, "ead_tmin0.8"],
@@ -347,7 +349,9 @@ def test_file_logger_jsonl_becomes_steps_table():
 
 def test_validation_dumps_become_per_problem_counts_without_greedy():
     problems = convert.eval_problems_from_dumps(FIXTURE / "validation")
-    assert list(problems.columns) == ["step", "problem_id", "num_samples", "num_correct", "greedy_correct"]
+    assert list(problems.columns) == ["step", "evaluated_with", "problem_id", "num_samples", "num_correct",
+                                      "greedy_correct"]
+    assert (problems["evaluated_with"] == "eval_tau").all()
     assert sorted(set(problems["step"])) == [0, 2]
     assert problems["greedy_correct"].isna().all() and (problems["num_samples"] == 16).all()
     for step, counts in DUMP_COUNTS.items():
@@ -511,6 +515,7 @@ def test_reward_is_our_grader_with_acc_and_pred():
     (lambda c: c["rl"].update(mini_batches=3), "rl.prompts_per_step = 1024 must be a multiple of rl.mini_batches = 3"),
     (lambda c: c["rl"]["algorithms"]["clip_cov"].pop("clip_cov_ratio"), "loss_mode 'clip_cov' needs clip_cov_ratio"),
     (lambda c: c.pop("paper_data"), "needs the top-level `paper_data` section"),
+    (lambda c: c["rl"]["eval"].update(own_sampler=True), "rl.eval.own_sampler = true: the verl backend validates"),
 ])
 def test_bad_paper_config_names_key_and_value(change, message):
     config = json.loads(json.dumps(PAPER))

@@ -254,6 +254,13 @@ def check_claims(config: dict) -> None:
         if not match and metric != "greedy_accuracy" and metric not in TRAIN_METRICS:
             raise ConfigError(f"{key}.metric = {metric!r}: not pass@k, worst@k, greedy_accuracy or one of the training "
                               f"metrics {TRAIN_METRICS}")
+        if claim.get("evaluated_with") == "own_sampler":
+            if metric in TRAIN_METRICS:
+                raise ConfigError(f"{key}.evaluated_with = 'own_sampler': {metric!r} is a training metric, not an "
+                                  "evaluation")
+            if not config["rl"]["eval"].get("own_sampler"):
+                raise ConfigError(f"{key}.evaluated_with = 'own_sampler' needs rl.eval.own_sampler: true (the cells' "
+                                  "last-step evaluation with their own sampler)")
 
 
 def trained_policies(config: dict) -> list[str]:
@@ -396,6 +403,9 @@ def _validate_verl_sections(config: dict) -> None:
         raise ConfigError("rl.backend = 'verl' needs the rl.verl section (see configs/paper.yaml)")
     if rl["task"] != "math":
         raise ConfigError(f"rl.task = {rl['task']!r}: the verl backend trains on paper_data (math); set rl.task: math")
+    if rl["eval"].get("own_sampler"):
+        raise ConfigError("rl.eval.own_sampler = true: the verl backend validates with one sampling setting (the "
+                          "declared rl.eval.tau); set rl.eval.own_sampler: false (see configs/paper.yaml)")
     if rl["prompts_per_step"] % rl["mini_batches"]:
         raise ConfigError(f"rl.prompts_per_step = {rl['prompts_per_step']} must be a multiple of rl.mini_batches = "
                           f"{rl['mini_batches']} (verl's ppo_mini_batch_size = prompts_per_step / mini_batches)")

@@ -67,19 +67,26 @@ def base_section(paths: list[str]) -> str:
 
 def rl_section(path: str) -> str:
     curves = EVAL_CURVES.read(path)
-    last = curves[curves["step"] == curves.groupby(["policy", "algorithm", "sampler", "n"])["step"].transform("max")]
+    cell = ["policy", "algorithm", "sampler", "n", "evaluated_with"]
+    last = curves[curves["step"] == curves.groupby(cell)["step"].transform("max")]
     metrics = metric_columns(last["metric"])
     rows = []
-    for (policy, algorithm, sampler, n), group in last.groupby(["policy", "algorithm", "sampler", "n"], sort=True):
+    for (policy, algorithm, sampler, n, evaluated_with), group in last.groupby(cell, sort=True):
         by_metric = group.set_index("metric")
         seeds = int(by_metric["num_seeds"].max()) if "num_seeds" in by_metric else ""
-        rows.append([policy, algorithm, sampler, int(n), int(group["step"].iloc[0]), seeds,
+        rows.append([policy, algorithm, sampler, int(n), EVALUATED_WITH_LABELS[evaluated_with],
+                     int(group["step"].iloc[0]), seeds,
                      *(percent_with_ci(by_metric.loc[m]) if m in by_metric.index else "" for m in metrics)])
-    header = ["policy", "algorithm", "sampler", "n", "step", "seeds", *metrics]
+    header = ["policy", "algorithm", "sampler", "n", "evaluated with", "step", "seeds", *metrics]
     return (f"## RL grid: final evaluation of every cell\n\nFrom `{path}`: the last evaluated step of each cell, mean "
-            "over seeds with a 95% CI from the two-way bootstrap over seeds and problems (percent). Differences "
-            "between rows are unpaired here; read overlapping CIs as \"not separated\".\n\n"
+            "over seeds with a 95% CI from the two-way bootstrap over seeds and problems (percent), at the declared "
+            "evaluation temperature and (where evaluated) with the cell's own sampler. Differences between rows are "
+            "unpaired here; read overlapping CIs as \"not separated\".\n\n"
             + markdown_table(header, rows))
+
+
+#: How the summary names the two evaluations of a cell (``ead.tables.EVALUATED_WITH``).
+EVALUATED_WITH_LABELS = {"eval_tau": "eval tau", "own_sampler": "own sampler"}
 
 
 def entropy_section(paths: list[str]) -> str:
@@ -165,7 +172,8 @@ def premise_metrics_section(paths: list[str]) -> str:
 def claims_section(path: str) -> str:
     table = CLAIMS.read(path)
     rows = [[row.claim, row.figure, row.statement, f"{row.policy} / {row.algorithm} / n {row.n}",
-             f"{row.sampler} - {row.baseline}", row.metric,
+             f"{row.sampler} - {row.baseline}",
+             row.metric + (" (own sampler)" if row.evaluated_with == "own_sampler" else ""),
              f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]", f"{row.mde:.4f}", row.num_seeds,
              f"**{row.verdict}**", row.scope] for row in table.itertuples()]
     return (f"## Paper claims on the grid\n\nFrom `{path}`: paired effects (same seeds: same prompts and rollout "

@@ -13,9 +13,10 @@ backend's own metrics, settings of the job that wrote it). Writers call :meth:`T
 table fails with the file name and the column. The tables:
 
 * :data:`STEPS` (``steps.csv`` of an RL cell): one row per training step, every :data:`TRAIN_METRICS` column;
-* :data:`EVAL_PROBLEMS` (``eval_problems.csv``): per (step, problem) the sample and correct counts and
-  ``greedy_correct`` (NaN where not graded: the verl backend);
-* :data:`EVAL` (``eval.csv``): per (step, metric) the mean over problems with a 95% bootstrap CI;
+* :data:`EVAL_PROBLEMS` (``eval_problems.csv``): per (step, sampler of the evaluation, problem) the sample and
+  correct counts and ``greedy_correct`` (NaN where not graded: the verl backend, and the own-sampler rows);
+* :data:`EVAL` (``eval.csv``): per (step, sampler of the evaluation, metric) the mean over problems with a 95%
+  bootstrap CI;
 * :data:`TRAIN_CURVES`, :data:`EVAL_CURVES` (``results/rl/{train,eval}_curves.csv``): the grid over seeds;
 * :data:`BASE_PROBLEMS`, :data:`BASE_SUMMARY` (``results/eval/*``, ``results/rl/base/*``): the evaluation job's
   per-problem and summary tables;
@@ -52,8 +53,9 @@ from ead.io import read_table, write_table
 from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
 
 __all__ = [
-    "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "ENTROPY_BY_POSITION",
-    "ENTROPY_SAMPLES", "EVAL", "EVAL_CURVES", "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS",
+    "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "COUNT_COLUMNS",
+    "ENTROPY_BY_POSITION", "ENTROPY_SAMPLES", "EVAL", "EVALUATED_WITH", "EVAL_CURVES", "EVAL_PROBLEMS", "FORKING",
+    "FORKING_SAMPLES", "GROUP", "KINDS",
     "MAJORITY_SAMPLES", "MAJORITY_SCALING", "PREMISES", "PREMISE_VERDICTS",
     "PROBLEM_COLUMNS", "PROFILE_COLUMN", "PROFILE_ENV", "SCHEDULE_TABLE",
     "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table", "TableError",
@@ -164,21 +166,27 @@ GROUP = ["policy", "algorithm", "sampler", "n"]
 TRAIN_METRICS = ["reward_mean", "entropy", "response_length", "pg_clipfrac", "ppo_kl", "grad_norm", "grad_norm_max",
                  "tis_weight_mean", "tis_weight_max", "tis_capped_fraction", "behaviour_target_log_ratio",
                  "rollout_s", "grade_s", "update_s", "wall_time_s"]
-#: eval_problems.csv's own columns, in order.
-PROBLEM_COLUMNS = ("step", "problem_id", "num_samples", "num_correct", "greedy_correct")
-_PROBLEM_KINDS = {"step": "int", "problem_id": "id", "num_samples": "int", "num_correct": "int",
-                  "greedy_correct": "float"}
+#: How a cell's evaluation rows were sampled: at the declared evaluation temperature (``rl.eval.tau``, the same for
+#: every cell: what the figures and most claims compare) or with the cell's own sampler at that step (its EAD
+#: schedule, or its fixed tau; the CPU backend, at the last step only).
+EVALUATED_WITH = ("eval_tau", "own_sampler")
+#: A per-problem evaluation's counts (the evaluation job's table, ``BASE_PROBLEMS``), in order.
+COUNT_COLUMNS = ("problem_id", "num_samples", "num_correct", "greedy_correct")
+#: eval_problems.csv's own columns, in order: the step and sampler of the evaluation, then its counts.
+PROBLEM_COLUMNS = ("step", "evaluated_with", *COUNT_COLUMNS)
+_PROBLEM_KINDS = {"step": "int", "evaluated_with": "str", "problem_id": "id", "num_samples": "int",
+                  "num_correct": "int", "greedy_correct": "float"}
 _ESTIMATE = {"metric": "str", "value": "float", "ci_low": "float", "ci_high": "float"}
 _CELL_TABLE = {**_CELL_KINDS, **SETTINGS_COLUMNS}
 
 STEPS = Table("steps", {"step": "int", **{metric: "float" for metric in TRAIN_METRICS}, **_CELL_TABLE})
 EVAL_PROBLEMS = Table("eval_problems", {**_PROBLEM_KINDS, **_CELL_TABLE})
-EVAL = Table("eval", {"step": "int", **_ESTIMATE, **_CELL_TABLE})
+EVAL = Table("eval", {"step": "int", "evaluated_with": "str", **_ESTIMATE, **_CELL_TABLE})
 _CURVE = {**{column: _CELL_KINDS[column] for column in GROUP}, "step": "int", **_ESTIMATE, "num_seeds": "int",
           **{column: SETTINGS_COLUMNS[column] for column in CONFIG_COLUMNS}}
 TRAIN_CURVES = Table("train_curves", _CURVE)
-EVAL_CURVES = Table("eval_curves", {**_CURVE, "num_problems": "int"})
-BASE_PROBLEMS = Table("base_problems", {column: _PROBLEM_KINDS[column] for column in PROBLEM_COLUMNS[1:]})
+EVAL_CURVES = Table("eval_curves", {**_CURVE, "evaluated_with": "str", "num_problems": "int"})
+BASE_PROBLEMS = Table("base_problems", {column: _PROBLEM_KINDS[column] for column in COUNT_COLUMNS})
 BASE_SUMMARY = Table("base_summary", {**_ESTIMATE, "step": "int", "n": "int", "num_problems": "int", "split": "str",
                                       "schedule_params": "str", "mean_response_tokens": "float"})
 
@@ -219,7 +227,8 @@ PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "
 #: The claims table (``ead.rl.compare``): one row per paper claim tested on the grid, a paired effect with its CI,
 #: standard error, minimum detectable effect and verdict.
 CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
-                          "n": "int", "sampler": "str", "baseline": "str", "metric": "str", "step": "int",
+                          "n": "int", "sampler": "str", "baseline": "str", "metric": "str", "evaluated_with": "str",
+                          "step": "int",
                           "effect": "float", **_CI, "standard_error": "float", "mde": "float", "num_seeds": "int",
                           "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"})
 

@@ -159,7 +159,8 @@ def get_eval_args(evaluation):
     if evaluation == "rl_base":
         settings["k"] = sorted({1, settings["n"]})
     tau = settings.pop("tau")
-    settings.pop("every", None)  # the RL job's evaluation interval, not an evaluation setting
+    for rl_only in ("every", "own_sampler"):  # when and how else the RL job evaluates, not settings of this one
+        settings.pop(rl_only, None)
     schedule = shlex.quote(f'{{"name": "fixed", "tau": {tau}}}')
     return f"{cli_args(settings)} --schedule {schedule} {get_grader_arg()}"
 

@@ -45,7 +45,13 @@ def sampler_colors(samplers: list[str]) -> dict[str, tuple]:
 
 
 def select(curves: pd.DataFrame, experiment: dict, metric: str, **fixed) -> pd.DataFrame:
-    """Rows of one metric for the experiment's cells (policies, algorithms, samplers, n), narrowed by ``fixed``."""
+    """Rows of one metric for the experiment's cells (policies, algorithms, samplers, n), narrowed by ``fixed``.
+
+    Evaluation curves are drawn at the declared evaluation temperature (every cell alike) unless ``fixed`` asks for
+    ``evaluated_with="own_sampler"`` (each cell's last-step evaluation with its own sampler).
+    """
+    if "evaluated_with" in curves.columns:
+        fixed = {"evaluated_with": "eval_tau", **fixed}
     rows = curves[(curves["metric"] == metric) & curves["policy"].isin(experiment["policies"])
                   & curves["algorithm"].isin(experiment["algorithms"]) & curves["sampler"].isin(experiment["samplers"])
                   & curves["n"].isin(experiment["n"])]

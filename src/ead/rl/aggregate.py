@@ -3,7 +3,7 @@
 * train curves: per (policy, algorithm, sampler, n, step, metric), the mean over seeds of each per-step training
   metric (reward, entropy, response length, clip fraction, ppo_kl, grad norm, TIS statistics) with a 95%
   percentile bootstrap CI over seeds;
-* eval curves: per (policy, algorithm, sampler, n, step, metric) for greedy accuracy (cells that graded it: the
+* eval curves: per (policy, algorithm, sampler, n, sampler of the evaluation, step, metric) for greedy accuracy (cells that graded it: the
   verl backend writes greedy_correct = NaN and gets no greedy row), Pass@k and Worst@k, the mean
   over seeds and problems with a 95% CI from a two-way bootstrap (seeds and problems resampled independently;
   the evaluation set is shared by every seed, see `ead.metrics.two_way_bootstrap_mean_ci`).
@@ -47,21 +47,22 @@ def eval_curves(eval_problems: pd.DataFrame, ks: list[int], seed: int = 0) -> pd
     """Greedy accuracy (for cells whose greedy_correct has values; the verl backend leaves it NaN), Pass@k, Worst@k."""
     sampled = [f"{kind}@{k}" for k in ks for kind in ("pass", "worst")]
     rows = []
-    for key, group in eval_problems.groupby(GROUP + ["step"], sort=True):
+    keys = GROUP + ["evaluated_with", "step"]
+    for key, group in eval_problems.groupby(keys, sort=True):
         config = group.iloc[0][CONFIG_COLUMNS].to_dict()
         graded = "greedy_correct" in group and group["greedy_correct"].notna().any()
         if graded and group["greedy_correct"].isna().any():
-            raise ValueError(f"cells {dict(zip(GROUP + ['step'], key))}: greedy_correct is missing for some "
+            raise ValueError(f"cells {dict(zip(keys, key))}: greedy_correct is missing for some "
                              "problems or seeds (a greedy evaluation covers all of them or none)")
         metrics = (["greedy_accuracy"] if graded else []) + sampled
         by_seed = {s: g.sort_values("problem_id") for s, g in group.groupby("seed", sort=True)}
         problem_sets = {tuple(g["problem_id"]) for g in by_seed.values()}
         if len(problem_sets) != 1:
-            raise ValueError(f"cells {dict(zip(GROUP + ['step'], key))} were evaluated on different problems")
+            raise ValueError(f"cells {dict(zip(keys, key))} were evaluated on different problems")
         for metric in metrics:
             matrix = np.stack([per_problem_metric(g, metric) for g in by_seed.values()])
             mean, low, high = two_way_bootstrap_mean_ci(matrix, seed=seed)
-            rows.append({**dict(zip(GROUP + ["step"], key)), "metric": metric, "value": mean, "ci_low": low,
+            rows.append({**dict(zip(keys, key)), "metric": metric, "value": mean, "ci_low": low,
                          "ci_high": high, "num_seeds": matrix.shape[0], "num_problems": matrix.shape[1], **config})
     return pd.DataFrame(rows)
 

@@ -23,14 +23,14 @@ __all__ = ["cell_summary"]
 
 
 def cell_summary(eval_problems: pd.DataFrame, ks: list[int], *, seed: int) -> pd.DataFrame:
-    """eval.csv of a cell: per step the summary of its problems, with the cell's columns carried over."""
+    """eval.csv of a cell: per (sampler of the evaluation, step) the summary of its problems, with the cell's columns carried over."""
     if len(eval_problems) and max(ks) > eval_problems["num_samples"].min():
         raise ValueError(f"k = {max(ks)} exceeds the {eval_problems['num_samples'].min()} samples per problem of this "
                          "cell (unbiased Pass@k needs n >= k): lower rl.eval.k or raise rl.eval.n")
     carried = [c for c in eval_problems.columns if c not in PROBLEM_COLUMNS and c != PROFILE_COLUMN]
     constants = eval_problems.iloc[0][carried].to_dict() if len(eval_problems) else {}
-    parts = [summarise(group, ks, seed=seed).assign(step=step)
-             for step, group in eval_problems.groupby("step", sort=True)]
+    parts = [summarise(group, ks, seed=seed).assign(step=step, evaluated_with=evaluated_with)
+             for (evaluated_with, step), group in eval_problems.groupby(["evaluated_with", "step"], sort=True)]
     return pd.concat(parts, ignore_index=True).assign(**constants)
 
 

@@ -5,7 +5,8 @@ The comparison is *paired*: cells of one seed train on the same prompts with the
 every cell is evaluated on the same problems with the same evaluation draws (``ead.rl.train``), so the effect is
 the mean over (seed, problem) of the per-problem difference at the last evaluated step, on the seeds both samplers
 ran, with a 95% CI from the two-way bootstrap over seeds and problems (``ead.metrics.two_way_bootstrap_means``).
-Training metrics (e.g. ``entropy``) are compared per seed, averaged over the last ``window`` steps, with a bootstrap
+A claim's ``evaluated_with`` picks the evaluation at the declared ``rl.eval.tau`` (default, what the figures draw) or
+each cell's last-step evaluation with its own sampler (``rl.eval.own_sampler``). Training metrics (e.g. ``entropy``) are compared per seed, averaged over the last ``window`` steps, with a bootstrap
 over seeds. The minimum detectable effect (80% power, two-sided 5%) is (z_0.975 + z_0.8) x the bootstrap standard
 error. The verdict is ``ead.claims.decide`` on the CI (threshold 0, in the claimed direction), and inconclusive
 whatever the CI for a claim run on one seed (its CI covers the evaluation problems, not the training noise between
@@ -45,10 +46,15 @@ def _cell_rows(table: pd.DataFrame, claim: dict, sampler: str) -> pd.DataFrame:
 
 def evaluation_difference(problems: pd.DataFrame, claim: dict) -> tuple[np.ndarray, int]:
     """(seeds x problems) matrix of sampler - baseline at the last step both evaluated, and that step."""
+    evaluated_with = claim.get("evaluated_with", "eval_tau")
     sides = {}
     for role in ("sampler", "baseline"):
         rows = _cell_rows(problems, claim, claim[role])
-        sides[role] = rows
+        sides[role] = rows[rows["evaluated_with"] == evaluated_with]
+        if sides[role].empty:
+            raise SystemExit(f"claim {claim['id']}: cell {claim[role]} has no evaluation with evaluated_with = "
+                             f"{evaluated_with!r}" + (" (set rl.eval.own_sampler: true; the CPU backend only)"
+                                                      if evaluated_with == "own_sampler" else ""))
     step = min(int(sides["sampler"]["step"].max()), int(sides["baseline"]["step"].max()))
     # paired on the seeds both ran (an experiment may give one sampler more seeds than another)
     common = sorted(set(sides["sampler"]["seed"]) & set(sides["baseline"]["seed"]))
@@ -102,7 +108,9 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
     mde = POWER_Z * standard_error if math.isfinite(standard_error) else float("nan")
     return {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"],
             "policy": claim["policy"], "algorithm": claim["algorithm"], "n": claim["n"], "sampler": claim["sampler"],
-            "baseline": claim["baseline"], "metric": claim["metric"], "step": step, "effect": effect, "ci_low": low,
+            "baseline": claim["baseline"], "metric": claim["metric"],
+            "evaluated_with": None if claim["metric"] in TRAIN_METRICS else claim.get("evaluated_with", "eval_tau"),
+            "step": step, "effect": effect, "ci_low": low,
             "ci_high": high, "standard_error": standard_error,
             "mde": mde, "num_seeds": seeds, "num_units": units, "verdict": verdict.verdict, "rule": verdict.rule,
             "scope": scope(claim["metric"], mde, seeds, units)}

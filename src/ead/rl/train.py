@@ -9,13 +9,15 @@ temperature: tau = 1 for EAD; for fixed-tau samplers `fixed_tau_trains_at` choos
 logits / tau, on-policy) or tau = 1 (off-policy, like EAD).
 
 Every `eval.every` steps and at the last step the policy is evaluated on a fixed held-out split: Pass@k /
-Worst@k from `eval.n` sampled completions at the declared `eval.tau` (unbiased estimators), and greedy accuracy.
+Worst@k from `eval.n` sampled completions at the declared `eval.tau` (unbiased estimators), and greedy accuracy;
+with `eval.own_sampler`, the last step is also evaluated with the cell's own sampler (the same random numbers).
 Step 0 (the policy before RL) comes from the policy's base evaluation table (`--base-eval`), which every cell of
 that policy shares. Checkpoints every `checkpoint_every` steps; a killed run resumes to identical tables.
 
-Outputs (in --out-dir): steps.csv (one row per step), eval_problems.csv (per step and problem: samples, correct,
-greedy) and, when the settings' `eval` block has `k`, eval.csv (one row per step and metric, with a bootstrap CI over
-problems), all carrying the cell. The workflow passes no `k` and makes eval.csv with ead.rl.cell_eval.
+Outputs (in --out-dir): steps.csv (one row per step), eval_problems.csv (per step, sampler of the evaluation and
+problem: samples, correct, greedy) and, when the settings' `eval` block has `k`, eval.csv (one row per step, sampler
+of the evaluation and metric, with a bootstrap CI over problems), all carrying the cell. The workflow passes no `k`
+and makes eval.csv with ead.rl.cell_eval.
 
 Run:
     python -m ead.rl.train --policy-dir results/models/tiny1m --data results/data/countdown.parquet \
@@ -42,12 +44,14 @@ from ead.io import atomic_directory, read_table, setup_logging
 from ead.models import save_hf_model
 from ead.models.tiny_policy import encode_strict
 from ead.rewards import add_grader_argument, configure_grader, grade_many
+from ead.rl.cell_eval import cell_summary
 from ead.rl.grid import table_columns
 from ead.rl.losses import actor_config, grpo_advantages, policy_loss, tis_weights
 from ead.samplers.engines import load_hf_model
 from ead.samplers.hf import left_pad, response_logits, sample
 from ead.schedule import FixedTemperature, build_schedule
-from ead.tables import BASE_PROBLEMS, CELL_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS, summarise
+from ead.tables import (BASE_PROBLEMS, CELL_COLUMNS, COUNT_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS,
+                        summarise)
 
 TRAINS_AT = ("behaviour", "one")
 
@@ -103,6 +107,7 @@ class Trainer:
             self.resumed_step = state["step"]
         self.pad_id = self.tokenizer.pad_token_id
         self.eos_id = self.tokenizer.eos_token_id
+        self.declared_rows: dict[int, pd.DataFrame] = {}  # this run's declared-tau evaluations, by step
 
     # --- one RL step -------------------------------------------------------------------------------------------
     def rollout(self, step: int):
@@ -189,15 +194,31 @@ class Trainer:
             "train_temperature": self.train_tau,
         }
 
-    def evaluate(self, step: int) -> pd.DataFrame:
-        """Per-problem sample counts, correct counts and greedy correctness on the fixed evaluation split."""
+    def evaluate(self, step: int, *, own_sampler: bool = False) -> pd.DataFrame:
+        """Per-problem sample counts, correct counts and greedy correctness on the fixed evaluation split.
+
+        At the declared evaluation temperature (``eval.tau``, with greedy accuracy), or with the cell's own sampler at
+        this step (``own_sampler``: its schedule as its rollouts used it; greedy is left NaN, it does not depend on
+        the sampler). Both draw the evaluation's random numbers (``eval.seed``), so a sampler equal to the declared
+        one reproduces its rows exactly and is not sampled twice.
+        """
         ev = self.settings["eval"]
+        declared = FixedTemperature(ev["tau"])
+        schedule = self.schedule if own_sampler else declared
+        if own_sampler and schedule.to_dict() == declared.to_dict() and step in self.declared_rows:
+            return self.declared_rows[step].assign(greedy_correct=np.nan, evaluated_with="own_sampler")
         per_problem, _ = evaluate(
             self.model.eval(), self.tokenizer, self.eval_problems, self.settings["task"], n=ev["n"],
             ks=sorted({1, ev["n"]}),  # only the per-problem counts are kept; they serve every k <= n
-            schedule=FixedTemperature(ev["tau"]), max_new_tokens=ev["max_new_tokens"], seed=ev["seed"],
-            batch_size=ev["batch_size"], greedy=True)
-        return per_problem[list(PROBLEM_COLUMNS[1:])].assign(step=step)
+            schedule=schedule, max_new_tokens=ev["max_new_tokens"], seed=ev["seed"],
+            batch_size=ev["batch_size"], greedy=not own_sampler, step=step)
+        if own_sampler:
+            per_problem["greedy_correct"] = np.nan
+        rows = per_problem[list(COUNT_COLUMNS)].assign(
+            step=step, evaluated_with="own_sampler" if own_sampler else "eval_tau")
+        if not own_sampler:
+            self.declared_rows[step] = rows
+        return rows
 
 
 def _save_checkpoint(directory: Path, trainer: Trainer, step: int, tables: dict[str, list[dict]],
@@ -238,25 +259,27 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
                  step, row["reward_mean"], row["entropy"], row["response_length"], row["pg_clipfrac"],
                  row["grad_norm"], row["tis_weight_mean"], row["wall_time_s"])
         if step % every == 0 or step == steps:
-            per_problem = trainer.evaluate(step)
-            tables["eval_problems"].extend(per_problem.to_dict("records"))
-            summary = summarise(per_problem, log_ks, seed=settings["eval"]["seed"])
-            log.info("step %d eval: %s", step, ", ".join(f"{r.metric} {r.value:.4f}" for r in summary.itertuples()))
+            evaluations = [False, True] if step == steps and settings["eval"].get("own_sampler") else [False]
+            for own_sampler in evaluations:
+                per_problem = trainer.evaluate(step, own_sampler=own_sampler)
+                tables["eval_problems"].extend(per_problem.to_dict("records"))
+                summary = summarise(per_problem, log_ks, seed=settings["eval"]["seed"])
+                log.info("step %d eval (%s): %s", step, per_problem["evaluated_with"].iloc[0],
+                         ", ".join(f"{r.metric} {r.value:.4f}" for r in summary.itertuples()))
         if step % settings["checkpoint_every"] == 0 and step < steps:
             _save_checkpoint(checkpoint, trainer, step, tables, fingerprint)
 
     cell = {key: settings[key] for key in CELL_COLUMNS}
     config_columns = table_columns(settings)
-    base = BASE_PROBLEMS.read(base_eval)[list(PROBLEM_COLUMNS[1:])].assign(step=0)
+    base = BASE_PROBLEMS.read(base_eval)[list(COUNT_COLUMNS)].assign(step=0, evaluated_with="eval_tau")
     eval_problems = pd.concat([base, pd.DataFrame(tables["eval_problems"])], ignore_index=True)
     eval_problems = eval_problems[list(PROBLEM_COLUMNS)]
     out = Path(out_dir)
     STEPS.write(pd.DataFrame(tables["steps"]).assign(**cell, **config_columns), out / "steps.csv")
     EVAL_PROBLEMS.write(eval_problems.assign(**cell, **config_columns), out / "eval_problems.csv")
     if ks:
-        summary = pd.concat([summarise(group, ks, seed=settings["eval"]["seed"]).assign(step=step)
-                             for step, group in eval_problems.groupby("step", sort=True)], ignore_index=True)
-        EVAL.write(summary.assign(**cell, **config_columns), out / "eval.csv")
+        EVAL.write(cell_summary(eval_problems.assign(**cell, **config_columns), ks, seed=settings["eval"]["seed"]),
+                   out / "eval.csv")
     discard(checkpoint)  # the run is complete: its checkpoint and the directories it leaves empty go
     log.info("wrote %s", out)
 

@@ -130,7 +130,8 @@ def eval_problems_from_dumps(validation_dir) -> pd.DataFrame:
         per_problem["problem_id"] = per_problem["input"].map(problem_id)
         if per_problem["problem_id"].duplicated().any():
             raise ValueError(f"{path}: two validation prompts share a problem id")
-        parts.append(per_problem.assign(step=int(path.stem), greedy_correct=math.nan))
+        # verl validates with one sampling setting, the declared evaluation temperature (rollout.val_kwargs)
+        parts.append(per_problem.assign(step=int(path.stem), greedy_correct=math.nan, evaluated_with="eval_tau"))
     columns = list(PROBLEM_COLUMNS)
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
@@ -187,7 +188,7 @@ def eval_table(records: dict[int, dict], eval_problems: pd.DataFrame, cell: dict
     parts = [part for part in (from_dumps, from_metrics) if not part.empty]
     table = (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=EVAL_COLUMNS))
     table = table.sort_values(["step", "metric"], kind="stable").reset_index(drop=True)
-    return table.assign(**cell)
+    return table.assign(evaluated_with="eval_tau", **cell)
 
 
 def metrics_files(run_dir) -> list[Path]:
