@@ -49,7 +49,7 @@ def get_analysis_data(section):
 def get_analysis_args(section):
     """Input function factory: CLI flags of one analysis job, the settings of its model (ead.config.
     analysis_model_settings: the section, with the countdown block over it for a tiny policy) plus the shared
-    engine/threads; task = dataset.
+    engine/threads; the task is the model's (ead.config.analysis_task).
 
     The model is the job's wildcard, so the list of models is not a flag (adding a model leaves the others alone).
     The summary settings (analyses.bootstrap, SUMMARY_SETTINGS) are not flags: rule analysis_summary takes them.
