@@ -233,3 +233,20 @@ def test_majority_job_refuses_countdown(tiny_policy, tmp_path, capsys):
                        "--samples", "2", "--max-new-tokens", "8", "--threads", "1", "--schedules",
                        '{"name": "fixed", "tau": 1.0}', "--samples-out", str(tmp_path / "m.parquet")])
     assert "Maj@N votes on answers, and countdown's correct responses do not share one answer" in capsys.readouterr().err
+
+
+def test_figures_draw_the_tiny_policies_tables(tmp_path):
+    from ead.analyses.entropy_by_position import write_summary as write_entropy_summary
+    from ead.plots.fig01_entropy_by_position import main as fig01_main
+    from ead.plots.fig02_forking import main as fig02_main
+
+    settings = {"num_questions_requested": 2, "samples_per_question": 2}
+    write_entropy_summary(role_samples().assign(**settings), tmp_path / "entropy.csv", resamples=100, seed=0, log=LOG)
+    write_role_summary(role_samples(), tmp_path / "roles.csv", resamples=100, seed=0, log=LOG)
+    forking.write_summary(fork_samples().assign(num_questions_used=3, prefix_selection="random"), tmp_path / "f.csv",
+                          k=[1, 4], resamples=100, seed=0, log=LOG)
+    fig01_main(["--tables", str(tmp_path / "entropy.csv"), "--role-tables", str(tmp_path / "roles.csv"),
+                "--png", str(tmp_path / "1.png"), "--pdf", str(tmp_path / "1.pdf")])
+    fig02_main(["--tables", str(tmp_path / "f.csv"), "--png", str(tmp_path / "2.png"), "--pdf", str(tmp_path / "2.pdf")])
+    for name in ("1.png", "1.pdf", "2.png", "2.pdf"):
+        assert (tmp_path / name).stat().st_size > 1000, name

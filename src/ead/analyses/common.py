@@ -1,6 +1,6 @@
-"""Shared pieces of the sampling analyses (entropy by position, forking, Maj@N): question selection,
-chain-of-thought prompts, the sampling engine, vote keys and groups, per-question Maj@N and the summary over
-questions. Not a job itself.
+"""Shared pieces of the sampling analyses (entropy by position, forking, Maj@N): question selection, prompts by
+task (chain-of-thought for the benchmarks, the bare problem for countdown), the sampling engine, vote keys and
+groups, per-question Maj@N and the summary over questions. Not a job itself.
 
 Every analysis samples through :func:`open_analysis_engine`: ``--engine hf`` (transformers on CPU, the default
 profile) or ``--engine vllm`` (the paper profile on GPUs, with the EAD vLLM processor). Both draw from the same
