@@ -55,25 +55,29 @@ def plot(table, role_tables=None):
     for column, task in enumerate(tasks):
         ax = fig.add_subplot(grid[0, column])
         alive = fig.add_subplot(grid[1, column], sharex=ax)
+        top = 0.0
         for model in dict.fromkeys(table.loc[table["task"] == task, "model_name"]):
             rows = table[table["model_name"] == model].sort_values("position")
             first = rows.iloc[0]
             label = f"{model} ({int(first['num_questions_requested'])} q x {int(first['samples_per_question'])})"
-            ax.fill_between(rows["position"], rows["ci_low"], rows["ci_high"], color=colors[model], alpha=0.25, lw=0)
-            # where few responses are left the mean is a handful of (often rambling) survivors: drawn faint
+            # where few responses are left the mean is a handful of (often rambling) survivors: drawn faint, without
+            # its CI band, and the y axis fits the well-populated positions (a faint spike may leave the frame)
             few = rows["fraction_alive"] < FEW_ALIVE
+            ax.fill_between(rows["position"], rows["ci_low"].where(~few), rows["ci_high"].where(~few),
+                            color=colors[model], alpha=0.25, lw=0)
+            top = max(top, rows.loc[~few, "ci_high"].max())
             ax.plot(rows["position"], rows["mean_entropy"].where(~few), color=colors[model], lw=1.4, label=label)
             ax.plot(rows["position"], rows["mean_entropy"].where(few | few.shift(-1, fill_value=False)),
                     color=colors[model], lw=0.8, alpha=0.4)
             alive.plot(rows["position"], rows["fraction_alive"], color=colors[model], lw=1.2)
-        ax.set(ylabel="entropy at tau = 1 (nats)", title=f"{task}: by position")
+        ax.set(ylabel="entropy at tau = 1 (nats)", title=f"{task}: by position", ylim=(-0.03 * top, 1.1 * top))
         ax.tick_params(labelbottom=False)
         ax.legend(loc="upper right", fontsize=8)
         alive.set(xlabel="response token position t", ylabel="still\ngenerating", ylim=(0, 1.05))
     if role_tables is not None:
         draw_roles(fig.add_subplot(grid[:, -1]), role_tables, colors)
-    fig.suptitle(f"Entropy of the policy at tau = 1; bands and bars: 95% CI over questions; faint: fewer than "
-                 f"{FEW_ALIVE:.0%} of responses still generating", fontsize=10)
+    fig.suptitle(f"Entropy of the policy at tau = 1; bands and bars: 95% CI over questions; faint (no band, may leave "
+                 f"the frame): fewer than {FEW_ALIVE:.0%} of responses still generating", fontsize=10)
     return fig
 
 
