@@ -13,7 +13,8 @@ import torch
 from transformers import AutoTokenizer
 
 from ead.analyses import forking, majority_scaling
-from ead.analyses.common import add_vote_groups, cot_prompt, maj_curves, select_questions, solution_steps, summarise
+from ead.analyses.common import (add_vote_groups, answers_unique, maj_curves, select_questions, solution_steps,
+                                 summarise, task_prompt)
 from ead.analyses.entropy_by_position import entropy_by_position, rescore_entropies
 from ead.analyses.entropy_by_position import main as entropy_main
 from ead.analyses.summarise import main as summarise_main
@@ -159,9 +160,16 @@ def test_forking_summary_keeps_the_requested_k_and_refuses_a_k_beyond_the_contin
                              fork_point=np.where(samples.sampler == "tau = 0.6", 0, 16)).drop(columns="sampler")
     table = forking.write_summary(samples, tmp_path / "f.csv", k=[1, 3], resamples=100, seed=0,
                                   log=logging.getLogger("test"))
-    assert set(zip(table.fork_point, table.k)) == {(0, 1), (0, 3), (16, 1), (16, 3)} and set(table.metric) == {"maj@k"}
+    assert set(zip(table.fork_point, table.k)) == {(0, 1), (0, 3), (16, 1), (16, 3)}
+    assert set(table.metric) == {"maj@k", "pass@k"}  # MMLU letters are unique answers: both metrics
     assert (table.num_units == 4).all() and set(table.model_name) == {"m"}
-    with pytest.raises(ValueError, match="Maj@8 needs 8 continuations per prefix; the samples have 3"):
+    # Pass@k per reference is the unbiased estimator over its 3 continuations: with 3 of 3 drawn, any correct one
+    pass3 = table[(table.metric == "pass@k") & (table.k == 3)].set_index("fork_point")["value"]
+    any_correct = samples.groupby(["fork_point", "unit"])["correct"].max().groupby("fork_point").mean()
+    assert pass3.to_dict() == pytest.approx(any_correct.to_dict())
+    pass1 = table[(table.metric == "pass@k") & (table.k == 1)].set_index("fork_point")["value"]
+    assert pass1.to_dict() == pytest.approx(samples.groupby("fork_point")["correct"].mean().to_dict())
+    with pytest.raises(ValueError, match="Pass@8 and Maj@8 need 8 continuations per prefix; the samples have 3"):
         forking.write_summary(samples, tmp_path / "f.csv", k=[1, 8], resamples=100, seed=0, log=logging.getLogger())
 
 
@@ -172,9 +180,16 @@ def test_question_selection_and_prompts():
     assert len(subset) == 3 and subset.equals(select_questions(table, 3, seed=0, source="t"))
     easy = select_questions(table, 10, seed=0, source="t", max_solution_steps=2)
     assert list(easy["id"]) == [f"q{i}" for i in range(5)] and solution_steps("a\nb\n#### 1") == 2
-    assert cot_prompt("2+2?", "gsm8k").endswith("\\boxed{}.") and "The answer is (X)" in cot_prompt("Q", "mmlu")
-    with pytest.raises(ValueError, match="No chain-of-thought prompt for task 'countdown'"):
-        cot_prompt("Q", "countdown")
+    assert task_prompt("2+2?", "gsm8k").endswith("\\boxed{}.") and "The answer is (X)" in task_prompt("Q", "mmlu")
+    # countdown: the bare problem the tiny policies were trained on, no instruction
+    assert task_prompt("Numbers: 2 9 14\nTarget: 2\n", "countdown") == "Numbers: 2 9 14\nTarget: 2\n"
+    with pytest.raises(ValueError, match="No chain-of-thought prompt for task 'arc'"):
+        task_prompt("Q", "arc")
+    splits = table.assign(split=["train"] * 6 + ["test"] * 4)
+    assert list(select_questions(splits, 10, seed=0, source="t", split="test")["id"]) == ["q6", "q7", "q8", "q9"]
+    with pytest.raises(SystemExit, match="t: no rows of split 'val'; splits: \\['test', 'train'\\]"):
+        select_questions(splits, 2, seed=0, source="t", split="val")
+    assert answers_unique("mmlu") and answers_unique("gsm8k") and not answers_unique("countdown")
 
 
 @pytest.fixture
@@ -204,7 +219,7 @@ def test_entropy_job_on_the_hf_engine_matches_rescoring_and_keeps_only_chosen_su
     # the vLLM engine gets its entropies from this rescoring: it must reproduce what the HF sampler recorded
     questions = pd.read_parquet(mmlu_like).set_index("id")
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir, local_files_only=True)
-    prompt_tokens = {q: encode_prompts(tokenizer, [cot_prompt(questions.loc[q, "question"], "mmlu")], False)[0]
+    prompt_tokens = {q: encode_prompts(tokenizer, [task_prompt(questions.loc[q, "question"], "mmlu")], False)[0]
                      for q in samples.prompt_id.unique()}
     rescored = rescore_entropies(samples.assign(entropies=None), prompt_tokens, str(tiny_model_dir), "float32", 4)
     for recorded, again, mean in zip(samples.entropies, rescored.entropies, rescored.mean_entropy):
@@ -243,5 +258,5 @@ def test_summary_options_go_together(tiny_model_dir, mmlu_like, tmp_path, capsys
     with pytest.raises(SystemExit):
         summarise_main(["--analysis", "forking", "--samples", "s.parquet", "--bootstrap", "100", "--seed", "0",
                         "--out", "f.csv"])
-    assert "--k (K of Maj@K) is forking's summary option" in capsys.readouterr().err
+    assert "--k (K of Pass@K and Maj@K) is forking's summary option" in capsys.readouterr().err
     assert not (tmp_path / "entropy_samples.parquet").exists()  # refused before sampling

@@ -21,7 +21,10 @@ RL_FIGURES = ["fig04_pass_worst_at_16", "fig05_larger_model", "fig06_entropy_dyn
 #: Options that are not experiment settings: their defaults are behaviour no config key chooses.
 NOT_CONFIG = {
     ("ead.analyses.entropy_by_position", "prompt_format"), ("ead.analyses.forking", "prompt_format"),
-    ("ead.analyses.majority_scaling", "prompt_format"),  # chat template, what every job uses
+    ("ead.analyses.majority_scaling", "prompt_format"),  # chat template, what every hub-model job uses
+    # every row: the benchmarks have no split; a tiny policy's job gets analyses.<section>.countdown.split
+    ("ead.analyses.entropy_by_position", "split"), ("ead.analyses.forking", "split"),
+    ("ead.analyses.majority_scaling", "split"),
 }
 #: Defaults that are runtime matters: rule rl_cell runs with `threads: 1` (workflow/rules/rl_cpu.smk).
 RUNTIME = {("ead.rl.train", "threads"): 1}

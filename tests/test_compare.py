@@ -89,10 +89,19 @@ def test_job_writes_the_declared_claims_table(tmp_path):
     out = tmp_path / "claims.csv"
     main(["--claims", json.dumps([CLAIM, {**CLAIM, "id": "C7", "metric": "entropy"}]), "--eval-problems",
           str(tmp_path / "eval_problems.csv"), "--steps", str(tmp_path / "steps.csv"), "--window", "4",
-          "--resamples", "200", "--seed", "0", "--out", str(out)])
+          "--resamples", "200", "--seed", "0", "--analysis-claims", "--out", str(out)])
     table = CLAIMS.read(out)
     assert list(table["claim"]) == ["C1", "C7"] and set(table["verdict"]) <= {"supported", "contradicted",
                                                                              "inconclusive"}
+    # the analyses' claims (ead.analyses.claims, same table) follow the RL claims unchanged
+    analysis = table.iloc[[0]].assign(claim="F1", figure="fig01", algorithm="none (no RL)", effect=0.25)
+    CLAIMS.write(analysis, tmp_path / "analysis_claims.csv")
+    main(["--claims", json.dumps([CLAIM]), "--eval-problems", str(tmp_path / "eval_problems.csv"), "--steps",
+          str(tmp_path / "steps.csv"), "--window", "4", "--resamples", "200", "--seed", "0", "--analysis-claims",
+          str(tmp_path / "analysis_claims.csv"), "--out", str(out)])
+    both = CLAIMS.read(out)
+    assert list(both["claim"]) == ["C1", "F1"] and both.iloc[1]["effect"] == 0.25
+    assert both.iloc[0].drop("claim").equals(table.iloc[0].drop("claim"))
 
 
 def test_own_sampler_claims_compare_the_own_sampler_rows_and_need_them():

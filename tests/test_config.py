@@ -88,9 +88,24 @@ def test_unknown_top_level_key():
 
 
 def with_analysis_change(section, key, value):
+    """The default config with analyses.<section>.<key> (or the item `key` of the list analyses.<section>) = value."""
     config = copy.deepcopy(load("config.yaml"))
     config["analyses"][section][key] = value
     return config
+
+
+def test_the_model_chooses_the_task_of_an_analysis():
+    from ead.config import analysis_model_settings, analysis_task
+
+    config = load("config.yaml")
+    hub = analysis_model_settings(config, "forking", "smollm2-135m-instruct")
+    policy = analysis_model_settings(config, "forking", "tiny1m_sharp")
+    assert analysis_task(config, "forking", "smollm2-135m-instruct") == "mmlu" and "prompt_format" not in hub
+    assert hub["fork_points"] == [0, 16, 48] and "countdown" not in hub and "models" not in hub
+    assert analysis_task(config, "forking", "tiny1m_sharp") == "countdown"
+    assert policy["dataset"] == "countdown" and policy["prompt_format"] == "plain" and policy["split"] == "test"
+    assert policy["fork_points"] == [0, 4, 8, 16] and policy["tau"] == hub["tau"]  # the block over the section
+    assert "subjects" not in policy and "countdown" not in policy
 
 
 @pytest.mark.parametrize(
@@ -113,9 +128,34 @@ def with_analysis_change(section, key, value):
         (with_analysis_change("entropy", "dataset", "aime"), r"analyses\.entropy\.dataset = 'aime'"),
         (with_analysis_change("entropy", "models", ["llama-3-8b-instruct"]),
          r"analyses\.entropy\.models = \['llama-3-8b-instruct'\]: unknown model\(s\) \['llama-3-8b-instruct'\]; "
-         r"known: \['smollm2-135m-instruct'\]"),
+         r"known: \['smollm2-135m-instruct', 'tiny1m', 'tiny1m_sharp'\] \(the offline model, the tiny policies"),
         (with_analysis_change("majority", "models", []), r"analyses\.majority\.models = \[\]"),
         (with_analysis_change("forking", "subjects", []), r"analyses\.forking\.subjects = \[\]"),
+        (with_analysis_change("majority", "models", ["smollm2-135m-instruct", "tiny1m"]),
+         r"analyses\.majority\.models = .*\['tiny1m'\] are countdown policies, and analyses\.majority votes on answers"),
+        (with_analysis_change("forking", "countdown", {**load("config.yaml")["analyses"]["forking"]["countdown"],
+                                                       "fork_points": [0, 64]}),
+         r"analyses\.forking\.countdown\.fork_points = \[0, 64\]: every prefix length must be >= 0 and < "
+         r"analyses\.forking\.countdown\.max_new_tokens = 64"),
+        (with_analysis_change("forking", "countdown", {"split": "dev"}), r"analyses\.forking\.countdown\.split = 'dev'"),
+        (with_analysis_change("entropy", "countdown", {"split": "test", "samples": 4, "epochs": 2}),
+         r"unknown key\(s\) analyses\.entropy\.countdown\.epochs"),
+        (with_analysis_change("claims", 0, {"id": "F1", "figure": "fig01", "statement": "s", "analysis": "entropy",
+                                            "model": "tiny1m", "early": 4, "late": 64}),
+         r"analyses\.claims\[0\] \(F1\): early = 4, late = 64 must satisfy 0 < early <= late < the model's "
+         r"max_new_tokens = 64"),
+        (with_analysis_change("claims", 0, {"id": "F2", "figure": "fig02", "statement": "s", "analysis": "forking",
+                                            "model": "tiny1m", "metric": "maj@16"}),
+         r"analyses\.claims\[0\] \(F2\)\.metric = 'maj@16': Maj@k needs unique answers; countdown's are not"),
+        (with_analysis_change("claims", 0, {"id": "F2", "figure": "fig02", "statement": "s", "analysis": "forking",
+                                            "model": "tiny1m", "metric": "pass@32"}),
+         r"analyses\.claims\[0\] \(F2\)\.metric = 'pass@32': k exceeds the model's continuations = 16"),
+        (with_analysis_change("claims", 0, {"id": "C1", "figure": "fig01", "statement": "s", "analysis": "entropy",
+                                            "model": "qwen", "early": 4, "late": 8}),
+         r"analyses\.claims\[0\] \(C1\): the id 'C1' is used twice"),
+        (with_analysis_change("claims", 0, {"id": "F9", "figure": "fig01", "statement": "s", "analysis": "entropy",
+                                            "model": "qwen", "early": 4, "late": 8}),
+         r"analyses\.claims\[0\] \(F9\)\.model = 'qwen' is not one of analyses\.entropy\.models"),
     ],
 )
 def test_bad_analysis_values_name_key_and_value(config, expected):

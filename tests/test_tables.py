@@ -105,7 +105,8 @@ def test_missing_greedy_and_empty_tables_are_valid(tmp_path):
 
 def test_declarations_are_well_formed():
     assert set(TABLES) == {"steps", "eval_problems", "eval", "train_curves", "eval_curves", "base_problems",
-                           "base_summary", "schedule_table", "entropy_by_position", "forking", "majority_scaling",
+                           "base_summary", "schedule_table", "entropy_by_position", "entropy_by_role", "forking",
+                           "majority_scaling",
                            "entropy_by_position_samples", "forking_samples", "majority_scaling_samples",
                            "premises", "premise_verdicts", "claims"}
     with pytest.raises(ValueError, match="unknown column kinds"):

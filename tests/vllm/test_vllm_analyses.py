@@ -23,7 +23,7 @@ import torch
 
 pytest.importorskip("vllm", reason="vLLM is only installed in .venv-vllm (workflow/scripts/setup_vllm_venv.sh)")
 
-from ead.analyses.common import cot_prompt  # noqa: E402
+from ead.analyses.common import task_prompt  # noqa: E402
 from ead.samplers.engines import encode_prompts  # noqa: E402
 from tests.conftest import LOGIT_ATOL, entropy_tolerance  # noqa: E402
 from tests.vllm.test_vllm_processors import ENGINE_ENV, write_tiny_llama  # noqa: E402
@@ -72,7 +72,7 @@ def test_entropy_by_position_on_vllm_gets_full_vocabulary_entropies_of_the_sampl
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
     questions = pd.read_parquet(data).set_index("id")
     for row in samples.itertuples():
-        prompt = encode_prompts(tokenizer, [cot_prompt(questions.loc[row.prompt_id, "question"], "mmlu")], False)[0]
+        prompt = encode_prompts(tokenizer, [task_prompt(questions.loc[row.prompt_id, "question"], "mmlu")], False)[0]
         tokens = list(row.token_ids)
         assert len(tokens) == len(row.entropies) == row.num_tokens > 0
         with torch.no_grad():

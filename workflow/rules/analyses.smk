@@ -1,9 +1,12 @@
 # Sampling analyses: entropy by position (Fig. 1), forking (Fig. 2), Maj@N (Fig. 9), one job per (analysis, model).
-# The default profile runs SmolLM2-135M-Instruct on CPU with transformers; the paper profile runs the paper's hub
+# The default profile runs SmolLM2-135M-Instruct (chain-of-thought benchmarks) and the tiny policies (their own task,
+# countdown; ead.config.analysis_model_settings) on CPU with transformers; the paper profile runs the paper's hub
 # models with vLLM (analyses.engine, configs/paper.yaml). Compute rules sample and grade and write
 # results/analyses/<analysis>/<model>_samples.parquet; rule analysis_summary turns each into the tidy summary table
-# results/analyses/<analysis>/<model>.csv with bootstrap CIs (so analyses.bootstrap and forking's k never resample);
-# plot rules read those summary tables only (one curve or panel per model).
+# results/analyses/<analysis>/<model>.csv with bootstrap CIs (so analyses.bootstrap and forking's k never resample),
+# and a tiny policy's entropy samples also into results/analyses/entropy_by_role/<model>.csv; plot rules read those
+# summary tables only (one curve or panel per model). Rule analysis_claims tests analyses.claims (Figs. 1 and 2) on
+# the samples; rule claims (rl.smk) adds its rows to results/claims.csv.
 
 
 include: "analyses_inputs.smk"
@@ -68,13 +71,14 @@ rule majority_scaling:
 
 rule analysis_summary:
     input:
-        samples="results/analyses/{analysis}/{analysis_model}_samples.parquet",
+        samples=get_summary_samples,
+        code=get_summary_code,
     output:
         table="results/analyses/{analysis}/{analysis_model}.csv",
     params:
         args=get_summary_args,
     wildcard_constraints:
-        analysis="|".join(ANALYSES.values()),
+        analysis=name_pattern(SUMMARY_SOURCES),
     log:
         "results/logs/analyses/{analysis}/{analysis_model}_summary.log",
     conda:
@@ -84,9 +88,30 @@ rule analysis_summary:
         " --out {output.table} > {log} 2>&1"
 
 
+rule analysis_claims:
+    input:
+        entropy=get_analysis_claim_samples("entropy"),
+        forking=get_analysis_claim_samples("forking"),
+    output:
+        table="results/analyses/claims.csv",
+    params:
+        claims=shlex.quote(json.dumps(config["analyses"]["claims"], sort_keys=True)),
+        resamples=config["claims_bootstrap"],
+        seed=config["rl"]["eval"]["seed"],
+    log:
+        "results/logs/analyses/claims.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.analyses.claims --claims {params.claims} --entropy-samples {input.entropy}"
+        " --forking-samples {input.forking} --resamples {params.resamples} --seed {params.seed} --out {output.table}"
+        " > {log} 2>&1"
+
+
 rule fig01_entropy_by_position:
     input:
         tables=get_analysis_tables("entropy"),
+        roles=get_role_tables,
         code=plot_code("fig01_entropy_by_position"),
     output:
         **figure_outputs("fig01_entropy_by_position"),
@@ -95,7 +120,7 @@ rule fig01_entropy_by_position:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.plots.fig01_entropy_by_position --tables {input.tables}"
+        "python -m ead.plots.fig01_entropy_by_position --tables {input.tables} --role-tables {input.roles}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 

@@ -4,13 +4,17 @@
 ANALYSIS_FIGURES = ["fig01_entropy_by_position", "fig02_forking", "fig09_majority_scaling"]
 # config sub-section -> the job (and table name) that runs it
 ANALYSES = {"entropy": "entropy_by_position", "forking": "forking", "majority": "majority_scaling"}
+# summary table (results/analyses/<summary>/<model>.csv, made by rule analysis_summary) -> the job whose samples it
+# reads: each job's own summary, and the entropy by token role of a tiny policy's countdown responses
+SUMMARY_SOURCES = {**{name: name for name in ANALYSES.values()}, "entropy_by_role": "entropy_by_position"}
 # Settings of a sub-section that only its summary job uses (analysis_summary, beside analyses.bootstrap); changing
 # them re-summarises the samples and never resamples.
 SUMMARY_SETTINGS = {"forking": ["k"]}
 
 
 def get_analysis_model(wildcards):
-    """Where an analysis model lives: the offline SmolLM2 (rule smollm2) or a hub model (rule paper_model)."""
+    """Where an analysis model lives: the offline SmolLM2 (rule smollm2), a tiny policy (rules sft, sharpen) or a hub
+    model (rule paper_model)."""
     name = wildcards.analysis_model
     if name in config.get("paper_models", {}):
         return f"results/paper/models/{name}"
@@ -27,42 +31,89 @@ def get_analysis_tables(section):
     return get_tables
 
 
+def get_role_tables(wildcards):
+    """The entropy-by-role table of every tiny policy of analyses.entropy (roles are countdown's; Fig. 1, right)."""
+    return [f"results/analyses/entropy_by_role/{model}.csv" for model in config["analyses"]["entropy"]["models"]
+            if analysis_task(config, "entropy", model) == POLICY_TASK]
+
+
 def get_analysis_data(section):
-    """Input function factory: the data table of an analyses sub-section."""
+    """Input function factory: the data table of an analysis job, by its model's task (ead.config.analysis_task)."""
 
     def get_data(wildcards):
-        return f"results/data/{config['analyses'][section]['dataset']}.parquet"
+        return f"results/data/{analysis_task(config, section, wildcards.analysis_model)}.parquet"
 
     return get_data
 
 
 def get_analysis_args(section):
-    """CLI flags of one analysis job: its config sub-section plus the shared engine/threads, task = dataset.
+    """Input function factory: CLI flags of one analysis job, the settings of its model (ead.config.
+    analysis_model_settings: the section, with the countdown block over it for a tiny policy) plus the shared
+    engine/threads; the task is the model's (ead.config.analysis_task).
 
     The model is the job's wildcard, so the list of models is not a flag (adding a model leaves the others alone).
     The summary settings (analyses.bootstrap, SUMMARY_SETTINGS) are not flags: rule analysis_summary takes them.
     """
-    analyses = config["analyses"]
-    settings = {key: value for key, value in analyses[section].items()
-                if key not in ("models", "dataset", *SUMMARY_SETTINGS.get(section, []))}
-    settings.update(task=analyses[section]["dataset"], threads=analyses["threads"], engine=analyses["engine"],
-                    dtype=analyses["dtype"])
-    if analyses["engine"] == "vllm":
-        settings["vllm_options"] = json.dumps(analyses["vllm"], sort_keys=True)
-    for optional in ("subjects", "max_solution_steps"):
-        if settings.get(optional) is None:
-            settings.pop(optional, None)
-    if section == "majority":
-        schedules = [json.dumps(analysis_schedule(config, spec), sort_keys=True) for spec in settings.pop("samplers")]
-        return f"{cli_args(settings)} --schedules {' '.join(shlex.quote(s) for s in schedules)} {get_grader_arg()}"
-    if section == "entropy":  # the entropy analysis grades nothing
-        return cli_args(settings)
-    return f"{cli_args(settings)} {get_grader_arg()}"
+
+    def get_args(wildcards):
+        analyses = config["analyses"]
+        settings = analysis_model_settings(config, section, wildcards.analysis_model)
+        for key in ("dataset", *SUMMARY_SETTINGS.get(section, [])):
+            settings.pop(key, None)
+        settings.update(task=analysis_task(config, section, wildcards.analysis_model), threads=analyses["threads"],
+                        engine=analyses["engine"], dtype=analyses["dtype"])
+        if analyses["engine"] == "vllm":
+            settings["vllm_options"] = json.dumps(analyses["vllm"], sort_keys=True)
+        for optional in ("subjects", "max_solution_steps"):
+            if settings.get(optional) is None:
+                settings.pop(optional, None)
+        if section == "majority":
+            schedules = [json.dumps(analysis_schedule(config, spec), sort_keys=True)
+                         for spec in settings.pop("samplers")]
+            return (f"{cli_args(settings)} --schedules {' '.join(shlex.quote(s) for s in schedules)} "
+                    f"{get_grader_arg()}")
+        if section == "entropy":  # the entropy analysis grades nothing
+            return cli_args(settings)
+        return f"{cli_args(settings)} {get_grader_arg()}"
+
+    return get_args
+
+
+def get_summary_samples(wildcards):
+    """The samples table a summary table is made from (SUMMARY_SOURCES)."""
+    return f"results/analyses/{SUMMARY_SOURCES[wildcards.analysis]}/{wildcards.analysis_model}_samples.parquet"
+
+
+def get_summary_code(wildcards):
+    """The code a summary table is computed with (the analysis module, the summary job and their shared helpers), an
+    input of rule analysis_summary, so editing it re-summarises (seconds) and never resamples (the compute rules do not
+    depend on it)."""
+    analyses = Path(ead.analyses.__file__).parent
+    return [str(analyses / f"{name}.py") for name in (SUMMARY_SOURCES[wildcards.analysis], "summarise", "common")]
 
 
 def get_summary_args(wildcards):
     """CLI flags of an analysis' summary job (python -m ead.analyses.summarise): analyses.bootstrap, the bootstrap
-    seed (the sub-section's seed, as the analysis job itself uses) and the sub-section's SUMMARY_SETTINGS."""
-    section = next(section for section, name in ANALYSES.items() if name == wildcards.analysis)
-    settings = {key: config["analyses"][section][key] for key in ["seed", *SUMMARY_SETTINGS.get(section, [])]}
+    seed (the model's seed of the sub-section, as the analysis job itself uses) and the sub-section's
+    SUMMARY_SETTINGS."""
+    job = SUMMARY_SOURCES[wildcards.analysis]
+    section = next(section for section, name in ANALYSES.items() if name == job)
+    model_settings = analysis_model_settings(config, section, wildcards.analysis_model)
+    settings = {key: model_settings[key] for key in ["seed", *SUMMARY_SETTINGS.get(section, [])]}
     return cli_args({**settings, "bootstrap": config["analyses"]["bootstrap"]})
+
+
+def get_analysis_claim_samples(section):
+    """Input function factory: the samples tables of the models that analyses.claims tests in a sub-section."""
+
+    def get_samples(wildcards):
+        models = dict.fromkeys(claim["model"] for claim in config["analyses"]["claims"]
+                               if claim["analysis"] == section)
+        return [f"results/analyses/{ANALYSES[section]}/{model}_samples.parquet" for model in models]
+
+    return get_samples
+
+
+def get_analysis_claims_table():
+    """The analyses' claims table, an input of rule claims when analyses.claims has claims (else none)."""
+    return ["results/analyses/claims.csv"] if config["analyses"]["claims"] else []

@@ -47,11 +47,13 @@ rule rl_figure:
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 
-# The paper's RL claims as paired comparisons of cells, with CIs, power and computed verdicts (config `claims`).
+# The paper's RL claims as paired comparisons of cells, with CIs, power and computed verdicts (config `claims`), and
+# the rows of the claims of Figs. 1 and 2 (analyses.claims, rule analysis_claims) after them.
 rule claims:
     input:
         steps=get_cell_outputs("steps"),
         eval_problems=get_cell_outputs("eval_problems"),
+        analyses=get_analysis_claims_table(),
     output:
         report("results/claims.csv", caption="../report/claims.rst", category="Summary"),
     params:
@@ -65,4 +67,5 @@ rule claims:
         CONDA_ENV
     shell:
         "python -m ead.rl.compare --claims {params.claims} --eval-problems {input.eval_problems} --steps {input.steps}"
-        " --window {params.window} --resamples {params.resamples} --seed {params.seed} --out {output} > {log} 2>&1"
+        " --window {params.window} --resamples {params.resamples} --seed {params.seed}"
+        " --analysis-claims {input.analyses} --out {output} > {log} 2>&1"

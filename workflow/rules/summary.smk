@@ -7,6 +7,7 @@ rule summary:
         base_eval=get_base_eval_tables(),
         eval_curves=rules.rl_tables.output.eval_curves,
         entropy=get_analysis_tables("entropy"),
+        entropy_roles=get_role_tables,
         forking=get_analysis_tables("forking"),
         majority=get_analysis_tables("majority"),
         premises=[path for path in get_premise_outputs() if path.endswith("_verdicts.csv")],
@@ -22,6 +23,7 @@ rule summary:
         CONDA_ENV
     shell:
         "python -m ead.summary --profile {params.profile} --base-eval {input.base_eval}"
-        " --eval-curves {input.eval_curves} --entropy {input.entropy} --forking {input.forking}"
+        " --eval-curves {input.eval_curves} --entropy {input.entropy} --entropy-roles {input.entropy_roles}"
+        " --forking {input.forking}"
         " --majority {input.majority} --premises {input.premises} --premise-metrics {input.premise_metrics}"
         " --claims {input.claims} --out {output} > {log} 2>&1"

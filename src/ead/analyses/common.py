@@ -1,6 +1,6 @@
-"""Shared pieces of the sampling analyses (entropy by position, forking, Maj@N): question selection,
-chain-of-thought prompts, the sampling engine, vote keys and groups, per-question Maj@N and the summary over
-questions. Not a job itself.
+"""Shared pieces of the sampling analyses (entropy by position, forking, Maj@N): question selection, prompts by
+task (chain-of-thought for the benchmarks, the bare problem for countdown), the sampling engine, vote keys and
+groups, per-question Maj@N and the summary over questions. Not a job itself.
 
 Every analysis samples through :func:`open_analysis_engine`: ``--engine hf`` (transformers on CPU, the default
 profile) or ``--engine vllm`` (the paper profile on GPUs, with the EAD vLLM processor). Both draw from the same
@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ead.io import read_table
 from ead.metrics import bootstrap_mean_ci, maj_at_n_curve, vote_groups
 from ead.rewards import TASKS, grade_many, same_answer
 from ead.samplers.engines import ENGINES, open_engine
@@ -34,9 +35,13 @@ COT_INSTRUCTIONS = {
 }
 
 
-def cot_prompt(question: str, task: str) -> str:
-    """The question followed by the chain-of-thought instruction of its task kind."""
+def task_prompt(question: str, task: str) -> str:
+    """The prompt of a question: on countdown the question itself (the bare problem the tiny policies were trained on,
+    ``ead.data.countdown.problem_prompt``; they know no instruction), else the question followed by the
+    chain-of-thought instruction of its task kind."""
     kind = TASKS.get(task)
+    if kind == "countdown":
+        return question
     if kind not in COT_INSTRUCTIONS:
         raise ValueError(f"No chain-of-thought prompt for task {task!r}; supported: "
                          f"{sorted(t for t, k in TASKS.items() if k in COT_INSTRUCTIONS)}")
@@ -49,10 +54,12 @@ def solution_steps(solution: str) -> int:
 
 
 def select_questions(table: pd.DataFrame, num_questions: int, seed: int, source: str,
-                     max_solution_steps: int | None = None, subjects: list[str] | None = None) -> pd.DataFrame:
+                     max_solution_steps: int | None = None, subjects: list[str] | None = None,
+                     split: str | None = None) -> pd.DataFrame:
     """A seeded random subset of ``num_questions`` rows (all rows if fewer), kept in the table's order.
 
-    ``subjects`` first keeps only rows of those subjects (e.g. MMLU-STEM); ``max_solution_steps`` keeps only
+    ``split`` first keeps only rows of that split (countdown: the tiny policies' held-out test split); ``subjects``
+    keeps only rows of those subjects (e.g. MMLU-STEM); ``max_solution_steps`` keeps only
     questions whose reference ``solution`` has at most that many lines (GSM8K: the number of calculation steps),
     i.e. the easier questions.
     """
@@ -61,6 +68,12 @@ def select_questions(table: pd.DataFrame, num_questions: int, seed: int, source:
             raise SystemExit(f"{source}: no column {column!r}; columns are {list(table.columns)}")
     if num_questions < 1:
         raise SystemExit(f"num_questions must be >= 1, got {num_questions}")
+    if split is not None:
+        if "split" not in table.columns:
+            raise SystemExit(f"{source}: no 'split' column to select split {split!r} from")
+        if split not in set(table["split"]):
+            raise SystemExit(f"{source}: no rows of split {split!r}; splits: {sorted(table['split'].unique())}")
+        table = table[table["split"] == split]
     if subjects:
         if "subject" not in table.columns:
             raise SystemExit(f"{source}: no 'subject' column to select subjects {subjects} from")
@@ -78,6 +91,24 @@ def select_questions(table: pd.DataFrame, num_questions: int, seed: int, source:
         return table.reset_index(drop=True)
     rows = np.sort(np.random.default_rng(seed).choice(len(table), size=num_questions, replace=False))
     return table.iloc[rows].reset_index(drop=True)
+
+
+def answers_unique(task: str) -> bool:
+    """Whether a task's correct responses share one answer, so that a vote on answers (Maj@N) measures something.
+    Countdown's do not: every valid chain boxes the same target, and correctness is the chain's."""
+    return TASKS.get(task) in ("math", "choice")
+
+
+def load_questions(args, max_solution_steps: int | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """The questions a job's command line selects (:func:`select_questions` from ``--data``) and their prompts
+    (:func:`task_prompt`). Countdown is the tiny policies' task, and their character tokenizer has no chat template,
+    so ``--task countdown`` refuses ``--prompt-format chat``."""
+    if TASKS.get(args.task) == "countdown" and args.prompt_format == "chat":
+        raise SystemExit("--task countdown needs --prompt-format plain: the tiny policies were trained on the bare "
+                         "problem prompt and have no chat template")
+    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
+                                 max_solution_steps=max_solution_steps, subjects=args.subjects, split=args.split)
+    return questions, [task_prompt(q, args.task) for q in questions["question"]]
 
 
 def vote_equivalence(task: str):
@@ -163,6 +194,7 @@ def add_common_arguments(parser, *, question_seed: int, batch_size: int) -> None
     parser.add_argument("--data", required=True, help="questions table (id, question, answer)")
     parser.add_argument("--task", required=True, help="grader task of the data (sets the CoT prompt), e.g. mmlu")
     parser.add_argument("--subjects", nargs="+", default=None, help="only questions of these subjects (MMLU)")
+    parser.add_argument("--split", default=None, help="only questions of this split (countdown); default: every row")
     parser.add_argument("--num-questions", type=int, required=True)
     parser.add_argument("--max-new-tokens", type=int, required=True, help="response budget in tokens")
     parser.add_argument("--question-seed", type=int, default=question_seed)
@@ -215,6 +247,7 @@ def analysis_settings(args, **extra) -> dict:
     """Settings columns every analysis table carries (model, engine, data, prompt format, task), plus ``extra``."""
     return {"model": args.model, "model_name": Path(args.model).name, "engine": args.engine, "dtype": args.dtype,
             "data": args.data, "subjects": " ".join(args.subjects) if args.subjects else "all",
+            "split": args.split or "all",
             "prompt_format": args.prompt_format, "task": args.task, **extra}
 
 

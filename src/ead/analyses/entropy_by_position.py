@@ -1,7 +1,8 @@
 """Entropy by response position (paper Figure 1): does the policy's uncertainty shrink along a response?
 
-For each of ``--num-questions`` questions (seeded random subset) sample ``--samples`` chain-of-thought responses
-with a fixed sampling temperature (default tau = 1, plain sampling) and record, at every response position t,
+For each of ``--num-questions`` questions (seeded random subset) sample ``--samples`` responses (chain-of-thought
+for the hub models' benchmarks; on countdown, the tiny policies' own task, the bare problem prompt they were trained
+on) with a fixed sampling temperature (default tau = 1, plain sampling) and record, at every response position t,
 the full-vocabulary entropy of softmax(logits) at tau = 1 (not a top-k truncation). Aggregation per position:
 mean over the question's responses still generating at t, then mean over questions that have at least one such
 response, with a 95% percentile bootstrap CI over those questions. With ``--engine hf`` the sampler records the
@@ -15,13 +16,21 @@ Two tables:
 * the summary (csv, :data:`ead.tables.ENTROPY_BY_POSITION`, :func:`write_summary`): one row per position t:
   mean_entropy, ci_low, ci_high, num_questions, num_responses (responses alive at t), fraction_alive, plus the
   settings. Written by this job with ``--out`` and ``--bootstrap``, or from the samples table by
-  ``python -m ead.analyses.summarise`` (the workflow's way: a new bootstrap setting does not resample).
+  ``python -m ead.analyses.summarise`` (the workflow's way: a new bootstrap setting does not resample);
+* on countdown, the by-role table (csv, :data:`ead.tables.ENTROPY_BY_ROLE`, :func:`write_role_summary`, from the
+  samples table by ``python -m ead.analyses.summarise --analysis entropy_by_role``): one row per token role of the
+  equation chain (operand, operator, result, answer, syntax, other, end; :func:`token_roles`) with the mean entropy
+  of its tokens and a 95% CI over questions.
 
 Run:
     python -m ead.analyses.entropy_by_position --model results/models/smollm2-135m-instruct \
         --data results/data/mmlu.parquet --task mmlu --num-questions 32 --samples 4 --max-new-tokens 160 \
         --samples-out results/analyses/entropy_by_position/smollm2-135m-instruct_samples.parquet \
         --bootstrap 1000 --out results/analyses/entropy_by_position/smollm2-135m-instruct.csv
+    python -m ead.analyses.entropy_by_position --model results/models/tiny1m_sharp \
+        --data results/data/countdown.parquet --task countdown --split test --prompt-format plain \
+        --num-questions 512 --samples 8 --max-new-tokens 64 --batch-size 512 --threads 1 \
+        --samples-out results/analyses/entropy_by_position/tiny1m_sharp_samples.parquet
 On a GPU with vLLM (the paper profile), add ``--engine vllm --dtype bfloat16`` and the hub model's directory.
 """
 
@@ -33,14 +42,15 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ead.analyses.common import (add_common_arguments, analysis_settings, cot_prompt, open_analysis_engine,
-                                 sample_settings, select_questions, set_threads, summary_requested)
-from ead.io import read_table, setup_logging
+from ead.analyses.common import (add_common_arguments, analysis_settings, load_questions, open_analysis_engine,
+                                 sample_settings, set_threads, summary_requested)
+from ead.data.countdown import ROLES, response_roles
+from ead.io import setup_logging
 from ead.metrics import bootstrap_mean_ci
 from ead.samplers.engines import encode_prompts, load_hf_model, torch_dtype
 from ead.samplers.hf import response_entropies
 from ead.schedule import FixedTemperature
-from ead.tables import ENTROPY_BY_POSITION, ENTROPY_SAMPLES
+from ead.tables import ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, ENTROPY_SAMPLES
 
 #: The per-response columns of the samples table; every other column is a setting of the run.
 SAMPLE_COLUMNS = ["prompt_id", "sample_id", "text", "num_tokens", "finished", "mean_entropy", "token_ids", "entropies"]
@@ -88,6 +98,72 @@ def write_summary(samples: pd.DataFrame, out, *, resamples: int, seed: int, log)
     return table
 
 
+#: Token roles of countdown responses: the character roles of :data:`ead.data.countdown.ROLES`, and ``end`` for the
+#: end-of-sequence token of a finished response (the policy's decision to stop).
+TOKEN_ROLES = (*ROLES, "end")
+
+
+def token_roles(text: str, num_tokens: int, finished: bool) -> list[str] | None:
+    """The role (:data:`TOKEN_ROLES`) of every token of a countdown response of the tiny policies, or None when the
+    tokens do not map one to one onto the characters.
+
+    Their tokenizer has one token per character, so a response of ``num_tokens`` tokens decodes to ``num_tokens``
+    characters, one fewer when it ended with the end-of-sequence token (which decodes to nothing); the roles of the
+    characters are :func:`ead.data.countdown.response_roles`. A response that breaks that count (another special
+    token sampled inside it, which also decodes to nothing; or another tokenizer) has no token roles.
+    """
+    roles = response_roles(text)
+    if len(roles) + int(finished) != num_tokens:
+        return None
+    return roles + ["end"] * int(finished)
+
+
+def entropy_by_role(samples: pd.DataFrame, *, resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Mean entropy of the tokens of each role (:func:`token_roles`): per question the mean over every token of that
+    role in its responses, then the mean over the questions that have one, with a 95% bootstrap CI over them.
+    ``responses_left_out`` counts the responses without token roles.
+
+    ``samples`` has prompt_id, text, num_tokens, finished and entropies (:data:`ead.tables.ENTROPY_SAMPLES`).
+    """
+    tokens, left_out = [], 0
+    for row in samples.itertuples():
+        roles = token_roles(row.text, row.num_tokens, row.finished)
+        if roles is None:
+            left_out += 1
+            continue
+        tokens.append(pd.DataFrame({"prompt_id": row.prompt_id, "role": roles,
+                                    "entropy": np.asarray(row.entropies, dtype=np.float64)}))
+    if not tokens:
+        raise ValueError(f"none of the {len(samples)} responses has one token per character: token roles are defined "
+                         "for the tiny policies' character tokenizer")
+    tokens = pd.concat(tokens, ignore_index=True)
+    per_question = tokens.groupby(["role", "prompt_id"], sort=False)["entropy"].agg(["mean", "size"]).reset_index()
+    rows = []
+    for role in TOKEN_ROLES:
+        group = per_question[per_question["role"] == role]
+        if group.empty:  # e.g. no malformed line: no "other" token
+            continue
+        mean, low, high = bootstrap_mean_ci(group["mean"].to_numpy(), resamples=resamples, seed=seed)
+        rows.append({"role": role, "mean_entropy": mean, "ci_low": low, "ci_high": high,
+                     "num_questions": len(group), "num_tokens": int(group["size"].sum()),
+                     "responses_left_out": left_out})
+    return pd.DataFrame(rows)
+
+
+def write_role_summary(samples: pd.DataFrame, out, *, resamples: int, seed: int, log) -> pd.DataFrame:
+    """The Fig. 1 by-role table of a countdown samples table (:data:`ead.tables.ENTROPY_SAMPLES` of a tiny policy):
+    :func:`entropy_by_role` with the run's settings columns, written to ``out`` (:data:`ead.tables.ENTROPY_BY_ROLE`)."""
+    (task,) = samples["task"].unique()
+    if task != "countdown":
+        raise ValueError(f"token roles are defined on countdown responses (the tiny policies'); these are {task!r}")
+    table = entropy_by_role(samples, resamples=resamples, seed=seed).assign(**sample_settings(samples, SAMPLE_COLUMNS))
+    ENTROPY_BY_ROLE.write(table, out)
+    for row in table.itertuples():
+        log.info("%s: %.3f [%.3f, %.3f] nats over %d tokens", row.role, row.mean_entropy, row.ci_low, row.ci_high,
+                 row.num_tokens)
+    return table
+
+
 def rescore_entropies(samples: pd.DataFrame, prompt_token_ids: dict, model_dir: str, dtype: str,
                       batch_size: int) -> pd.DataFrame:
     """Fill ``entropies``/``mean_entropy`` of sampled responses from a teacher-forced HF pass (GPU if available)."""
@@ -110,9 +186,7 @@ def main(argv=None):
     log = setup_logging("entropy_by_position")
     set_threads(args.threads)
 
-    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
-                                 subjects=args.subjects)
-    prompts = [cot_prompt(q, args.task) for q in questions["question"]]
+    questions, prompts = load_questions(args)
     chat_template = args.prompt_format == "chat"
     engine = open_analysis_engine(args)
     samples = engine.sample(questions["id"].tolist(), prompts, FixedTemperature(args.tau), n=args.samples,

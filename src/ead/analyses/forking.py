@@ -12,12 +12,18 @@ Per question (seeded random subset of ``--num-questions``):
    prompt). Every response gets the same total budget: continuations have ``--max-new-tokens`` - p tokens;
 4. grade prefix + continuation with the task's grader (vote key, score, and vote group among the continuations
    of one (reference, p));
-5. the summary (:func:`write_summary`): Maj@K of each (reference, p) for every K with the exact estimator of
-   :mod:`ead.metrics` (voting rule there), then the mean over references with a 95% bootstrap CI over references.
+5. the summary (:func:`write_summary`): Pass@K of each (reference, p) for every K (unbiased estimator), and Maj@K
+   with the exact estimator of :mod:`ead.metrics` (voting rule there) where the task's answers are unique (not
+   countdown: every valid chain boxes the target, so a vote on answers says nothing); then the mean over references
+   with a 95% bootstrap CI over references.
+
+The task is the model's (the workflow chooses it, ``ead.config.analysis_model_settings``): the chain-of-thought
+benchmark of the section for hub models, countdown for the tiny policies, whose references are their own samples
+(the analogue of the paper's forking of its base model's own responses).
 
 Tables: ``--samples-out`` (parquet, :data:`ead.tables.FORKING_SAMPLES`, one row per continuation, graded, plus
-settings); the summary (csv, :data:`ead.tables.FORKING`, one row per (p, K): maj_at_k, ci_low, ci_high, num_units,
-plus settings), written by this job with ``--out``, ``--bootstrap`` and ``--k``, or from the samples table by
+settings); the summary (csv, :data:`ead.tables.FORKING`, one row per (metric, p, K): value, ci_low, ci_high,
+num_units, plus settings), written by this job with ``--out``, ``--bootstrap`` and ``--k``, or from the samples table by
 ``python -m ead.analyses.summarise`` (the workflow's way: a new bootstrap setting or K does not resample).
 
 Run:
@@ -35,11 +41,11 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings, cot_prompt, grade_samples,
-                                 maj_curves, open_analysis_engine, sample_settings, select_questions, set_threads,
-                                 summarise, summary_requested, vote_equivalence)
-from ead.io import read_table, setup_logging
-from ead.metrics import vote_groups
+from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings, answers_unique,
+                                 grade_samples, load_questions, maj_curves, open_analysis_engine, sample_settings,
+                                 set_threads, summarise, summary_requested, vote_equivalence)
+from ead.io import setup_logging
+from ead.metrics import pass_at_k, vote_groups
 from ead.rewards import add_grader_argument, configure_grader
 from ead.samplers.engines import encode_prompts
 from ead.schedule import FixedTemperature
@@ -76,21 +82,43 @@ def select_references(pool: pd.DataFrame, rule: str, min_tokens: int, seed: int,
     return pd.concat(chosen, ignore_index=True) if chosen else pool.iloc[:0]
 
 
-def write_summary(samples: pd.DataFrame, out, *, k: list[int], resamples: int, seed: int, log) -> pd.DataFrame:
-    """The Fig. 2 table of a samples table (:data:`ead.tables.FORKING_SAMPLES`): Maj@K per (p, K) over the references
-    with bootstrap CIs and the run's settings columns, written to ``out`` (:data:`ead.tables.FORKING`)."""
-    per_unit = maj_curves(samples, UNIT)
-    fewest = int(per_unit["num_samples"].min())
+def per_unit_metrics(samples: pd.DataFrame, k: list[int]) -> pd.DataFrame:
+    """One row per (fork point, reference, metric, K) of a samples table (:data:`ead.tables.FORKING_SAMPLES`): the
+    value over that prefix's continuations.
+
+    * ``pass@k`` for every task: the unbiased estimator (:func:`ead.metrics.pass_at_k`) of the chance that one of K
+      continuations is correct (score 1), from the prefix's n continuations and their correct count;
+    * ``maj@k`` where the task's answers are unique (:func:`ead.analyses.common.answers_unique`; not countdown,
+      whose valid chains all box the target): the exact Maj@K of :func:`ead.analyses.common.maj_curves`.
+    """
+    fewest = int(samples.groupby(UNIT).size().min())
     if max(k) > fewest:
-        raise ValueError(f"Maj@{max(k)} needs {max(k)} continuations per prefix; the samples have {fewest}")
-    per_unit = per_unit[per_unit["n"].isin(k)].rename(columns={"n": "k"})
-    table = summarise(per_unit, ["fork_point", "k"], "maj_at_n", resamples=resamples, seed=seed)
-    table = table.rename(columns={"value": "maj_at_k"}).assign(metric="maj@k",
-                                                               **sample_settings(samples, SAMPLE_COLUMNS))
+        raise ValueError(f"Pass@{max(k)} and Maj@{max(k)} need {max(k)} continuations per prefix; the samples have "
+                         f"{fewest}")
+    counts = samples.assign(success=samples["correct"] >= 1).groupby(UNIT, sort=True).agg(
+        num_samples=("success", "size"), num_correct=("success", "sum")).reset_index()
+    frames = [counts[UNIT].assign(metric="pass@k", k=kk, value=pass_at_k(counts["num_samples"].to_numpy(),
+                                                                         counts["num_correct"].to_numpy(), kk))
+              for kk in k]
+    (task,) = samples["task"].unique()
+    if answers_unique(task):
+        majority = maj_curves(samples, UNIT)
+        majority = majority[majority["n"].isin(k)].rename(columns={"n": "k", "maj_at_n": "value"})
+        frames.append(majority[[*UNIT, "k", "value"]].assign(metric="maj@k"))
+    return pd.concat(frames, ignore_index=True)
+
+
+def write_summary(samples: pd.DataFrame, out, *, k: list[int], resamples: int, seed: int, log) -> pd.DataFrame:
+    """The Fig. 2 table of a samples table (:data:`ead.tables.FORKING_SAMPLES`): per (metric, p, K) the mean of
+    :func:`per_unit_metrics` over the references with bootstrap CIs and the run's settings columns, written to
+    ``out`` (:data:`ead.tables.FORKING`)."""
+    per_unit = per_unit_metrics(samples, k)
+    table = summarise(per_unit, ["metric", "fork_point", "k"], "value", resamples=resamples, seed=seed)
+    table = table.assign(**sample_settings(samples, SAMPLE_COLUMNS))
     FORKING.write(table, out)
     for row in table.itertuples():
-        log.info("fork after %d tokens: Maj@%d = %.3f [%.3f, %.3f]", row.fork_point, row.k, row.maj_at_k,
-                 row.ci_low, row.ci_high)
+        log.info("fork after %d tokens: %s with K = %d: %.3f [%.3f, %.3f]", row.fork_point, row.metric, row.k,
+                 row.value, row.ci_low, row.ci_high)
     return table
 
 
@@ -101,7 +129,8 @@ def main(argv=None):
     parser.add_argument("--prefix-selection", choices=PREFIX_SELECTIONS, default="random")
     parser.add_argument("--fork-points", type=int, nargs="+", required=True, help="prefix lengths p (0 = normal)")
     parser.add_argument("--continuations", type=int, required=True, help="continuations per prefix (>= max K)")
-    parser.add_argument("--k", type=int, nargs="+", default=None, help="K of Maj@K (the summary, with --out)")
+    parser.add_argument("--k", type=int, nargs="+", default=None,
+                        help="K of Pass@K and Maj@K (the summary, with --out)")
     parser.add_argument("--tau", type=float, default=1.0, help="temperature of references and continuations")
     add_grader_argument(parser)
     args = parser.parse_args(argv)
@@ -114,10 +143,8 @@ def main(argv=None):
     if with_summary and max(args.k) > args.continuations:
         raise SystemExit(f"--continuations {args.continuations} is smaller than the largest K {max(args.k)}")
 
-    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
-                                 subjects=args.subjects)
+    questions, prompts = load_questions(args)
     reference_of = dict(zip(questions["id"], questions["answer"]))
-    prompts = [cot_prompt(q, args.task) for q in questions["question"]]
     engine = open_analysis_engine(args)
     tokenizer = engine.tokenizer
     schedule = FixedTemperature(args.tau)

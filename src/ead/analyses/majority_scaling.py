@@ -30,10 +30,10 @@ import json
 
 import pandas as pd
 
-from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings, cot_prompt, grade_samples,
-                                 maj_curves, open_analysis_engine, sample_settings, schedule_label, select_questions,
-                                 set_threads, summarise, summary_requested)
-from ead.io import read_table, setup_logging
+from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings, answers_unique,
+                                 grade_samples, load_questions, maj_curves, open_analysis_engine, sample_settings,
+                                 schedule_label, set_threads, summarise, summary_requested)
+from ead.io import setup_logging
 from ead.rewards import add_grader_argument, configure_grader
 from ead.schedule import build_schedule
 from ead.tables import MAJORITY_SAMPLES, MAJORITY_SCALING
@@ -76,6 +76,9 @@ def main(argv=None):
     add_grader_argument(parser)
     args = parser.parse_args(argv)
     with_summary = summary_requested(parser, args)
+    if not answers_unique(args.task):
+        parser.error(f"--task {args.task}: Maj@N votes on answers, and {args.task}'s correct responses do not share "
+                     "one answer (countdown: every valid chain boxes the target)")
     configure_grader(args.grader)  # the config's grader: section, as every grading job
     log = setup_logging("majority_scaling")
     set_threads(args.threads)
@@ -84,10 +87,8 @@ def main(argv=None):
     if len(set(labels)) != len(labels):
         raise SystemExit(f"--schedules repeat a sampler: {labels}")
 
-    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
-                                 max_solution_steps=args.max_solution_steps, subjects=args.subjects)
+    questions, prompts = load_questions(args, max_solution_steps=args.max_solution_steps)
     reference_of = dict(zip(questions["id"], questions["answer"]))
-    prompts = [cot_prompt(q, args.task) for q in questions["question"]]
     engine = open_analysis_engine(args)
     frames = []
     for schedule, label in zip(schedules, labels):

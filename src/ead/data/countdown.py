@@ -49,8 +49,10 @@ __all__ = [
     "generate_countdown",
     "parse_problem",
     "problem_prompt",
+    "ROLES",
     "reference_string",
     "render_chain",
+    "response_roles",
     "solve",
     "verify_chain",
 ]
@@ -305,6 +307,43 @@ def verify_chain(response: str, problem: CountdownProblem) -> ChainCheck:
     if boxed != str(problem.target):
         return rejected(f"boxed {boxed!r} is not the target {problem.target}", "rule")
     return ChainCheck(True, boxed, "ok", "", tuple(pools))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Token roles (Fig. 1 by role): what each character of a response is, in the equation-chain format above
+# ---------------------------------------------------------------------------------------------------------
+
+#: Roles of a response's characters. ``operand``: a digit of an equation's left side (the choice of numbers, where
+#: countdown forks); ``operator``: its + - * / (the choice of operation); ``result``: a digit after ``=`` (determined
+#: by the operands and operator); ``answer``: a digit inside ``\boxed{}`` (determined by the target); ``syntax``:
+#: ``=``, whitespace, newlines and the ``\boxed{`` ``}`` wrapper (format); ``other``: any character of a line that
+#: is neither an equation nor the boxed line (a malformed response).
+ROLES = ("operand", "operator", "result", "answer", "syntax", "other")
+
+_EQUATION_SPANS_RE = re.compile(r"^(\s*)(\d+)(\s*)([-+*/x×÷])(\s*)(\d+)(\s*=\s*)(\d+)(\s*)$")
+_BOXED_SPANS_RE = re.compile(r"^(\s*\\boxed\{\s*)([^{}]*?)(\s*\}\.?\s*)$")
+_EQUATION_ROLES = ("syntax", "operand", "syntax", "operator", "syntax", "operand", "syntax", "result", "syntax")
+_BOXED_ROLES = ("syntax", "answer", "syntax")
+
+
+def response_roles(response: str) -> list[str]:
+    """The role (:data:`ROLES`) of every character of ``response``, by line: an equation line ``a op b = c`` (the
+    forms :func:`verify_chain` accepts) gives operand / operator / result digits, a ``\\boxed{N}`` line gives answer
+    characters, newlines are syntax, and every character of any other line is ``other``. Roles describe the format,
+    not correctness: a wrong equation still has operands, an operator and a result."""
+    roles: list[str] = []
+    for index, line in enumerate(response.split("\n")):
+        if index:
+            roles.append("syntax")  # the newline before this line
+        for pattern, names in ((_EQUATION_SPANS_RE, _EQUATION_ROLES), (_BOXED_SPANS_RE, _BOXED_ROLES)):
+            match = pattern.match(line)
+            if match:
+                for group, name in enumerate(names, start=1):
+                    roles.extend([name] * len(match.group(group)))
+                break
+        else:
+            roles.extend(["other"] * len(line))
+    return roles
 
 
 # ---------------------------------------------------------------------------------------------------------

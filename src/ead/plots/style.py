@@ -50,10 +50,13 @@ def save_figure(fig, png: str, pdf: str) -> None:
     plt.close(fig)
 
 
-def run_table_figure(plot, description: str, argv=None, *, table) -> None:
+def run_table_figure(plot, description: str, argv=None, *, table, extra=None) -> None:
     """Command line of a figure drawn from result tables: ``--tables`` in (concatenated), ``--png`` and ``--pdf`` out.
 
     ``table`` is the tables' declaration in the results contract (:mod:`ead.tables`); each file is validated on read.
+    ``extra`` maps more options to their declarations (e.g. ``{"role_tables": ENTROPY_BY_ROLE}``: ``--role-tables``,
+    required, with zero or more files); ``plot`` receives each as a keyword argument, their tables concatenated (None
+    for no file).
     """
     import argparse
 
@@ -62,11 +65,17 @@ def run_table_figure(plot, description: str, argv=None, *, table) -> None:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--tables", "--table", nargs="+", required=True,
                         help="result tables of the same kind (e.g. one per model), drawn together")
+    for option, declaration in (extra or {}).items():
+        parser.add_argument(f"--{option.replace('_', '-')}", nargs="*", required=True,
+                            help=f"{declaration.name} tables (zero or more: the workflow always states them)")
     parser.add_argument("--png", required=True)
     parser.add_argument("--pdf", required=True)
     args = parser.parse_args(argv)
     log = figure_logger(plot)
-    save_figure(plot(pd.concat([table.read(path) for path in args.tables], ignore_index=True)), args.png, args.pdf)
+    options = {option: pd.concat([declaration.read(path) for path in getattr(args, option)], ignore_index=True)
+               if getattr(args, option) else None for option, declaration in (extra or {}).items()}
+    save_figure(plot(pd.concat([table.read(path) for path in args.tables], ignore_index=True), **options), args.png,
+                args.pdf)
     log.info("wrote %s and %s", args.png, args.pdf)
 
 

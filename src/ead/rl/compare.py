@@ -14,7 +14,9 @@ seeds). The ``scope`` column says in words what the row can show at that power.
 
 Run:
     python -m ead.rl.compare --claims '<claims JSON>' --eval-problems results/rl/*/*/*/*/*/eval_problems.csv \
-        --steps results/rl/*/*/*/*/*/steps.csv --seed 1234 --out results/claims.csv
+        --steps results/rl/*/*/*/*/*/steps.csv --window 4 --resamples 1000 --seed 1234 \
+        --analysis-claims results/analyses/claims.csv --out results/claims.csv
+(``--analysis-claims``: the claims of Figs. 1 and 2, tested by ``ead.analyses.claims``, appended after the RL rows.)
 """
 
 from __future__ import annotations
@@ -134,6 +136,9 @@ def main(argv=None):
     parser.add_argument("--window", type=int, required=True, help="last steps averaged for training metrics")
     parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed")
+    parser.add_argument("--analysis-claims", nargs="*", required=True,
+                        help="claims tables of the analyses (ead.analyses.claims, zero or more), whose rows follow the "
+                             "RL claims")
     parser.add_argument("--out", required=True, help="claims table")
     args = parser.parse_args(argv)
     log = setup_logging("rl.compare")
@@ -141,7 +146,8 @@ def main(argv=None):
     steps = pd.concat([STEPS.read(path) for path in args.steps], ignore_index=True)
     rows = [claim_row(claim, problems, steps, window=args.window, resamples=args.resamples, seed=args.seed)
             for claim in json.loads(args.claims)]
-    CLAIMS.write(pd.DataFrame(rows), args.out)
+    analysis_rows = [CLAIMS.read(path) for path in args.analysis_claims]
+    CLAIMS.write(pd.concat([pd.DataFrame(rows), *analysis_rows], ignore_index=True), args.out)
     for row in rows:
         log.info("%s %s: %+.4f [%+.4f, %+.4f], MDE %.4f -> %s", row["claim"], row["statement"], row["effect"],
                  row["ci_low"], row["ci_high"], row["mde"], row["verdict"])
