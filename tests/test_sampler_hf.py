@@ -42,7 +42,7 @@ def test_behaviour_logprobs_are_exact_under_ead(prompts, step, tau_min):
     with recorded_logits(model) as calls:
         out = sample(model, input_ids, attention_mask, schedule, max_new_tokens=40, eos_token_ids=[EOS],
                      pad_token_id=PAD, step=step, generator=torch.Generator().manual_seed(0))
-    seen = sampled_logits(calls)
+    seen = sampled_logits(calls, out.response_mask)
     length = out.token_ids.shape[1]
     taus = [float(schedule.temperatures(t, step)) for t in range(length)]
     torch.testing.assert_close(out.temperatures, torch.tensor(taus, dtype=torch.float64))
@@ -185,13 +185,16 @@ def test_response_entropies_rescore_exactly_what_the_sampler_recorded(prompts):
         response_entropies(model, prompt_tokens, responses[:3], pad_token_id=PAD)
 
 
-def padded_reference_sample(model, input_ids, attention_mask, schedule, *, max_new_tokens, generator):
+def padded_reference_sample(model, input_ids, attention_mask, schedule, *, max_new_tokens, eos_token_ids,
+                            generator):
     """The padded path the sampler replaced, as the reference: every position one uncached forward pass over the
     left-padded prompts + responses so far with stock SDPA (which expands the grouped KV heads), then the sampler's
-    draw. Returns the sampled tokens, the tau = 1 log-probs of those tokens and the tau = 1 entropies (no EOS)."""
+    draw over the whole batch; a row that drew EOS is padded (and masked) after it. Returns the tokens, the response
+    mask, the tau = 1 log-probs of the tokens and the tau = 1 entropies."""
     assert model.config._attn_implementation == "sdpa"
-    tokens, target, entropy = [], [], []
+    tokens, target, entropy, mask_columns = [], [], [], []
     responses = torch.empty((input_ids.shape[0], 0), dtype=torch.long)
+    finished = torch.zeros(input_ids.shape[0], dtype=torch.bool)
     for t in range(max_new_tokens):
         ids = torch.cat([input_ids, responses], dim=1)
         mask = torch.cat([attention_mask, torch.ones_like(responses)], dim=1)
@@ -202,11 +205,15 @@ def padded_reference_sample(model, input_ids, attention_mask, schedule, *, max_n
         tau = float(schedule.temperatures(t))
         behaviour = log_p if tau == 1.0 else torch.log_softmax(step_logits / tau, -1)
         token = torch.multinomial(behaviour.exp(), 1, generator=generator).squeeze(-1)
+        token = torch.where(finished, PAD, token)
+        mask_columns.append(~finished)
         tokens.append(token)
         target.append(log_p.gather(-1, token[:, None]).squeeze(-1))
         entropy.append(-(log_p.exp() * log_p).sum(-1))
+        finished = finished | torch.isin(token, torch.tensor(eos_token_ids, dtype=torch.long))
         responses = torch.cat([responses, token[:, None]], dim=1)
-    return torch.stack(tokens, 1), torch.stack(target, 1), torch.stack(entropy, 1)
+    return (torch.stack(tokens, 1), torch.stack(mask_columns, 1), torch.stack(target, 1),
+            torch.stack(entropy, 1))
 
 
 def grouped_query_llama():
@@ -220,23 +227,32 @@ def grouped_query_llama():
     return LlamaForCausalLM(config).eval().double()
 
 
-def test_sampler_equals_the_padded_path_token_for_token():
-    """The static-cache, prefill-once, grouped-KV sampler draws the same tokens from the same distributions as the
-    padded, uncached, stock-SDPA path for one seed: the per-token log-probs and entropies agree to float64 rounding,
-    so with the same random numbers every token is the same (prompts of 4 lengths, one prompt in 3 rows, a 1-token
-    prompt: padding, shared prefill and an empty prefix are all exercised)."""
+@pytest.mark.parametrize("eos_token_ids", [[], [EOS]])
+def test_sampler_equals_the_padded_path_token_for_token(eos_token_ids):
+    """The static-cache, prefill-once, grouped-KV sampler that drops finished rows draws the same tokens from the
+    same distributions as the padded, uncached, stock-SDPA path for one seed: the per-token log-probs and entropies
+    agree to float64 rounding, so with the same random numbers every token is the same (prompts of 4 lengths, one
+    prompt in 3 rows, a 1-token prompt: padding, shared prefill and an empty prefix are all exercised; with EOS, rows
+    end at different positions and are dropped from the forward passes)."""
     model = grouped_query_llama()
     rows = [[1, 5, 9, 4], [1, 7], [1, 3, 3, 8, 12, 6], [1, 5, 9, 4], [1], [1, 5, 9, 4], [1, 20, 21]]
     input_ids, attention_mask = left_pad(rows, pad_id=PAD)
-    schedule = AnnealedSchedule(tau_max=1.2, tau_min=0.3, d0=8, warmup=3)
-    out = sample(model, input_ids, attention_mask, schedule, max_new_tokens=24, eos_token_ids=[],
-                 pad_token_id=PAD, generator=torch.Generator().manual_seed(5))
-    tokens, target, entropy = padded_reference_sample(model, input_ids, attention_mask, schedule, max_new_tokens=24,
-                                                      generator=torch.Generator().manual_seed(5))
-    assert out.response_mask.all()
-    assert torch.equal(out.token_ids, tokens)
-    torch.testing.assert_close(out.target_logprobs, target, atol=1e-10, rtol=0)
-    torch.testing.assert_close(out.entropies, entropy, atol=1e-10, rtol=0)
+    schedule = AnnealedSchedule(tau_max=2.0, tau_min=0.8, d0=8, warmup=3)
+    with recorded_logits(model) as calls:
+        out = sample(model, input_ids, attention_mask, schedule, max_new_tokens=30, eos_token_ids=eos_token_ids,
+                     pad_token_id=PAD, generator=torch.Generator().manual_seed(5))
+    tokens, mask, target, entropy = padded_reference_sample(
+        model, input_ids, attention_mask, schedule, max_new_tokens=out.token_ids.shape[1],
+        eos_token_ids=eos_token_ids, generator=torch.Generator().manual_seed(5))
+    assert torch.equal(out.token_ids, tokens) and torch.equal(out.response_mask, mask)
+    torch.testing.assert_close(out.target_logprobs[mask], target[mask], atol=1e-10, rtol=0)
+    torch.testing.assert_close(out.entropies[mask], entropy[mask], atol=1e-10, rtol=0)
+    rows_computed = [call.shape[0] for call in calls]
+    if eos_token_ids:  # the case has power: rows ended at different times and were dropped
+        assert 1 <= int(out.finished.sum()) < len(rows) and len(set(out.lengths.tolist())) > 2
+        assert min(rows_computed) < len(rows)
+    else:
+        assert out.response_mask.all() and set(rows_computed) == {len(rows)}
     assert model.config._attn_implementation == "sdpa"  # the grouped attention is swapped in only while sampling
 
 

@@ -180,9 +180,10 @@ def sample(
     ``on_position`` (optional) is called after every response position, e.g. to advance a progress bar.
 
     Uses a static KV cache (:func:`_prefilled_cache`): each distinct prompt but its last token is encoded once, then
-    one batched forward pass per position, the first feeding every row's last prompt token. Row ``i`` attends to
-    exactly its own prompt and response, as a padded batch does, so the distributions are the same (up to float
-    rounding of a different batch layout); the random numbers are drawn batch by batch as before.
+    one batched forward pass per position, the first feeding every row's last prompt token; rows that ended are
+    dropped from the forward passes once they are a quarter of them. Row ``i`` attends to exactly its own prompt and
+    response, as a padded batch does, so the distributions are the same (up to float rounding of a different batch
+    layout), and the random numbers are drawn for the whole batch at every position, as before.
     """
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -196,8 +197,8 @@ def sample(
     lengths = attention_mask.sum(-1)
     device = input_ids.device
     max_cache_len = width + max_new_tokens - 1  # the last sampled token is never fed back
-    # 2D mask over the cache slots: each row's left padding off; response slots on for every row (a finished row's
-    # later positions are computed but never recorded). Future slots are excluded by causality.
+    # 2D mask over the cache slots: each row's left padding off; response slots on for every row (a finished row is
+    # computed, unrecorded, until it is dropped). Future slots are excluded by causality.
     cache_mask = torch.cat([attention_mask, torch.ones((batch, max_new_tokens - 1), dtype=torch.bool,
                                                        device=device)], dim=-1).to(torch.long)
     with _grouped_kv_attention(model):
@@ -207,6 +208,7 @@ def sample(
         output = model(input_ids=last, attention_mask=cache_mask, position_ids=position, past_key_values=cache,
                        use_cache=True)
         logits = _at_least_float32(output.logits[:, -1, :])
+        computed = torch.arange(batch, device=device)  # the rows the model still runs (the cache's rows, in order)
 
         finished = torch.zeros(batch, dtype=torch.bool)
         columns = {name: [] for name in ("token_ids", "response_mask", "behaviour", "target", "entropy")}
@@ -234,10 +236,22 @@ def sample(
                 on_position()
             if bool(finished.all()) or t == max_new_tokens - 1:
                 break
+            idle = finished[computed]
+            if 4 * int(idle.sum()) >= len(computed):
+                # Drop finished rows from the computation once they are a quarter of it (each drop copies the cache,
+                # so not at every EOS). Their draws are discarded anyway, and a row's draw depends only on its own
+                # probabilities and its own slice of the random numbers, so every other row draws as before.
+                keep = (~idle).nonzero().squeeze(-1)
+                computed, cache_mask, position = computed[keep], cache_mask[keep], position[keep]
+                for layer in cache.layers:
+                    layer.keys, layer.values = layer.keys[keep], layer.values[keep]
             position = position + 1
-            output = model(input_ids=token[:, None], attention_mask=cache_mask, position_ids=position,
+            output = model(input_ids=token[computed, None], attention_mask=cache_mask, position_ids=position,
                            past_key_values=cache, use_cache=True)
-            logits = _at_least_float32(output.logits[:, -1, :])
+            # Dropped rows get uniform logits: the full batch is drawn from, as when every row was computed.
+            step_logits = _at_least_float32(output.logits[:, -1, :])
+            logits = step_logits.new_zeros((batch, step_logits.shape[-1]))
+            logits[computed] = step_logits
 
     stack = lambda name: torch.stack(columns[name], dim=1)  # noqa: E731
     return SampledBatch(
