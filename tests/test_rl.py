@@ -163,7 +163,7 @@ def test_sampler_log_probs_equal_a_fresh_trainer_forward(schedule, temperature):
     # the log-probs at logits / temperature then differ by at most 2 * gap / temperature.
     prompt_length, length = input_ids.shape[1], batch.token_ids.shape[1]
     trainer_logits = trainer_calls[0][:, prompt_length - 1: prompt_length - 1 + length]
-    gap = (sampled_logits(sampler_calls) - trainer_logits).abs().amax(-1)
+    gap = (sampled_logits(sampler_calls, batch.response_mask) - trainer_logits).abs().amax(-1)
     assert gap[valid].max() < LOGIT_ATOL
     assert ((fresh - sampled).abs() <= log_prob_tolerance(gap, temperature))[valid].all()
 

@@ -4,8 +4,10 @@ import math
 
 import pytest
 import torch
+from transformers import LlamaConfig, LlamaForCausalLM
 
-from ead.samplers.hf import ScheduleLogitsProcessor, left_pad, response_entropies, sample
+from ead.samplers.hf import (GROUPED_SDPA, ScheduleLogitsProcessor, _grouped_kv_attention, left_pad,
+                             response_entropies, sample)
 from ead.schedule import AnnealedSchedule, FixedTemperature, Schedule
 from tests.conftest import (FLOAT32_ROUNDING, LOGIT_ATOL, entropy_tolerance, log_prob_tolerance, make_tiny_llama,
                             recorded_logits, sampled_logits)
@@ -40,7 +42,7 @@ def test_behaviour_logprobs_are_exact_under_ead(prompts, step, tau_min):
     with recorded_logits(model) as calls:
         out = sample(model, input_ids, attention_mask, schedule, max_new_tokens=40, eos_token_ids=[EOS],
                      pad_token_id=PAD, step=step, generator=torch.Generator().manual_seed(0))
-    seen = sampled_logits(calls)
+    seen = sampled_logits(calls, out.response_mask)
     length = out.token_ids.shape[1]
     taus = [float(schedule.temperatures(t, step)) for t in range(length)]
     torch.testing.assert_close(out.temperatures, torch.tensor(taus, dtype=torch.float64))
@@ -181,3 +183,97 @@ def test_response_entropies_rescore_exactly_what_the_sampler_recorded(prompts):
         assert ((torch.tensor(values) - recorded).abs() <= entropy_tolerance(recorded, LOGIT_ATOL)).all(), row
     with pytest.raises(ValueError, match="4 prompts for 3 responses"):
         response_entropies(model, prompt_tokens, responses[:3], pad_token_id=PAD)
+
+
+def padded_reference_sample(model, input_ids, attention_mask, schedule, *, max_new_tokens, eos_token_ids,
+                            generator):
+    """The padded path the sampler replaced, as the reference: every position one uncached forward pass over the
+    left-padded prompts + responses so far with stock SDPA (which expands the grouped KV heads), then the sampler's
+    draw over the whole batch; a row that drew EOS is padded (and masked) after it. Returns the tokens, the response
+    mask, the tau = 1 log-probs of the tokens and the tau = 1 entropies."""
+    assert model.config._attn_implementation == "sdpa"
+    tokens, target, entropy, mask_columns = [], [], [], []
+    responses = torch.empty((input_ids.shape[0], 0), dtype=torch.long)
+    finished = torch.zeros(input_ids.shape[0], dtype=torch.bool)
+    for t in range(max_new_tokens):
+        ids = torch.cat([input_ids, responses], dim=1)
+        mask = torch.cat([attention_mask, torch.ones_like(responses)], dim=1)
+        with torch.no_grad():
+            step_logits = model(input_ids=ids, attention_mask=mask,
+                                position_ids=(mask.cumsum(-1) - 1).clamp(min=0)).logits[:, -1]
+        log_p = torch.log_softmax(step_logits, -1)
+        tau = float(schedule.temperatures(t))
+        behaviour = log_p if tau == 1.0 else torch.log_softmax(step_logits / tau, -1)
+        token = torch.multinomial(behaviour.exp(), 1, generator=generator).squeeze(-1)
+        token = torch.where(finished, PAD, token)
+        mask_columns.append(~finished)
+        tokens.append(token)
+        target.append(log_p.gather(-1, token[:, None]).squeeze(-1))
+        entropy.append(-(log_p.exp() * log_p).sum(-1))
+        finished = finished | torch.isin(token, torch.tensor(eos_token_ids, dtype=torch.long))
+        responses = torch.cat([responses, token[:, None]], dim=1)
+    return (torch.stack(tokens, 1), torch.stack(mask_columns, 1), torch.stack(target, 1),
+            torch.stack(entropy, 1))
+
+
+def grouped_query_llama():
+    """A float64 Llama with grouped-query attention (4 query heads share 2 key/value heads), like SmolLM2's 9 / 3,
+    so the sampler's grouped SDPA path is exercised; float64 makes two exact computations agree to ~1e-12."""
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=32, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                         initializer_range=0.2, bos_token_id=1, eos_token_id=2, pad_token_id=0,
+                         tie_word_embeddings=False)
+    return LlamaForCausalLM(config).eval().double()
+
+
+@pytest.mark.parametrize("eos_token_ids", [[], [EOS]])
+def test_sampler_equals_the_padded_path_token_for_token(eos_token_ids):
+    """The static-cache, prefill-once, grouped-KV sampler that drops finished rows draws the same tokens from the
+    same distributions as the padded, uncached, stock-SDPA path for one seed: the per-token log-probs and entropies
+    agree to float64 rounding, so with the same random numbers every token is the same (prompts of 4 lengths, one
+    prompt in 3 rows, a 1-token prompt: padding, shared prefill and an empty prefix are all exercised; with EOS, rows
+    end at different positions and are dropped from the forward passes)."""
+    model = grouped_query_llama()
+    rows = [[1, 5, 9, 4], [1, 7], [1, 3, 3, 8, 12, 6], [1, 5, 9, 4], [1], [1, 5, 9, 4], [1, 20, 21]]
+    input_ids, attention_mask = left_pad(rows, pad_id=PAD)
+    schedule = AnnealedSchedule(tau_max=2.0, tau_min=0.8, d0=8, warmup=3)
+    with recorded_logits(model) as calls:
+        out = sample(model, input_ids, attention_mask, schedule, max_new_tokens=30, eos_token_ids=eos_token_ids,
+                     pad_token_id=PAD, generator=torch.Generator().manual_seed(5))
+    tokens, mask, target, entropy = padded_reference_sample(
+        model, input_ids, attention_mask, schedule, max_new_tokens=out.token_ids.shape[1],
+        eos_token_ids=eos_token_ids, generator=torch.Generator().manual_seed(5))
+    assert torch.equal(out.token_ids, tokens) and torch.equal(out.response_mask, mask)
+    torch.testing.assert_close(out.target_logprobs[mask], target[mask], atol=1e-10, rtol=0)
+    torch.testing.assert_close(out.entropies[mask], entropy[mask], atol=1e-10, rtol=0)
+    rows_computed = [call.shape[0] for call in calls]
+    if eos_token_ids:  # the case has power: rows ended at different times and were dropped
+        assert 1 <= int(out.finished.sum()) < len(rows) and len(set(out.lengths.tolist())) > 2
+        assert min(rows_computed) < len(rows)
+    else:
+        assert out.response_mask.all() and set(rows_computed) == {len(rows)}
+    assert model.config._attn_implementation == "sdpa"  # the grouped attention is swapped in only while sampling
+
+
+def test_grouped_kv_attention_equals_stock_sdpa_on_a_padded_float32_batch():
+    """On float32 (the analyses' dtype), a padded batch: the grouped SDPA call and stock SDPA's copied heads give the
+    same logits up to float32 rounding, in the prompt pass and when teacher-forcing a response."""
+    model = grouped_query_llama().float()
+    input_ids, attention_mask = left_pad([[1, 5, 9, 4, 7, 7, 3], [1, 7], [1, 3, 3, 8], [1, 20, 21]], pad_id=PAD)
+    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    with torch.no_grad():
+        stock = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids).logits
+        with _grouped_kv_attention(model):
+            assert model.config._attn_implementation == GROUPED_SDPA
+            grouped = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids).logits
+    real = attention_mask.bool()
+    torch.testing.assert_close(grouped[real], stock[real], atol=FLOAT32_ROUNDING, rtol=0)
+
+
+def test_sampler_rejects_an_empty_prompt_row():
+    model = grouped_query_llama()
+    input_ids, attention_mask = left_pad([[1, 5], []], pad_id=PAD)
+    with pytest.raises(ValueError, match=r"empty rows: \[1\]"):
+        sample(model, input_ids, attention_mask, FixedTemperature(1.0), max_new_tokens=2, eos_token_ids=[EOS],
+               pad_token_id=PAD)

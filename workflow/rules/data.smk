@@ -9,7 +9,7 @@ rule real_dataset:
     log:
         "results/logs/data/{dataset}.log",
     wildcard_constraints:
-        dataset="math500|math|gsm8k|mmlu",
+        dataset="math500|math|gsm8k|mmlu|arc_easy|arc_challenge",
     conda:
         CONDA_ENV
     shell:

