@@ -21,7 +21,7 @@ import time
 import numpy as np
 import torch
 
-from ead.analyses.common import cot_prompt, select_questions
+from ead.analyses.common import task_prompt, select_questions
 from ead.io import atomic_path, read_table
 from ead.rewards import grade_many
 from ead.samplers.engines import load_hf_model, sample_hf
@@ -50,7 +50,7 @@ def main():
     questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data)
     started = time.perf_counter()
     samples = sample_hf(model, tokenizer, questions["id"].tolist(),
-                        [cot_prompt(q, args.task) for q in questions["question"]], FixedTemperature(args.tau),
+                        [task_prompt(q, args.task) for q in questions["question"]], FixedTemperature(args.tau),
                         n=args.samples, max_new_tokens=budgets[-1], seed=args.seed, batch_size=args.batch_size,
                         chat_template=True)
     seconds = time.perf_counter() - started
