@@ -66,6 +66,10 @@ def base_section(paths: list[str]) -> str:
             + markdown_table(header, rows))
 
 
+#: How the summary names the two evaluations of a cell (``ead.tables.EVALUATED_WITH``).
+EVALUATED_WITH_LABELS = {"eval_tau": "eval tau", "own_sampler": "own sampler"}
+
+
 def rl_section(path: str) -> str:
     curves = EVAL_CURVES.read(path)
     cell = ["policy", "algorithm", "sampler", "n", "evaluated_with"]
@@ -84,10 +88,6 @@ def rl_section(path: str) -> str:
             "evaluation temperature and (where evaluated) with the cell's own sampler. Differences between rows are "
             "unpaired here; read overlapping CIs as \"not separated\".\n\n"
             + markdown_table(header, rows))
-
-
-#: How the summary names the two evaluations of a cell (``ead.tables.EVALUATED_WITH``).
-EVALUATED_WITH_LABELS = {"eval_tau": "eval tau", "own_sampler": "own sampler"}
 
 
 def entropy_section(paths: list[str]) -> str:
@@ -187,7 +187,8 @@ def claims_section(path: str) -> str:
     table = CLAIMS.read(path)
     rows = [[row.claim, row.figure, row.statement, f"{row.policy} / {row.algorithm} / n {row.n}",
              f"{row.sampler} - {row.baseline}",
-             row.metric + (" (own sampler)" if row.evaluated_with == "own_sampler" else ""),
+             row.metric + (f" ({EVALUATED_WITH_LABELS[row.evaluated_with]})"
+                           if row.evaluated_with == "own_sampler" else ""),
              f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]", f"{row.mde:.4f}", row.num_seeds,
              f"**{row.verdict}**", row.scope] for row in table.itertuples()]
     return (f"## Paper claims on the grid and the analyses\n\nFrom `{path}`: RL claims are paired effects (same seeds: "

@@ -3,9 +3,9 @@
 * train curves: per (policy, algorithm, sampler, n, step, metric), the mean over seeds of each per-step training
   metric (reward, entropy, response length, clip fraction, ppo_kl, grad norm, TIS statistics) with a 95%
   percentile bootstrap CI over seeds;
-* eval curves: per (policy, algorithm, sampler, n, sampler of the evaluation, step, metric) for greedy accuracy (cells that graded it: the
-  verl backend writes greedy_correct = NaN and gets no greedy row), Pass@k and Worst@k, the mean
-  over seeds and problems with a 95% CI from a two-way bootstrap (seeds and problems resampled independently;
+* eval curves: per (policy, algorithm, sampler, n, sampler of the evaluation, step, metric) for greedy accuracy
+  (cells that graded it: the verl backend writes greedy_correct = NaN and gets no greedy row), Pass@k and Worst@k,
+  the mean over seeds and problems with a 95% CI from a two-way bootstrap (seeds and problems resampled independently;
   the evaluation set is shared by every seed, see `ead.metrics.two_way_bootstrap_mean_ci`).
 
 Run:

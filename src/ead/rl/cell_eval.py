@@ -23,7 +23,8 @@ __all__ = ["cell_summary"]
 
 
 def cell_summary(eval_problems: pd.DataFrame, ks: list[int], *, seed: int) -> pd.DataFrame:
-    """eval.csv of a cell: per (sampler of the evaluation, step) the summary of its problems, with the cell's columns carried over."""
+    """eval.csv of a cell: per (sampler of the evaluation, step) the summary of its problems, with the cell's columns
+    carried over."""
     if len(eval_problems) and max(ks) > eval_problems["num_samples"].min():
         raise ValueError(f"k = {max(ks)} exceeds the {eval_problems['num_samples'].min()} samples per problem of this "
                          "cell (unbiased Pass@k needs n >= k): lower rl.eval.k or raise rl.eval.n")
