@@ -240,6 +240,35 @@ def test_two_stage_samplers_state_their_own_keys_and_stay_off_the_verl_grid():
         validate_config(paper, SCHEMA)
 
 
+def test_schedule_shape_samplers_and_per_sampler_training_temperature():
+    from ead.rl.grid import Cell, cell_settings, sampler_schedule
+
+    config = copy.deepcopy(load("config.yaml"))
+    samplers = config["rl"]["samplers"]
+    samplers["lin"] = {"kind": "linear", "linear": {"tau_max": 1.2, "tau_min": 0.1, "length": 32}, "tis": "token"}
+    samplers["mean"] = {"kind": "ead_mean", "mean_over": 32, "ead": {"tau_max": 1.5}}
+    samplers["tau1.2_at1"] = {"kind": "fixed", "tau": 1.2, "trains_at": "one", "tis": "token"}
+    validate_config(config, SCHEMA)
+    assert sampler_schedule(config, "lin") == {"name": "linear", "tau_max": 1.2, "tau_min": 0.1, "length": 32}
+    assert sampler_schedule(config, "mean") == {"name": "ead_mean", **config["ead"], "tau_max": 1.5, "length": 32}
+    cell = Cell("tiny1m_sharp", "dapo", "tau1.2_at1", 8, 0)
+    assert cell_settings(config, cell)["fixed_tau_trains_at"] == "one"  # its own, over rl.fixed_tau_trains_at
+    assert cell_settings(config, Cell("tiny1m_sharp", "dapo", "tau1.2", 8, 0))["fixed_tau_trains_at"] == "behaviour"
+    samplers["lin"]["linear"]["tau_min"] = 2.0
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.lin: linear schedule: need 0 < tau_min <= tau_max"):
+        validate_config(config, SCHEMA)
+    samplers["lin"] = {"kind": "ead", "mean_over": 32}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.lin: `mean_over` goes with kind 'ead_mean' and only"):
+        validate_config(config, SCHEMA)
+    samplers["lin"] = {"kind": "ead", "trains_at": "one"}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.lin\.trains_at: only a fixed-tau sampler"):
+        validate_config(config, SCHEMA)
+    paper = copy.deepcopy(load("config.yaml", "paper.yaml"))
+    paper["rl"]["samplers"]["mean"] = samplers["mean"]
+    paper["rl"]["experiments"]["main"]["samplers"].append("mean")
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.mean is kind 'ead_mean', which the verl backend cannot"):
+        validate_config(paper, SCHEMA)
+
 
 def test_a_sharpened_policy_copies_a_trained_one_and_is_nothing_else():
     config = copy.deepcopy(load("config.yaml"))

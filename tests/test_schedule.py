@@ -87,7 +87,7 @@ def test_fixed_temperature_is_a_constant_schedule():
 def test_registry_round_trip_and_errors():
     assert build_schedule(PAPER.to_dict()) == PAPER
     assert build_schedule({"name": "fixed", "tau": 1.2}) == FixedTemperature(1.2)
-    with pytest.raises(ValueError, match=r"Unsupported schedule 'cosine'.*\['ead', 'fixed', 'two_stage'\]"):
+    with pytest.raises(ValueError, match=r"Unsupported schedule 'cosine'.*\['ead', 'ead_mean', 'fixed', 'linear', 'two_stage'\]"):
         build_schedule({"name": "cosine"})
     with pytest.raises(ValueError, match=r"Unknown parameter\(s\) \['tau_maxx'\]"):
         build_schedule({"name": "ead", "tau_maxx": 1.2})
@@ -128,3 +128,31 @@ def test_two_stage_switches_at_its_position_on_every_path():
         TwoStageTemperature(1.5, 0.3, -1)
     with pytest.raises(ValueError, match="temperatures must be > 0"):
         TwoStageTemperature(0.0, 0.3, 4)
+
+
+def test_linear_anneal_values_and_engines_agree():
+    schedule = build_schedule({"name": "linear", "tau_max": 1.2, "tau_min": 0.2, "length": 10, "warmup": 2})
+    positions = np.arange(16)
+    expected = [1.0, 1.0, *(1.2 - 0.1 * i for i in range(10)), 0.2, 0.2, 0.2, 0.2]
+    np.testing.assert_allclose(schedule.temperatures(positions), expected, rtol=0, atol=1e-12)
+    as_torch = schedule.temperatures(torch.arange(16)).numpy()
+    as_scalars = [schedule.temperatures(int(t)) for t in positions]
+    assert as_torch.tolist() == schedule.temperatures(positions).tolist() == as_scalars  # bit for bit
+    assert schedule.temperatures(5, step=0) == schedule.temperatures(5, step=99)  # step-independent
+    with pytest.raises(ValueError, match=r"linear schedule: need 0 < tau_min <= tau_max.*length must be >= 1"):
+        build_schedule({"name": "linear", "tau_max": 0.5, "tau_min": 1.0, "length": 0})
+
+
+def test_ead_mean_is_eads_mean_tau_per_step_at_every_position():
+    params = {"tau_max": 1.2, "tau_min": 0.1, "d0": 25.0, "step_factor": 5.0, "warmup": 0}
+    ead = AnnealedSchedule(**params)
+    matched = build_schedule({"name": "ead_mean", **params, "length": 32})
+    for step in (0, 7, 15):
+        mean = sum(ead.temperatures(t, step) for t in range(32)) / 32  # brute force over positions
+        values = matched.temperatures(np.arange(40), step)
+        assert np.allclose(values, mean, rtol=0, atol=1e-12) and len(set(values.tolist())) == 1
+        assert matched.temperatures(torch.arange(3), step).tolist() == [float(values[0])] * 3
+    # EAD on 32 tokens is cold on average at step 0 and near 1 once d_s has grown
+    assert matched.mean_temperature(0) < 0.6 < 1.0 < matched.mean_temperature(15) < 1.1
+    with pytest.raises(ValueError, match="tau_min must be <= tau_max"):
+        build_schedule({"name": "ead_mean", "tau_max": 0.5, "tau_min": 1.0})

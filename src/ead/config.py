@@ -14,6 +14,7 @@ import jsonschema
 import yaml
 
 from ead.rewards.grader import GraderSettings
+from ead.rl.grid import sampler_schedule
 from ead.schedule import AnnealedSchedule, build_schedule
 
 
@@ -320,6 +321,10 @@ _ALGORITHM_NEEDS = {
 }
 
 
+#: Sampler kinds only the CPU backend (HF sampler) can draw: the vLLM processor implements the EAD family and fixed tau.
+CPU_ONLY_KINDS = ("two_stage", "linear", "ead_mean")
+
+
 def validate_rl(config: dict) -> None:
     """Cross-key rules of the RL grid: every name an experiment uses exists, and every cell can run.
 
@@ -349,15 +354,30 @@ def validate_rl(config: dict) -> None:
     for name, sampler in rl["samplers"].items():
         key = f"rl.samplers.{name}"
         stage_keys = sorted(set(sampler) & {"tau_early", "tau_late", "switch"})
-        if sampler["kind"] == "two_stage":
+        if sampler["kind"] in CPU_ONLY_KINDS and verl and any(name in spec["samplers"]
+                                                               for spec in rl["experiments"].values()):
+            raise ConfigError(f"{key} is kind {sampler['kind']!r}, which the verl backend cannot sample (its vLLM "
+                              "processor implements the EAD family and fixed tau only); use it with rl.backend: cpu")
+        if sampler.get("trains_at") is not None and sampler["kind"] != "fixed":
+            raise ConfigError(f"{key}.trains_at: only a fixed-tau sampler chooses its training temperature (the "
+                              "others train at tau = 1)")
+        for kind, block in (("linear", "linear"), ("ead_mean", "mean_over")):
+            if (sampler["kind"] == kind) != (block in sampler):
+                raise ConfigError(f"{key}: `{block}` goes with kind {kind!r} and only with it (kind is "
+                                  f"{sampler['kind']!r})")
+        if sampler["kind"] in ("linear", "ead_mean"):
+            if "tau" in sampler or stage_keys or (sampler["kind"] == "linear" and "ead" in sampler):
+                raise ConfigError(f"{key} is kind {sampler['kind']!r}; tau, two-stage or ead settings would be ignored")
+            try:
+                build_schedule(sampler_schedule(config, name))
+            except ValueError as error:
+                raise ConfigError(f"{key}: {error}") from None
+        elif sampler["kind"] == "two_stage":
             missing = sorted({"tau_early", "tau_late", "switch"} - set(sampler))
             if missing:
                 raise ConfigError(f"{key} is kind 'two_stage' but has no {', '.join(missing)}")
             if "tau" in sampler or "ead" in sampler:
                 raise ConfigError(f"{key} is kind 'two_stage'; tau and ead settings would be ignored")
-            if verl and any(name in spec["samplers"] for spec in rl["experiments"].values()):
-                raise ConfigError(f"{key} is kind 'two_stage', which the verl backend cannot sample (its vLLM "
-                                  "processor implements EAD only); use it with rl.backend: cpu")
         elif stage_keys:
             raise ConfigError(f"{key} is kind {sampler['kind']!r}; {stage_keys} belong to kind 'two_stage'")
         elif sampler["kind"] == "fixed":

@@ -6,6 +6,11 @@ to a temperature. Positions are 0-based and count response tokens only (the prom
 * ``FixedTemperature(tau)``: tau everywhere (standard temperature sampling).
 * ``TwoStageTemperature(tau_early, tau_late, switch)``: one temperature before position ``switch``, another after
   (the premise probe's "hot early" and "cold late" samplers).
+* ``LinearAnneal(tau_max, tau_min, length, warmup)``: tau = 1 before ``warmup``, then a straight line from
+  ``tau_max`` down to ``tau_min`` over ``length`` positions, ``tau_min`` after (step-independent): EAD's "hot early,
+  cold late" without its exponential shape (issue #17's schedule shapes).
+* ``EADMeanTemperature(..., length)``: a fixed temperature per step, equal to EAD's mean tau_t over positions
+  [0, ``length``) at that step: EAD's average heat without its shape.
 * ``AnnealedSchedule(...)``: Exploratory Annealed Decoding (EAD, paper Sec. 4)::
 
       tau_t = 1                                                   for t < c (warm-up)
@@ -31,7 +36,9 @@ import numpy as np
 
 __all__ = [
     "AnnealedSchedule",
+    "EADMeanTemperature",
     "FixedTemperature",
+    "LinearAnneal",
     "Schedule",
     "SCHEDULES",
     "TwoStageTemperature",
@@ -217,6 +224,84 @@ class TwoStageTemperature(Schedule):
         if isinstance(positions, np.ndarray):
             return np.where(positions < self.switch, float(self.tau_early), float(self.tau_late))
         return float(self.tau_early if positions < self.switch else self.tau_late)
+
+
+def _constant_like(positions, tau: float):
+    """``tau`` in the type and shape of ``positions`` (torch float64, numpy, or a float)."""
+    if _is_torch(positions):
+        import torch
+
+        return torch.full(positions.shape, float(tau), dtype=torch.float64, device=positions.device)
+    if isinstance(positions, np.ndarray):
+        return np.full(positions.shape, float(tau))
+    return float(tau)
+
+
+@register_schedule("linear")
+@dataclass(frozen=True)
+class LinearAnneal(Schedule):
+    """tau = 1 for t < ``warmup``; then ``tau_max - (tau_max - tau_min) * (t - warmup) / length``, floored at
+    ``tau_min`` from ``warmup + length`` on (step-independent)."""
+
+    tau_max: float
+    tau_min: float
+    length: int
+    warmup: int = 0
+
+    def __post_init__(self):
+        problems = []
+        if not 0 < self.tau_min <= self.tau_max:
+            problems.append(f"need 0 < tau_min <= tau_max, got tau_min={self.tau_min}, tau_max={self.tau_max}")
+        if self.length < 1:
+            problems.append(f"length must be >= 1, got length={self.length}")
+        if self.warmup < 0:
+            problems.append(f"warmup must be >= 0, got warmup={self.warmup}")
+        if problems:
+            raise ValueError("linear schedule: " + "; ".join(problems))
+
+    def temperatures(self, positions, step: int = 0):
+        if _is_torch(positions):
+            import torch
+
+            t = positions.to(torch.float64)
+            fraction = ((t - self.warmup) / self.length).clamp(0.0, 1.0)
+            return torch.where(t < self.warmup, torch.ones_like(t), self.tau_max - (self.tau_max - self.tau_min) * fraction)
+        t = np.asarray(positions, dtype=np.float64)
+        fraction = np.clip((t - self.warmup) / self.length, 0.0, 1.0)
+        tau = np.where(t < self.warmup, 1.0, self.tau_max - (self.tau_max - self.tau_min) * fraction)
+        return tau if isinstance(positions, np.ndarray) else float(tau)
+
+
+@register_schedule("ead_mean")
+@dataclass(frozen=True)
+class EADMeanTemperature(Schedule):
+    """At step s, one temperature for every position: the mean of EAD's tau_t (these EAD parameters) over positions
+    [0, ``length``) at step s. The control for "is it EAD's shape, or only its average heat?"."""
+
+    tau_max: float = 1.2
+    tau_min: float = 0.1
+    d0: float = 25.0
+    step_factor: float = 5.0
+    d_max: float = 40000.0
+    warmup: int = 0
+    decay_scale: float = 1.0
+    length: int = 32
+
+    def __post_init__(self):
+        if self.length < 1:
+            raise ValueError(f"ead_mean schedule: length must be >= 1, got length={self.length}")
+        self.ead  # validates the EAD parameters
+
+    @property
+    def ead(self) -> AnnealedSchedule:
+        params = {key: value for key, value in asdict(self).items() if key != "length"}
+        return AnnealedSchedule(**params)
+
+    def mean_temperature(self, step: int = 0) -> float:
+        return float(np.mean(self.ead.temperatures(np.arange(self.length), step)))
+
+    def temperatures(self, positions, step: int = 0):
+        return _constant_like(positions, self.mean_temperature(step))
 
 
 def build_schedule(spec: dict | Schedule) -> Schedule:

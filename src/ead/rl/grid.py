@@ -81,7 +81,17 @@ def sampler_schedule(config: dict, sampler: str) -> dict:
         return {"name": "fixed", "tau": spec["tau"]}
     if spec["kind"] == "two_stage":
         return {"name": "two_stage", **{key: spec[key] for key in ("tau_early", "tau_late", "switch")}}
+    if spec["kind"] == "linear":
+        return {"name": "linear", **spec["linear"]}
+    if spec["kind"] == "ead_mean":
+        return {"name": "ead_mean", **config["ead"], **spec.get("ead", {}), "length": spec["mean_over"]}
     return {"name": "ead", **config["ead"], **spec.get("ead", {})}
+
+
+def sampler_trains_at(config: dict, sampler: str) -> str:
+    """Where a fixed-tau sampler's trainer computes log-probs: the sampler's own ``trains_at`` (a fair-baseline cell,
+    e.g. tau 1.2 trained at tau = 1 with TIS next to tau 1.2 trained on logits / tau), else rl.fixed_tau_trains_at."""
+    return config["rl"]["samplers"][sampler].get("trains_at", config["rl"]["fixed_tau_trains_at"])
 
 
 def cell_settings(config: dict, cell: Cell) -> dict:
@@ -89,7 +99,8 @@ def cell_settings(config: dict, cell: Cell) -> dict:
     rl = config["rl"]
     sampler = rl["samplers"][cell.sampler]
     shared = {key: rl[key] for key in ("task", "steps", "prompts_per_step", "mini_batches", "max_new_tokens",
-                                       "optimizer", "fixed_tau_trains_at", "checkpoint_every")}
+                                       "optimizer", "checkpoint_every")}
+    shared["fixed_tau_trains_at"] = sampler_trains_at(config, cell.sampler)
     shared["eval"] = cell_eval_settings(rl)
     return {
         **asdict(cell),

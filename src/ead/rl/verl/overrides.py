@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ead.rl.grid import Cell, cell_settings, sampler_schedule
+from ead.rl.grid import Cell, cell_settings, sampler_schedule, sampler_trains_at
 
 __all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "cell_verl_settings", "hydra_value",
            "uses_agent_loop", "verl_overrides"]
@@ -83,7 +83,7 @@ def cell_verl_settings(config: dict, cell: Cell) -> dict:
 def uses_agent_loop(config: dict, cell: Cell) -> bool:
     """True if the cell's training rollouts go through our agent loop (EAD, or fixed tau trained at tau = 1)."""
     sampler = config["rl"]["samplers"][cell.sampler]
-    return sampler["kind"] == "ead" or config["rl"]["fixed_tau_trains_at"] == "one"
+    return sampler["kind"] == "ead" or sampler_trains_at(config, cell.sampler) == "one"
 
 
 def agent_loop_entries(config: dict, cell: Cell) -> list[dict]:
@@ -102,7 +102,7 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
     evaluation = rl["eval"]
     actor, rollout = "actor_rollout_ref.actor", "actor_rollout_ref.rollout"
     is_ead = schedule["name"] == "ead"
-    trains_at_one = is_ead or config["rl"]["fixed_tau_trains_at"] == "one"
+    trains_at_one = is_ead or sampler_trains_at(config, cell.sampler) == "one"
     o: dict[str, object] = {
         # data (paper_data, converted by ead.rl.verl.data)
         "data.train_files": paths.train_files,
