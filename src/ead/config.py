@@ -195,6 +195,8 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
     if errors:
         raise ConfigError(_schema_error_message(errors[0]))
+    if "extra_claims" in config:  # an overlay's claims join the profile's (an overlay's list would replace them)
+        config["claims"] = [*config["claims"], *config.pop("extra_claims")]
     ead = config["ead"]
     # Rules across keys, checked in the order a reader would fix them.
     if ead["tau_min"] > ead["tau_max"]:

@@ -111,7 +111,8 @@ def get_plot_code(wildcards):
 def get_final_figures():
     """Every figure `rule all` renders, from the stages' registries (ANALYSIS_FIGURES in analyses_inputs.smk,
     RL_FIGURES in rl_inputs.smk). A figure joins this list only once its pipeline is real."""
-    figures = ["fig03_annealing_schedule", *ANALYSIS_FIGURES, *RL_FIGURES]
+    figures = ["fig03_annealing_schedule", *ANALYSIS_FIGURES, *RL_FIGURES,
+               *(f"claims_{figure}" for figure in CLAIM_FIGURES if any(c["figure"] == figure for c in config["claims"]))]
     return [path for name in figures for path in figure_paths(name).values()]
 
 

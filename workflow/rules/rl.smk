@@ -69,3 +69,22 @@ rule claims:
         "python -m ead.rl.compare --claims {params.claims} --eval-problems {input.eval_problems} --steps {input.steps}"
         " --window {params.window} --resamples {params.resamples} --seed {params.seed}"
         " --analysis-claims {input.analyses} --out {output} > {log} 2>&1"
+
+
+# Beyond the paper: the claims of one figure id (configs/ablations/beyond_the_paper.yaml: `beyond`) as a forest plot
+# of paired effects, drawn from the claims table only; in rule all when some claim names it (CLAIM_FIGURES).
+rule claims_figure:
+    input:
+        claims=rules.claims.output[0],
+        code=plot_code("claims_forest", shared=("style.py", "rl_curves.py")),
+    output:
+        **figure_outputs("claims_{claims_figure}", caption="claims_figure"),
+    log:
+        "results/logs/figures/claims_{claims_figure}.log",
+    wildcard_constraints:
+        claims_figure="|".join(CLAIM_FIGURES),
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.plots.claims_forest --claims {input.claims} --figure {wildcards.claims_figure}"
+        " --png {output.png} --pdf {output.pdf} > {log} 2>&1"

@@ -3,6 +3,8 @@
 
 
 # RL training figures -> the rl.experiments entry each one draws (all rendered by rule rl_figure).
+# Claim figures beyond the paper's (rule claims_figure): a forest plot of every claim whose `figure` is this id.
+CLAIM_FIGURES = ["beyond"]
 RL_FIGURES = {
     "fig04_pass_worst_at_16": "main",
     "fig05_larger_model": "larger_model",

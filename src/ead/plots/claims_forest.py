@@ -1,0 +1,71 @@
+"""Beyond the paper: the claims of one figure id as a forest plot, paired effect and 95% CI per comparison.
+
+Reads the claims table (``results/claims.csv``, :data:`ead.tables.CLAIMS`) only. One row per claim whose ``figure`` is
+``--figure`` (e.g. ``beyond``: the schedule shapes and the fair fixed-tau baselines of
+``configs/ablations/beyond_the_paper.yaml``), one panel per metric: the effect (sampler - baseline, in points), its
+paired 95% CI, the minimum detectable effect as a grey band around 0 (what this run could have detected with 80%
+power), and the verdict as the marker (filled: supported; open: inconclusive; cross: contradicted).
+
+Run:
+    python -m ead.plots.claims_forest --claims results/claims.csv --figure beyond \
+        --png figures/claims_beyond.png --pdf figures/claims_beyond.pdf
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ead.plots.rl_curves import metric_label
+from ead.plots.style import apply_style, figure_logger, save_figure
+from ead.tables import CLAIMS
+
+MARKERS = {"supported": {"marker": "o", "fillstyle": "full"}, "inconclusive": {"marker": "o", "fillstyle": "none"},
+           "contradicted": {"marker": "X", "fillstyle": "full"}}
+
+
+def plot(claims, figure: str):
+    rows = claims[claims["figure"] == figure]
+    if rows.empty:
+        raise ValueError(f"the claims table has no claim with figure = {figure!r} (figures: "
+                         f"{sorted(claims['figure'].unique())})")
+    apply_style()
+    metrics = list(dict.fromkeys(rows["metric"]))
+    height = max(2.5, 0.42 * rows.groupby("metric").size().max() + 1.2)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), height), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        panel = rows[rows["metric"] == metric].reset_index(drop=True)
+        y = np.arange(len(panel))[::-1]
+        for yi, row in zip(y, panel.itertuples()):
+            scale = 100  # rates in points
+            ax.fill_betweenx([yi - 0.35, yi + 0.35], -row.mde * scale, row.mde * scale, color="0.9", lw=0)
+            ax.errorbar(row.effect * scale, yi, xerr=[[(row.effect - row.ci_low) * scale],
+                                                     [(row.ci_high - row.effect) * scale]],
+                        color="C0" if row.baseline == panel["baseline"].iloc[0] else "C1", capsize=3,
+                        markersize=7, **MARKERS.get(row.verdict, MARKERS["inconclusive"]))
+        ax.axvline(0, color="0.3", lw=0.8)
+        labels = [f"{row.claim}: {row.sampler} - {row.baseline}" for row in panel.itertuples()]
+        ax.set_yticks(y, labels, fontsize=8)
+        ax.set(xlabel=f"paired difference in {metric_label(metric)} (points)")
+    fig.suptitle(f"Claims '{figure}': effect and paired 95% CI (grey: +/- MDE at 80% power; filled: supported, "
+                 "open: inconclusive, cross: contradicted)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claims", required=True, help="the claims table (results/claims.csv)")
+    parser.add_argument("--figure", required=True, help="draw the claims whose `figure` is this")
+    parser.add_argument("--png", required=True)
+    parser.add_argument("--pdf", required=True)
+    args = parser.parse_args(argv)
+    log = figure_logger(plot)
+    save_figure(plot(CLAIMS.read(args.claims), args.figure), args.png, args.pdf)
+    log.info("wrote %s and %s", args.png, args.pdf)
+
+
+if __name__ == "__main__":
+    main()
