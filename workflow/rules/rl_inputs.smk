@@ -3,7 +3,7 @@
 
 
 # RL training figures -> the rl.experiments entry each one draws (all rendered by rule rl_figure).
-# Claim figures beyond the paper's (rule claims_figure): a forest plot of every claim whose `figure` is this id.
+# Claim figures beyond the paper's, drawn by claims_figure in rl.smk: a forest plot of every claim with this `figure`.
 CLAIM_FIGURES = ["beyond"]
 RL_FIGURES = {
     "fig04_pass_worst_at_16": "main",
