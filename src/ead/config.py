@@ -276,6 +276,15 @@ def sharpened_policies(config: dict) -> list[str]:
     return [name for name, spec in config["policies"].items() if "sharpen" in spec]
 
 
+def policy_task(config: dict, name: str) -> str:
+    """The synthetic task a tiny policy is trained and evaluated on: `policies.<name>.task` (default countdown); a
+    sharpened copy has its source's."""
+    spec = config["policies"][name]
+    if "sharpen" in spec:
+        return policy_task(config, spec["sharpen"]["policy"])
+    return spec.get("task", "countdown")
+
+
 def check_policies(config: dict) -> None:
     """A sharpened policy copies a trained one (not another copy, not a missing name)."""
     trained = trained_policies(config)
@@ -295,6 +304,10 @@ def check_premises(config: dict) -> None:
     if unknown:
         raise ConfigError(f"premises.policies = {premises['policies']}: {unknown} not defined in policies "
                           f"(known: {sorted(config['policies'])})")
+    other_task = [p for p in premises["policies"] if policy_task(config, p) != "countdown"]
+    if other_task:
+        raise ConfigError(f"premises.policies = {premises['policies']}: {other_task} are not countdown policies (the "
+                          "probe's strategy / arithmetic failure types are countdown's)")
     samplers = config["rl"]["samplers"]
     missing = [s for s in premises["samplers"] if s not in samplers]
     if missing:
@@ -407,6 +420,11 @@ def validate_rl(config: dict) -> None:
             unknown = [value for value in experiment[field] if value not in known]
             if unknown:
                 raise ConfigError(f"{key}.{field} = {unknown}: {problem}; known {field}: {sorted(known)}")
+        if not verl:
+            for policy in experiment["policies"]:
+                if policy_task(config, policy) != rl["task"]:
+                    raise ConfigError(f"{key}.policies: {policy!r} is trained on {policy_task(config, policy)!r}, "
+                                      f"not rl.task = {rl['task']!r}")
         for n in experiment["n"]:
             if n not in lr_ns:
                 raise ConfigError(f"{key}.n = {n} has no learning rate in rl.lr_by_n (covers {sorted(lr_ns)})")

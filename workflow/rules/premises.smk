@@ -8,7 +8,7 @@ include: "premises_inputs.smk"
 rule premises:
     input:
         model="results/models/{policy}",
-        data=rules.countdown_dataset.output.table,
+        data="results/data/countdown.parquet",
     output:
         table="results/premises/{policy}.csv",
         verdicts=report("results/premises/{policy}_verdicts.csv", caption="../report/premise_verdicts.rst",

