@@ -13,11 +13,12 @@ import torch
 from transformers import AutoTokenizer
 
 from ead.analyses import forking, majority_scaling
-from ead.analyses.common import (add_vote_groups, answers_unique, maj_curves, select_questions, solution_steps,
+from ead.analyses.common import (add_vote_groups, maj_curves, select_questions, solution_steps,
                                  summarise, task_prompt)
 from ead.analyses.entropy_by_position import entropy_by_position, rescore_entropies
 from ead.analyses.entropy_by_position import main as entropy_main
 from ead.analyses.summarise import main as summarise_main
+from ead.rewards import answers_unique
 from ead.samplers.engines import encode_prompts
 from ead.analyses.forking import select_references
 from ead.metrics import bootstrap_mean_ci, maj_at_n_brute_force

@@ -41,6 +41,7 @@ def _config(path: str):
 CONFIG_KEYS = {
     ("ead.data.build", "cache_dir"): "cache_dir",
     **{("ead.data.build", key): f"data.countdown.{key}" for key in CONFIG["data"]["countdown"]},
+    **{("ead.data.build", key): f"data.arithmetic.{key}" for key in ("p_balanced", "max_value")},
     **{(f"ead.analyses.{job}", key): f"analyses.{key}" for job in ("entropy_by_position", "forking", "majority_scaling")
        for key in ("engine", "dtype")},
     **{(f"ead.analyses.{job}", "vllm_options"): "analyses.vllm"

@@ -94,6 +94,13 @@ def with_analysis_change(section, key, value):
     return config
 
 
+def without_analysis_key(section, key):
+    """The default config without analyses.<section>.<key>."""
+    config = copy.deepcopy(load("config.yaml"))
+    del config["analyses"][section][key]
+    return config
+
+
 def test_the_model_chooses_the_task_of_an_analysis():
     from ead.config import analysis_model_settings, analysis_task
 
@@ -106,6 +113,11 @@ def test_the_model_chooses_the_task_of_an_analysis():
     assert policy["dataset"] == "countdown" and policy["prompt_format"] == "plain" and policy["split"] == "test"
     assert policy["fork_points"] == [0, 4, 8, 16] and policy["tau"] == hub["tau"]  # the block over the section
     assert "subjects" not in policy and "countdown" not in policy
+    # the arithmetic policy: its task, its block (samplers included) over the majority section
+    arith = analysis_model_settings(config, "majority", "tiny_arith")
+    assert analysis_task(config, "majority", "tiny_arith") == "arithmetic" and arith["dataset"] == "arithmetic"
+    assert arith["samples"] == 32 and arith["samplers"][0] == {"name": "ead"} and "max_solution_steps" not in arith
+    assert analysis_model_settings(config, "majority", "smollm2-135m-instruct")["samplers"][0]["warmup"] == 10
 
 
 @pytest.mark.parametrize(
@@ -128,11 +140,22 @@ def test_the_model_chooses_the_task_of_an_analysis():
         (with_analysis_change("entropy", "dataset", "aime"), r"analyses\.entropy\.dataset = 'aime'"),
         (with_analysis_change("entropy", "models", ["llama-3-8b-instruct"]),
          r"analyses\.entropy\.models = \['llama-3-8b-instruct'\]: unknown model\(s\) \['llama-3-8b-instruct'\]; "
-         r"known: \['smollm2-135m-instruct', 'tiny1m', 'tiny1m_sharp'\] \(the offline model, the tiny policies"),
+         r"known: \['smollm2-135m-instruct', 'tiny1m', 'tiny1m_sharp', 'tiny_arith'\] \(the offline model, the tiny "
+         r"policies"),
         (with_analysis_change("majority", "models", []), r"analyses\.majority\.models = \[\]"),
         (with_analysis_change("forking", "subjects", []), r"analyses\.forking\.subjects = \[\]"),
         (with_analysis_change("majority", "models", ["smollm2-135m-instruct", "tiny1m"]),
-         r"analyses\.majority\.models = .*\['tiny1m'\] are countdown policies, and analyses\.majority votes on answers"),
+         r"analyses\.majority\.models = .*'tiny1m' is a countdown policy, and Maj@N votes on answers"),
+        (without_analysis_key("majority", "arithmetic"),
+         r"analyses\.majority\.models = .*'tiny_arith' is a arithmetic policy and needs analyses\.majority\.arithmetic"),
+        (with_analysis_change("majority", "arithmetic", {"split": "test", "samplers": [{"name": "fixed", "tau": 2}]*2}),
+         r"analyses\.majority\.arithmetic\.samplers = .*a sampler is listed twice"),
+        (with_analysis_change("claims", 0, {"id": "F3", "figure": "fig09", "statement": "s", "analysis": "majority",
+                                            "model": "tiny_arith", "metric": "maj@64"}),
+         r"analyses\.claims\[0\] \(F3\)\.metric = 'maj@64': N must be in 1\.\.the model's samples = 32"),
+        (with_analysis_change("claims", 0, {"id": "F3", "figure": "fig09", "statement": "s", "analysis": "majority",
+                                            "model": "tiny_arith", "metric": "pass@8"}),
+         r"analyses\.claims\[0\] \(F3\)\.metric = 'pass@8': a majority claim compares maj@N"),
         (with_analysis_change("forking", "countdown", {**load("config.yaml")["analyses"]["forking"]["countdown"],
                                                        "fork_points": [0, 64]}),
          r"analyses\.forking\.countdown\.fork_points = \[0, 64\]: every prefix length must be >= 0 and < "

@@ -19,7 +19,7 @@ from ead.analyses.majority_scaling import main as majority_main
 from ead.data.countdown import ROLES, response_roles
 from ead.metrics import bootstrap_mean_ci
 from ead.samplers.hf import entropy_from_log_probs
-from ead.tables import CLAIMS, ENTROPY_BY_ROLE, ENTROPY_SAMPLES, FORKING_SAMPLES
+from ead.tables import CLAIMS, ENTROPY_BY_ROLE, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES
 
 LOG = logging.getLogger("test")
 
@@ -169,6 +169,40 @@ def test_entropy_claim_pairs_early_and_late_positions_within_responses():
         claims.early_minus_late(entropy_claim_samples(0.2), early=2, late=9)
 
 
+def majority_claim_samples():
+    """Arithmetic Maj@N samples: 3 questions x 4 samples under EAD and tau 0.6 / 1.0, with vote groups and scores.
+
+    Every unit answers one way except EAD on q2 (3 votes for the right answer, 1 for a wrong one): there exact Maj@1 =
+    3/4 and Maj@4 = 1. Per question Maj@N: EAD (1, 1, 3/4 at N = 1 or 1 at N = 4), tau 0.6 (1, 0, 0), tau 1.0 (0, 0, 0).
+    """
+    ead = json.dumps({"name": "ead", "tau_max": 1.2})
+    answers = {("EAD", ead): [[(0, 1)] * 4, [(0, 1)] * 4, [(0, 1), (1, 0), (0, 1), (0, 1)]],
+               ("tau = 0.6", '{"name": "fixed", "tau": 0.6}'): [[(0, 1)] * 4, [(0, 0)] * 4, [(0, 0)] * 4],
+               ("tau = 1", '{"name": "fixed", "tau": 1.0}'): [[(0, 0)] * 4, [(0, 0)] * 4, [(0, 0)] * 4]}
+    rows = [{"sampler": sampler, "schedule_params": params, "prompt_id": f"q{q}", "sample_id": i, "text": "",
+             "num_tokens": 20, "finished": True, "predicted": str(group), "correct": float(score), "vote_group": group}
+            for (sampler, params), questions in answers.items() for q, votes in enumerate(questions)
+            for i, (group, score) in enumerate(votes)]
+    return MAJORITY_SAMPLES.validate(pd.DataFrame(rows).assign(model_name="tiny_arith", engine="hf",
+                                                                task="arithmetic"))
+
+
+def test_majority_claim_pairs_ead_with_the_best_fixed_temperature_by_question():
+    samples = majority_claim_samples()
+    differences, ead, best = claims.ead_minus_best_fixed(samples, "maj@4")
+    assert (ead, best) == ("EAD", "tau = 0.6") and differences.tolist() == pytest.approx([0, 1, 1])
+    differences, _, _ = claims.ead_minus_best_fixed(samples, "maj@1")
+    assert differences.tolist() == pytest.approx([0, 1, 0.75])
+    spec = {"id": "F3", "figure": "fig09", "statement": "s", "analysis": "majority", "model": "tiny_arith",
+            "metric": "maj@4"}
+    row = claims.claim_row(spec, samples, resamples=200, seed=0)
+    assert row["effect"] == pytest.approx(2 / 3) and row["baseline"] == "best fixed: tau = 0.6" and row["n"] == 4
+    with pytest.raises(ValueError, match="N exceeds the samples per question"):
+        claims.ead_minus_best_fixed(samples, "maj@5")
+    with pytest.raises(ValueError, match="one EAD sampler and a fixed one"):
+        claims.ead_minus_best_fixed(samples[samples["sampler"] != "EAD"], "maj@4")
+
+
 def test_claims_job_writes_claims_rows_that_follow_the_rl_claims(tmp_path):
     entropy_path, forking_path = tmp_path / "e.parquet", tmp_path / "f.parquet"
     ENTROPY_SAMPLES.write(entropy_claim_samples(0.2), entropy_path)
@@ -178,14 +212,19 @@ def test_claims_job_writes_claims_rows_that_follow_the_rl_claims(tmp_path):
              {"id": "F2", "figure": "fig02", "statement": "forks", "analysis": "forking", "model": "tiny",
               "metric": "pass@2"}]
     out = tmp_path / "analysis_claims.csv"
+    majority_path = tmp_path / "m.parquet"
+    MAJORITY_SAMPLES.write(majority_claim_samples(), majority_path)
+    specs.append({"id": "F3", "figure": "fig09", "statement": "votes", "analysis": "majority", "model": "tiny_arith",
+                  "metric": "maj@4"})
     claims.main(["--claims", json.dumps(specs), "--entropy-samples", str(entropy_path), "--forking-samples",
-                 str(forking_path), "--resamples", "200", "--seed", "1", "--out", str(out)])
+                 str(forking_path), "--majority-samples", str(majority_path), "--resamples", "200", "--seed", "1",
+                 "--out", str(out)])
     table = CLAIMS.read(out)
-    assert list(table["claim"]) == ["F1", "F2"] and set(table["algorithm"]) == {"none (no RL)"}
+    assert list(table["claim"]) == ["F1", "F2", "F3"] and set(table["algorithm"]) == {"none (no RL)"}
     assert (table["num_seeds"] == 1).all() and table["scope"].str.startswith("one fixed model").all()
     with pytest.raises(SystemExit):  # a claim whose model's samples were not given
-        claims.main(["--claims", json.dumps(specs), "--entropy-samples", str(entropy_path), "--resamples", "200",
-                     "--seed", "1", "--out", str(tmp_path / "x.csv")])
+        claims.main(["--claims", json.dumps(specs), "--entropy-samples", str(entropy_path), "--forking-samples",
+                     "--majority-samples", "--resamples", "200", "--seed", "1", "--out", str(tmp_path / "x.csv")])
 
 
 @pytest.fixture(scope="module")

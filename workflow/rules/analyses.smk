@@ -5,7 +5,7 @@
 # results/analyses/<analysis>/<model>_samples.parquet; rule analysis_summary turns each into the tidy summary table
 # results/analyses/<analysis>/<model>.csv with bootstrap CIs (so analyses.bootstrap and forking's k never resample),
 # and a tiny policy's entropy samples also into results/analyses/entropy_by_role/<model>.csv; plot rules read those
-# summary tables only (one curve or panel per model). Rule analysis_claims tests analyses.claims (Figs. 1 and 2) on
+# summary tables only (one curve or panel per model). Rule analysis_claims tests analyses.claims (Figs. 1, 2, 9) on
 # the samples; rule claims (rl.smk) adds its rows to results/claims.csv.
 
 
@@ -92,6 +92,7 @@ rule analysis_claims:
     input:
         entropy=get_analysis_claim_samples("entropy"),
         forking=get_analysis_claim_samples("forking"),
+        majority=get_analysis_claim_samples("majority"),
     output:
         table="results/analyses/claims.csv",
     params:
@@ -104,7 +105,8 @@ rule analysis_claims:
         CONDA_ENV
     shell:
         "python -m ead.analyses.claims --claims {params.claims} --entropy-samples {input.entropy}"
-        " --forking-samples {input.forking} --resamples {params.resamples} --seed {params.seed} --out {output.table}"
+        " --forking-samples {input.forking} --majority-samples {input.majority} --resamples {params.resamples}"
+        " --seed {params.seed} --out {output.table}"
         " > {log} 2>&1"
 
 

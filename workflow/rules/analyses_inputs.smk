@@ -34,7 +34,7 @@ def get_analysis_tables(section):
 def get_role_tables(wildcards):
     """The entropy-by-role table of every tiny policy of analyses.entropy (roles are countdown's; Fig. 1, right)."""
     return [f"results/analyses/entropy_by_role/{model}.csv" for model in config["analyses"]["entropy"]["models"]
-            if analysis_task(config, "entropy", model) == POLICY_TASK]
+            if analysis_task(config, "entropy", model) == "countdown"]
 
 
 def get_analysis_data(section):

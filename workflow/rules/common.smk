@@ -12,7 +12,8 @@ import yaml
 
 import ead.analyses
 import ead.plots
-from ead.config import (POLICY_TASK, ConfigError, analysis_model_names, analysis_model_settings, analysis_schedule,
+from ead.data import SYNTHETIC_TASKS
+from ead.config import (ConfigError, analysis_model_names, analysis_model_settings, analysis_schedule,
                         analysis_task, apply_command_line_overrides, check_configfile_flags, check_overlays,
                         command_line_overrides, policy_task, sharpened_policies, trained_policies, validate_config)
 from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule

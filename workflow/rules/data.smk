@@ -26,7 +26,7 @@ rule synthetic_dataset:
     log:
         "results/logs/data/{synthetic}.log",
     wildcard_constraints:
-        synthetic="countdown|arithmetic",
+        synthetic="|".join(SYNTHETIC_TASKS),
     conda:
         CONDA_ENV
     shell:

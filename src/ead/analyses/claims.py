@@ -1,4 +1,4 @@
-"""The claims of Figs. 1 and 2 tested on the sampling analyses' samples: paired effects with CIs, power and verdicts.
+"""The claims of Figs. 1, 2 and 9 tested on the sampling analyses' samples: paired effects with CIs, power and verdicts.
 
 Each claim (config ``analyses.claims``) is one row of the claims table (:data:`ead.tables.CLAIMS`), the same table
 and the same decision rule (:func:`ead.claims.decide`, 95% CI vs 0) as the RL claims; rule ``claims`` appends these
@@ -14,6 +14,11 @@ table, never from a figure or a typed number:
   task's answers are unique) of the continuations after the first fork point (p = 0: normal sampling) minus after
   the last one; both continue the same reference, so the difference is paired. The effect is the mean over
   references, with a 95% bootstrap CI over references (one reference per question under ``prefix_selection: random``).
+* ``majority`` (Fig. 9, "EAD scales Maj@N better than fixed temperatures"): per question, exact Maj@N (``metric``
+  ``maj@N``) of the EAD sampler minus that of the best fixed temperature, the one with the highest mean Maj@N at this
+  N on these questions. Both sample the same questions, so the difference is paired; the baseline is picked on the
+  same data, which favours it (a conservative test of EAD). The effect is the mean over questions, with a 95%
+  bootstrap CI over questions.
 
 A claim is about one fixed model (no training), so its CI covers the questions (and responses), not training seeds:
 ``num_seeds`` is 1 (one sampling seed) and the verdict is the CI's. The minimum detectable effect is the premise
@@ -22,7 +27,8 @@ probe's (:func:`ead.metrics.minimum_detectable_effect`: 80% power, two-sided 5%)
 Run:
     python -m ead.analyses.claims --claims '<analyses.claims JSON>' \
         --entropy-samples results/analyses/entropy_by_position/tiny1m_sharp_samples.parquet \
-        --forking-samples results/analyses/forking/tiny1m_sharp_samples.parquet --resamples 1000 --seed 1234 \
+        --forking-samples results/analyses/forking/tiny1m_sharp_samples.parquet \
+        --majority-samples results/analyses/majority_scaling/tiny_arith_samples.parquet --resamples 1000 --seed 1234 \
         --out results/analyses/claims.csv
 """
 
@@ -35,11 +41,12 @@ import re
 import numpy as np
 import pandas as pd
 
+from ead.analyses.common import maj_curves
 from ead.analyses.forking import per_unit_metrics
 from ead.claims import decide
 from ead.io import setup_logging
 from ead.metrics import bootstrap_means, minimum_detectable_effect
-from ead.tables import CLAIMS, ENTROPY_SAMPLES, FORKING_SAMPLES
+from ead.tables import CLAIMS, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES
 
 #: What the claims table's RL columns hold for a claim on a fixed model: it trains nothing (and has no RL evaluation).
 NO_TRAINING = {"algorithm": "none (no RL)", "step": 0, "num_seeds": 1, "evaluated_with": None}
@@ -84,6 +91,29 @@ def first_minus_last_fork(samples: pd.DataFrame, metric: str) -> tuple[np.ndarra
     return (values[points[0]] - values[points[-1]]).to_numpy(), int(points[0]), int(points[-1])
 
 
+def ead_minus_best_fixed(samples: pd.DataFrame, metric: str) -> tuple[np.ndarray, str, str]:
+    """Per question, exact Maj@N (``metric`` = ``maj@N``) of the EAD sampler minus that of the fixed temperature with
+    the highest mean Maj@N at N; and those two samplers' labels. ``samples`` is a majority samples table
+    (:data:`ead.tables.MAJORITY_SAMPLES`) with one EAD sampler and at least one fixed one."""
+    match = re.fullmatch(r"maj@(\d+)", metric)
+    if not match:
+        raise ValueError(f"majority claims compare maj@N, got {metric!r}")
+    n = int(match[1])
+    kinds = {sampler: json.loads(params)["name"]
+             for sampler, params in samples[["sampler", "schedule_params"]].drop_duplicates().itertuples(index=False)}
+    ead = [sampler for sampler, kind in kinds.items() if kind == "ead"]
+    fixed = [sampler for sampler, kind in kinds.items() if kind == "fixed"]
+    if len(ead) != 1 or not fixed:
+        raise ValueError(f"a majority claim needs one EAD sampler and a fixed one; the samples have {kinds}")
+    per_question = samples.groupby(["sampler", "prompt_id"]).size()
+    if n > per_question.min():
+        raise ValueError(f"{metric}: N exceeds the samples per question and sampler ({per_question.min()})")
+    curves = maj_curves(samples, ["sampler", "prompt_id"])
+    at_n = curves[curves["n"] == n].pivot(index="prompt_id", columns="sampler", values="maj_at_n")
+    best = max(fixed, key=lambda sampler: at_n[sampler].mean())
+    return (at_n[ead[0]] - at_n[best]).to_numpy(), ead[0], best
+
+
 def claim_row(claim: dict, samples: pd.DataFrame, *, resamples: int, seed: int) -> dict:
     """One claims-table row: the claim's paired effect, its CI, standard error, MDE, verdict and scope."""
     (model,) = samples["model_name"].unique()
@@ -95,6 +125,11 @@ def claim_row(claim: dict, samples: pd.DataFrame, *, resamples: int, seed: int) 
                  "metric": "mean entropy at tau = 1 (nats)", "n": responses}
         units = (f"{differences.size} {task} questions x {responses} responses ({dropped} responses of at most "
                  f"{claim['late']} tokens left out)")
+    elif claim["analysis"] == "majority":
+        differences, ead, best = ead_minus_best_fixed(samples, claim["metric"])
+        sides = {"sampler": ead, "baseline": f"best fixed: {best}", "metric": claim["metric"],
+                 "n": int(samples.groupby(["sampler", "prompt_id"]).size().min())}
+        units = f"{differences.size} {task} questions x {sides['n']} samples per sampler"
     else:
         differences, first, last = first_minus_last_fork(samples, claim["metric"])
         sides = {"sampler": f"fork after p = {first}", "baseline": f"fork after p = {last}", "metric": claim["metric"],
@@ -113,7 +148,8 @@ def claim_row(claim: dict, samples: pd.DataFrame, *, resamples: int, seed: int) 
 
 
 #: analysis of a claim -> (its samples table, the command-line option that passes it)
-SAMPLES = {"entropy": (ENTROPY_SAMPLES, "entropy_samples"), "forking": (FORKING_SAMPLES, "forking_samples")}
+SAMPLES = {"entropy": (ENTROPY_SAMPLES, "entropy_samples"), "forking": (FORKING_SAMPLES, "forking_samples"),
+           "majority": (MAJORITY_SAMPLES, "majority_samples")}
 
 
 def main(argv=None):
@@ -122,6 +158,7 @@ def main(argv=None):
     # both required, each with zero or more files: the workflow always states what it passes
     parser.add_argument("--entropy-samples", nargs="*", required=True, help="entropy samples of the claimed models")
     parser.add_argument("--forking-samples", nargs="*", required=True, help="forking samples of the claimed models")
+    parser.add_argument("--majority-samples", nargs="*", required=True, help="majority samples of the claimed models")
     parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed")
     parser.add_argument("--out", required=True, help="the analyses' claims table (csv, the claims table's columns)")

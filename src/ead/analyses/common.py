@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ead.data import SYNTHETIC_TASKS
 from ead.io import read_table
 from ead.metrics import bootstrap_mean_ci, maj_at_n_curve, vote_groups
 from ead.rewards import TASKS, grade_many, same_answer
@@ -36,12 +37,12 @@ COT_INSTRUCTIONS = {
 
 
 def task_prompt(question: str, task: str) -> str:
-    """The prompt of a question: on countdown the question itself (the bare problem the tiny policies were trained on,
-    ``ead.data.countdown.problem_prompt``; they know no instruction), else the question followed by the
-    chain-of-thought instruction of its task kind."""
-    kind = TASKS.get(task)
-    if kind == "countdown":
+    """The prompt of a question: on a synthetic task (countdown, arithmetic) the question itself (the bare problem the
+    tiny policies were trained on, e.g. ``ead.data.countdown.problem_prompt``; they know no instruction), else the
+    question followed by the chain-of-thought instruction of its task kind."""
+    if task in SYNTHETIC_TASKS:
         return question
+    kind = TASKS.get(task)
     if kind not in COT_INSTRUCTIONS:
         raise ValueError(f"No chain-of-thought prompt for task {task!r}; supported: "
                          f"{sorted(t for t, k in TASKS.items() if k in COT_INSTRUCTIONS)}")
@@ -93,18 +94,12 @@ def select_questions(table: pd.DataFrame, num_questions: int, seed: int, source:
     return table.iloc[rows].reset_index(drop=True)
 
 
-def answers_unique(task: str) -> bool:
-    """Whether a task's correct responses share one answer, so that a vote on answers (Maj@N) measures something.
-    Countdown's do not: every valid chain boxes the same target, and correctness is the chain's."""
-    return TASKS.get(task) in ("math", "choice")
-
-
 def load_questions(args, max_solution_steps: int | None = None) -> tuple[pd.DataFrame, list[str]]:
     """The questions a job's command line selects (:func:`select_questions` from ``--data``) and their prompts
-    (:func:`task_prompt`). Countdown is the tiny policies' task, and their character tokenizer has no chat template,
-    so ``--task countdown`` refuses ``--prompt-format chat``."""
-    if TASKS.get(args.task) == "countdown" and args.prompt_format == "chat":
-        raise SystemExit("--task countdown needs --prompt-format plain: the tiny policies were trained on the bare "
+    (:func:`task_prompt`). The synthetic tasks are the tiny policies', and their character tokenizer has no chat
+    template, so ``--task countdown`` (or ``arithmetic``) refuses ``--prompt-format chat``."""
+    if args.task in SYNTHETIC_TASKS and args.prompt_format == "chat":
+        raise SystemExit(f"--task {args.task} needs --prompt-format plain: the tiny policies were trained on the bare "
                          "problem prompt and have no chat template")
     questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
                                  max_solution_steps=max_solution_steps, subjects=args.subjects, split=args.split)

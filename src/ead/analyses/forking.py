@@ -41,12 +41,12 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings, answers_unique,
+from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings,
                                  grade_samples, load_questions, maj_curves, open_analysis_engine, sample_settings,
                                  set_threads, summarise, summary_requested, vote_equivalence)
 from ead.io import setup_logging
 from ead.metrics import pass_at_k, vote_groups
-from ead.rewards import add_grader_argument, configure_grader
+from ead.rewards import add_grader_argument, answers_unique, configure_grader
 from ead.samplers.engines import encode_prompts
 from ead.schedule import FixedTemperature
 from ead.tables import FORKING, FORKING_SAMPLES
@@ -88,7 +88,7 @@ def per_unit_metrics(samples: pd.DataFrame, k: list[int]) -> pd.DataFrame:
 
     * ``pass@k`` for every task: the unbiased estimator (:func:`ead.metrics.pass_at_k`) of the chance that one of K
       continuations is correct (score 1), from the prefix's n continuations and their correct count;
-    * ``maj@k`` where the task's answers are unique (:func:`ead.analyses.common.answers_unique`; not countdown,
+    * ``maj@k`` where the task's answers are unique (:func:`ead.rewards.answers_unique`; not countdown,
       whose valid chains all box the target): the exact Maj@K of :func:`ead.analyses.common.maj_curves`.
     """
     fewest = int(samples.groupby(UNIT).size().min())

@@ -30,11 +30,11 @@ import json
 
 import pandas as pd
 
-from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings, answers_unique,
+from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings,
                                  grade_samples, load_questions, maj_curves, open_analysis_engine, sample_settings,
                                  schedule_label, set_threads, summarise, summary_requested)
 from ead.io import setup_logging
-from ead.rewards import add_grader_argument, configure_grader
+from ead.rewards import add_grader_argument, answers_unique, configure_grader
 from ead.schedule import build_schedule
 from ead.tables import MAJORITY_SAMPLES, MAJORITY_SCALING
 

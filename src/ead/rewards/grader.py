@@ -23,6 +23,7 @@ from ead.rewards.extraction import MAX_KEY_CHARS, check_countdown, extract_choic
 from ead.rewards.worker import GraderTimeout, GraderWorkerError, Worker
 
 __all__ = [
+    "answers_unique",
     "Grade",
     "Grader",
     "GraderSettings",
@@ -39,6 +40,14 @@ __all__ = [
 # arithmetic (ead.data.arithmetic) has one integer answer in \boxed{}: graded as math, like GSM8K.
 TASKS = {"math": "math", "math500": "math", "gsm8k": "math", "mmlu": "choice", "arc_easy": "choice",
          "arc_challenge": "choice", "countdown": "countdown", "arithmetic": "math"}
+
+
+
+def answers_unique(task: str) -> bool:
+    """Whether a task's correct responses share one answer, so that a vote on answers (Maj@N) measures something.
+    Countdown's do not: every valid chain boxes the same target, and correctness is the chain's."""
+    return TASKS.get(task) in ("math", "choice")
+
 
 CACHE_SIZE = 1 << 16
 
