@@ -93,7 +93,7 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     assert sorted(train.step.unique()) == [1, 2] and sorted(evaluated.step.unique()) == [0, 2]
     assert set(evaluated.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
     assert (out / "results" / "models" / "smollm2-135m-instruct" / "model.safetensors").exists()
-    for name in ("math500", "gsm8k", "mmlu", "math", "countdown"):
+    for name in ("math500", "gsm8k", "mmlu", "math", "countdown", "arithmetic"):
         assert len(pd.read_parquet(out / "results" / "data" / f"{name}.parquet")) > 0
     analyses = out / "results" / "analyses"
     model = "smollm2-135m-instruct"
@@ -112,14 +112,17 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     roles = pd.read_csv(analyses / "entropy_by_role" / "tiny1m.csv")
     for table in (policy_entropy, policy_forking, roles):
         assert set(table.task) == {"countdown"} and set(table.split) == {"test"} and set(table.model_name) == {"tiny1m"}
+    # the arithmetic policy votes (Maj@N) on its own task, next to SmolLM2 on GSM8K
+    policy_majority = pd.read_csv(analyses / "majority_scaling" / "tiny_arith.csv")
+    assert set(policy_majority.task) == {"arithmetic"} and set(policy_majority.n) == {1, 2, 3}
     assert set(policy_forking.metric) == {"pass@k"} and set(roles.role) <= {"operand", "operator", "result", "answer",
                                                                               "syntax", "other", "end"}
     summary = (out / "results" / "summary.md").read_text()
     assert "(profile: smoke)" in summary
     claims = pd.read_csv(out / "results" / "claims.csv")
-    assert list(claims.claim) == ["C2", "C7", "F1", "F2"]  # the RL claims, then those of Figs. 1 and 2
+    assert list(claims.claim) == ["C2", "C7", "F1", "F2", "F3"]  # the RL claims, then those of Figs. 1, 2 and 9
     assert set(claims.verdict) <= {"supported", "contradicted", "inconclusive"}
-    assert list(claims.policy[2:]) == ["tiny1m", "tiny1m"] and set(claims.algorithm[2:]) == {"none (no RL)"}
+    assert list(claims.policy[2:]) == ["tiny1m", "tiny1m", "tiny_arith"] and set(claims.algorithm[2:]) == {"none (no RL)"}
     verdicts = pd.read_csv(out / "results" / "premises" / "tiny1m_verdicts.csv")
     assert set(verdicts.premise) == {"G1", "G2", "G3"}
     for section in ("Premises", "Paper claims on the grid and the analyses", "Policies before RL", "RL grid",
@@ -147,16 +150,16 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         config = yaml.safe_load(original)
         config["ead"]["tau_max"] = 1.5
         config_path.write_text(yaml.safe_dump(config))
-        # the schedule figure, the Maj@N analysis (its samples, then its summary) and the premise probe (they
-        # sample with the ead block's EAD schedule) and exactly the RL cells whose sampler takes tau_max from the
-        # `ead` block
+        # the schedule figure, the Maj@N analysis of both its models (their samples, then their summaries, and the
+        # arithmetic policy's claim F3), the premise probe (they sample with the ead block's EAD schedule) and exactly
+        # the RL cells whose sampler takes tau_max from the `ead` block
         rl = smoke_config()["rl"]
         ead_cells = [c for c in expand_grid(rl) if rl["samplers"][c.sampler]["kind"] == "ead"
                      and "tau_max" not in rl["samplers"][c.sampler].get("ead", {})]
         assert 0 < len(ead_cells) < len(expand_grid(rl))
         assert planned_jobs(workdir, *SMOKE) == {"schedule_table": 1, "fig03_annealing_schedule": 1,
-                                                 "majority_scaling": 1, "analysis_summary": 1,
-                                                 "fig09_majority_scaling": 1,
+                                                 "majority_scaling": 2, "analysis_summary": 2,
+                                                 "analysis_claims": 1, "fig09_majority_scaling": 1,
                                                  "rl_cell": len(ead_cells), "rl_cell_eval": len(ead_cells),
                                                  "rl_tables": 1, "rl_figure": len(RL_FIGURES),
                                                  "premises": len(smoke_config()["premises"]["policies"]),

@@ -129,7 +129,7 @@ def _split_of(expression: str, seed: int) -> str:
 
 
 def generate_arithmetic(seed: int = 0, n_train: int = 20000, n_val: int = 500, n_test: int = 1000,
-                        p_four_numbers: float = 0.75, p_balanced: float = 0.5, max_value: int = 199) -> pd.DataFrame:
+                        p_four_numbers: float = 0.5, p_balanced: float = 0.5, max_value: int = 99) -> pd.DataFrame:
     """The three splits as one tidy table. Columns: id, question, answer (the value, the grader's reference), source,
     split, expression, value, solution (a reference chain), num_numbers, num_orders (reduction orders allowed)."""
     import pandas as pd

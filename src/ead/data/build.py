@@ -39,7 +39,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     arithmetic_args = parser.add_argument_group("arithmetic")
     arithmetic_args.add_argument("--p-balanced", type=float, default=0.5,
                                  help="four-number expressions of shape (a.b).(c.d)")
-    arithmetic_args.add_argument("--max-value", type=int, default=199, help="bound of every intermediate value")
+    arithmetic_args.add_argument("--max-value", type=int, default=99, help="bound of every intermediate value")
     return parser.parse_args(argv)
 
 
