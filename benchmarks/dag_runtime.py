@@ -28,14 +28,16 @@ from ead.io import atomic_path
 # Every rule of the workflow, by stage; a rule missing here stops the report (so a new rule is placed, not dropped).
 STAGE_OF_RULE = {
     "real_dataset": "data", "countdown_dataset": "data", "schedule_table": "data", "paper_data": "data",
+    "synthetic_dataset": "data",
     "smollm2": "models", "paper_model": "models", "tiny_policy_sft": "models", "sharpened_policy": "models",
-    "tiny_policy_base_eval": "base evaluation",
+    "tiny_policy_base_eval": "base evaluation", "rl_base_eval": "base evaluation",
     "premises": "premise probe",
     "entropy_by_position": "sampling analyses", "forking": "sampling analyses", "majority_scaling": "sampling analyses",
     "analysis_summary": "sampling analyses", "analysis_claims": "sampling analyses",
     "rl_cell": "RL grid", "rl_cell_eval": "RL grid", "rl_cell_verl": "RL grid",
     "rl_tables": "tables, claims, figures", "claims": "tables, claims, figures", "summary": "tables, claims, figures",
-    "rl_figure": "tables, claims, figures", "fig01_entropy_by_position": "tables, claims, figures",
+    "rl_figure": "tables, claims, figures", "claims_figure": "tables, claims, figures",
+    "fig01_entropy_by_position": "tables, claims, figures",
     "fig02_forking": "tables, claims, figures", "fig03_annealing_schedule": "tables, claims, figures",
     "fig09_majority_scaling": "tables, claims, figures", "all": "tables, claims, figures",
 }

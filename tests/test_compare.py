@@ -143,3 +143,19 @@ def test_claims_forest_draws_one_row_per_claim_of_its_figure(tmp_path):
     claims_forest.main(["--claims", str(out), "--figure", "beyond", "--png", str(tmp_path / "b.png"), "--pdf",
                         str(tmp_path / "b.pdf")])
     assert (tmp_path / "b.png").stat().st_size > 0 and (tmp_path / "b.pdf").stat().st_size > 0
+
+
+def test_off_policy_cost_figure_draws_the_tis_statistics_of_each_sampler(tmp_path):
+    from ead.plots import beyond_off_policy_cost
+    from ead.rl.aggregate import train_curves
+
+    steps = steps_table().assign(behaviour_target_log_ratio=lambda t: np.where(t.sampler == "ead", 0.05, 0.0),
+                                 tis_weight_mean=1.0, tis_weight_max=lambda t: np.where(t.sampler == "ead", 2.0, 1.0),
+                                 tis_capped_fraction=lambda t: np.where(t.sampler == "ead", 0.01, 0.0))
+    experiment = {"policies": [CELL["policy"]], "algorithms": [CELL["algorithm"]], "samplers": ["tau1.0", "ead"],
+                  "n": [CELL["n"]], "seeds": [0, 1, 2]}
+    fig = beyond_off_policy_cost.plot(None, train_curves(steps), experiment, 16)
+    assert [ax.get_ylabel() for ax in fig.axes] == list(beyond_off_policy_cost.PANELS.values())
+    log_ratio = fig.axes[0].get_lines()  # one line per sampler, at its (constant) value over steps
+    assert [line.get_label() for line in log_ratio] == ["$\\tau$ = 1.0", "EAD"]
+    assert [line.get_ydata()[0] for line in log_ratio] == pytest.approx([0.0, 0.05])

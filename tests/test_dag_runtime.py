@@ -1,6 +1,7 @@
 """The DAG runtime report (benchmarks/dag_runtime.py) reads Snakemake 9's log: job spans, stage spans, errors."""
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -62,8 +63,10 @@ def test_an_unfinished_job_or_an_unplaced_rule_is_an_error():
 
 
 def test_every_workflow_rule_has_a_stage():
-    rules = {line.split()[1].rstrip(":") for path in [REPO / "Snakefile", *(REPO / "workflow/rules").glob("*.smk")]
-             for line in path.read_text().splitlines() if line.startswith(("rule ", "checkpoint "))}
+    declared = re.compile(r"^(?:rule|checkpoint) (\w+):|^use rule \w+ as (\w+)")
+    rules = {name for path in [REPO / "Snakefile", *(REPO / "workflow/rules").glob("*.smk")]
+             for line in path.read_text().splitlines() if (match := declared.match(line))
+             for name in match.groups() if name}
     assert rules <= dag_runtime.STAGE_OF_RULE.keys(), rules - dag_runtime.STAGE_OF_RULE.keys()
 
 

@@ -186,9 +186,10 @@ def test_changing_the_bootstrap_or_the_forking_k_samples_nothing(workdir):
     them, so a new analyses.bootstrap (or forking's K) re-summarises and re-renders, and no model samples again."""
     snakemake(workdir, *SMOKE)
     assert smoke_config()["analyses"]["bootstrap"] != 200
-    # every summary table: entropy, forking and Maj@N of SmolLM2, entropy, entropy by role and forking of tiny1m
+    # every summary table: entropy, forking and Maj@N of SmolLM2, entropy, entropy by role and forking of tiny1m,
+    # Maj@N of tiny_arith
     assert planned_jobs(workdir, *SMOKE, "analyses__bootstrap=200") == {
-        "analysis_summary": 6, "fig01_entropy_by_position": 1, "fig02_forking": 1, "fig09_majority_scaling": 1,
+        "analysis_summary": 7, "fig01_entropy_by_position": 1, "fig02_forking": 1, "fig09_majority_scaling": 1,
         "summary": 1, "all": 1}
     # forking's k is SmolLM2's (tiny1m's comes from analyses.forking.countdown): its one summary
     assert smoke_config()["analyses"]["forking"]["k"] != [1]

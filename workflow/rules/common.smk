@@ -111,8 +111,10 @@ def get_plot_code(wildcards):
 
 def get_final_figures():
     """Every figure `rule all` renders, from the stages' registries (ANALYSIS_FIGURES in analyses_inputs.smk,
-    RL_FIGURES in rl_inputs.smk). A figure joins this list only once its pipeline is real."""
+    RL_FIGURES, and OVERLAY_RL_FIGURES / CLAIM_FIGURES when the config defines their experiment / claims, in
+    rl_inputs.smk). A figure joins this list only once its pipeline is real."""
     figures = ["fig03_annealing_schedule", *ANALYSIS_FIGURES, *RL_FIGURES,
+               *(name for name, experiment in OVERLAY_RL_FIGURES.items() if experiment in config["rl"]["experiments"]),
                *(f"claims_{figure}" for figure in CLAIM_FIGURES if any(c["figure"] == figure for c in config["claims"]))]
     return [path for name in figures for path in figure_paths(name).values()]
 

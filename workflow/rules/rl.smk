@@ -38,7 +38,7 @@ rule rl_figure:
     log:
         "results/logs/figures/{figure}.log",
     wildcard_constraints:
-        figure="|".join(RL_FIGURES),
+        figure="|".join([*RL_FIGURES, *OVERLAY_RL_FIGURES]),
     conda:
         CONDA_ENV
     shell:

@@ -15,6 +15,8 @@ RL_FIGURES = {
     "fig11_off_policy": "off_policy",
     "fig12_response_length": "main",
 }
+# RL figures of experiments an overlay adds (configs/ablations/beyond_the_paper.yaml): in rule all when it is defined.
+OVERLAY_RL_FIGURES = {"beyond_off_policy_cost": "beyond"}
 
 
 def get_cell_outputs(table, experiments=None):
@@ -24,7 +26,7 @@ def get_cell_outputs(table, experiments=None):
 
 def get_figure_experiment(wildcards):
     """The experiment (cells) an RL figure draws, as shell-quoted JSON."""
-    experiment = RL_FIGURES[wildcards.figure]
+    experiment = {**RL_FIGURES, **OVERLAY_RL_FIGURES}[wildcards.figure]
     if experiment not in config["rl"]["experiments"]:
         raise ValueError(f"figure {wildcards.figure} draws rl.experiments.{experiment}, which the config does not define")
     return shlex.quote(json.dumps(config["rl"]["experiments"][experiment], sort_keys=True))

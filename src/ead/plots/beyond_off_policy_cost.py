@@ -1,0 +1,39 @@
+"""Beyond the paper: the off-policy cost of every schedule during RL (experiment `beyond`), from the training curves.
+
+What the paper's Appendix B bounds, measured per sampler and step on the rollouts the trainer used: the mean
+token log-ratio log pi_train - log pi_behaviour (0 for an on-policy sampler: a fixed tau trained on logits / tau),
+the mean and the largest TIS weight, and the fraction of tokens whose weight was truncated at the cap. A sampler
+without TIS logs its weights against rl.tis_cap all the same (it does not use them). Effective sample sizes per
+rollout group are not recorded by the trainer yet (issue #17).
+
+Run:
+    python -m ead.plots.beyond_off_policy_cost --eval-curves results/rl/eval_curves.csv \
+        --train-curves results/rl/train_curves.csv --experiment '<rl.experiments.beyond as JSON>' --k 16 \
+        --png figures/beyond_off_policy_cost.png --pdf figures/beyond_off_policy_cost.pdf
+"""
+
+import matplotlib.pyplot as plt
+
+from ead.plots.rl_curves import draw_curves, run, select
+from ead.plots.style import apply_style
+
+PANELS = {"behaviour_target_log_ratio": "mean token log-ratio (train - behaviour)",
+          "tis_weight_mean": "mean TIS weight", "tis_weight_max": "largest TIS weight",
+          "tis_capped_fraction": "fraction of tokens truncated"}
+
+
+def plot(eval_curves, train_curves, experiment, k):
+    apply_style()
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(3.6 * len(PANELS), 3.0))
+    for ax, (metric, label) in zip(axes, PANELS.items()):
+        draw_curves(ax, select(train_curves, experiment, metric), experiment["samplers"])
+        ax.set(xlabel="RL step", ylabel=label)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.12), ncol=min(len(labels), 5), fontsize=8)
+    fig.suptitle("Off-policy cost of each schedule during RL (mean of seeds, 95% CI)", y=1.2, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+if __name__ == "__main__":
+    run(plot, __doc__.splitlines()[0])
