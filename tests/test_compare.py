@@ -83,6 +83,20 @@ def test_claims_pair_on_the_seeds_both_samplers_ran_and_unpaired_cells_are_error
         claim_row({**CLAIM, "sampler": "ead_tis"}, problems_table(), steps_table(), window=4, resamples=100, seed=0)
 
 
+def test_a_claim_may_compare_cells_of_two_algorithms_paired_by_seed():
+    """baseline_algorithm: e.g. forking-token training against the loss on every token, same sampler and seeds."""
+    forking = problems_table().assign(algorithm="dapo_fork")
+    table = pd.concat([problems_table(), forking], ignore_index=True)
+    claim = {**CLAIM, "algorithm": "dapo_fork", "baseline_algorithm": "dapo", "sampler": "ead", "baseline": "ead"}
+    row = claim_row(claim, table, steps_table(), window=4, resamples=200, seed=0)
+    assert row["effect"] == 0.0 and row["baseline_algorithm"] == "dapo" and row["algorithm"] == "dapo_fork"
+    across = claim_row({**claim, "baseline": "tau1.0"}, table, steps_table(), window=4, resamples=200, seed=0)
+    assert across["effect"] == pytest.approx(claim_row(CLAIM, table, steps_table(), window=4, resamples=200,
+                                                       seed=0)["effect"])
+    with pytest.raises(SystemExit, match=r"no cell \(p, grpo, ead, n8\)"):
+        claim_row({**claim, "baseline_algorithm": "grpo"}, table, steps_table(), window=4, resamples=200, seed=0)
+
+
 def test_job_writes_the_declared_claims_table(tmp_path):
     EVAL_PROBLEMS.write(problems_table(), tmp_path / "eval_problems.csv")
     STEPS.write(steps_table(), tmp_path / "steps.csv")

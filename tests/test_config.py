@@ -354,8 +354,8 @@ def test_a_repeated_configfile_flag_is_an_error():
 
 #: Ablations meant for some profiles only, and the error that names why over the others: beyond_the_paper trains the
 #: tiny CPU policies with CPU-only schedules and claims Pass@16 (smoke evaluates 4 samples).
-REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.samplers\.linear_tis is kind 'linear', which the "
-                                                             r"verl backend cannot sample",
+REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.dapo_fork20\.forking_token_fraction: "
+                                                             r"forking-token training is a loss option of the CPU",
                      ("beyond_the_paper.yaml", "smoke.yaml"): r"claims\[2\] \(B1\)\.metric = 'pass@16': k exceeds"}
 
 

@@ -1,6 +1,7 @@
 """RL backend: TIS weights, verl's loss modes, trainer log-probs, the grid, aggregation, and kill-and-resume."""
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from ead.models import save_hf_model
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 from ead.rl.aggregate import eval_curves
 from ead.rl.grid import Cell, cell_settings, expand_grid, learning_rate
-from ead.rl.losses import actor_config, grpo_advantages, policy_loss, tis_weights
+from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
 from ead.rl.train import response_log_probs
 from ead.samplers.hf import left_pad, sample
 from ead.schedule import AnnealedSchedule, FixedTemperature
@@ -109,6 +110,37 @@ def test_each_algorithm_is_verls_policy_loss_called_directly(name):
     assert {k: v for k, v in metrics.items() if k in direct_metrics} == direct_metrics
     ours.backward()
     assert torch.isfinite(log_prob.grad).all() and log_prob.grad[mask == 0].abs().sum() == 0
+
+
+@pytest.mark.parametrize("fraction", [0.2, 0.5, 1.0])
+def test_forking_token_mask_keeps_the_highest_entropy_share_of_each_response(fraction):
+    generator = torch.Generator().manual_seed(3)
+    entropies = torch.round(torch.rand(6, 9, generator=generator) * 4) / 4  # coarse values: many ties
+    lengths = torch.tensor([9, 1, 4, 7, 2, 5])
+    valid = torch.arange(9)[None, :] < lengths[:, None]
+    kept = forking_token_mask(entropies, valid, fraction)
+    assert not (kept & ~valid).any()  # padding is never kept
+    for row in range(6):
+        count = math.ceil(fraction * int(lengths[row]))
+        assert int(kept[row].sum()) == count  # exactly ceil(q x length), ties included
+        chosen, dropped = entropies[row][kept[row]], entropies[row][valid[row] & ~kept[row]]
+        assert dropped.numel() == 0 or chosen.min() >= dropped.max()
+        # brute force: the kept positions are the first `count` of a stable descending sort of the valid tokens
+        order = sorted(range(int(lengths[row])), key=lambda t: -float(entropies[row, t]))[:count]
+        assert sorted(order) == torch.nonzero(kept[row]).flatten().tolist()
+
+
+def test_forking_token_mask_over_the_batch_takes_the_global_entropy_quantile():
+    entropies = torch.tensor([[0.9, 0.1, 0.8, 0.0], [0.2, 0.3, 0.95, 0.7]])
+    valid = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.bool)
+    kept = forking_token_mask(entropies, valid, 0.5, scope="batch")  # 7 valid tokens: ceil(3.5) = 4 kept
+    assert kept.tolist() == [[True, False, True, False], [False, False, True, True]]
+    one_response_may_keep_nothing = forking_token_mask(entropies, valid, 0.2, scope="batch")
+    assert one_response_may_keep_nothing.tolist() == [[True, False, False, False], [False, False, True, False]]
+    with pytest.raises(ValueError, match="forking_token_fraction must be in"):
+        forking_token_mask(entropies, valid, 0.0)
+    with pytest.raises(ValueError, match="forking_token_scope must be one of"):
+        forking_token_mask(entropies, valid, 0.5, scope="prompt")
 
 
 def test_algorithm_configs_carry_the_papers_settings():
@@ -398,6 +430,46 @@ def test_cells_of_one_seed_share_prompts_and_rollout_random_numbers(rl_inputs):
     assert not torch.equal(ead.token_ids, fixed.token_ids)  # after the warm-up EAD samples differently
     ids_other_seed, _, _ = rollout("tau1.0", seed=1)
     assert not torch.equal(ids_other_seed, ids_fixed)
+
+
+def test_forking_token_training_puts_the_loss_on_the_masked_tokens_only(rl_inputs, monkeypatch):
+    """With forking_token_fraction q the trainer hands verl's loss the top-q entropy mask of the rollouts it sampled
+    (so the gradient of every other token is 0), and reports the share it kept; without it, the full mask."""
+    import logging
+
+    import ead.rl.train as train
+
+    def one_step(algorithm_params):
+        config = json.loads(json.dumps(CONFIG))
+        config["rl"].update(prompts_per_step=2, max_new_tokens=24)
+        config["rl"]["eval"].update(limit=4)
+        config["rl"]["algorithms"]["dapo"].update(algorithm_params)
+        trainer = train.Trainer(cell_settings(config, Cell("tiny", "dapo", "tau1.0", 4, 0)),
+                                str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"),
+                                logging.getLogger("test"))
+        seen = {"masks": []}
+        rollout, loss = trainer.rollout, train.policy_loss
+
+        def recording_rollout(step):
+            seen["rollout"] = rollout(step)
+            return seen["rollout"]
+
+        def recording_loss(config, **kwargs):
+            seen["masks"].append(kwargs["response_mask"])
+            return loss(config, **kwargs)
+
+        monkeypatch.setattr(trainer, "rollout", recording_rollout)
+        monkeypatch.setattr(train, "policy_loss", recording_loss)
+        row = trainer.train_step(0)
+        batch = seen["rollout"][2]
+        return row, batch, torch.cat(seen["masks"])
+
+    row, batch, used = one_step({"forking_token_fraction": 0.25})
+    expected = forking_token_mask(batch.entropies, batch.response_mask, 0.25)
+    assert torch.equal(used, expected) and used.sum() < batch.response_mask.sum()
+    assert row["loss_token_fraction"] == pytest.approx(float(expected.sum() / batch.response_mask.sum()))
+    row, batch, used = one_step({})
+    assert torch.equal(used, batch.response_mask.bool()) and row["loss_token_fraction"] == 1.0
 
 
 def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():

@@ -48,6 +48,26 @@ def paper_config():
     return load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "paper.yaml")
 
 
+@pytest.mark.parametrize("section, name, entry, message", [
+    ("samplers", "linear", {"kind": "linear", "linear": {"tau_max": 1.2, "tau_min": 0.1, "length": 32}},
+     r"rl\.samplers\.linear is kind 'linear', which the verl backend cannot sample"),
+    ("algorithms", "dapo_fork", {"loss_mode": "vanilla", "loss_agg_mode": "token-mean", "use_kl_loss": False,
+                                 "forking_token_fraction": 0.2},
+     r"rl\.algorithms\.dapo_fork\.forking_token_fraction: forking-token training is a loss option of the CPU "
+     r"backend; verl 0\.9\.1's actor has no entropy-selected token mask"),
+])
+def test_the_paper_profile_refuses_cpu_only_options_by_name(section, name, entry, message):
+    """What only the CPU backend implements (HF-only schedules, the forking-token mask) is an error in a verl grid,
+    not silently dropped; defined but unused in any experiment it is fine."""
+    config = paper_config()
+    config["rl"][section][name] = entry
+    validate_config(json.loads(json.dumps(config)), SCHEMA)
+    experiment = next(iter(config["rl"]["experiments"].values()))
+    experiment[section].append(name)
+    with pytest.raises(ConfigError, match=message):
+        validate_config(config, SCHEMA)
+
+
 PAPER = paper_config()
 CELLS = expand_grid(PAPER["rl"])
 #: The RL figures and the experiments they draw (workflow/rules/rl_inputs.smk RL_FIGURES).

@@ -49,3 +49,12 @@ def combine(parts: list[Verdict]) -> Verdict:
     verdict = ("contradicted" if "contradicted" in names else "supported" if set(names) == {"supported"}
                else "inconclusive")
     return Verdict(verdict, "; ".join(part.rule for part in parts))
+
+
+def comparison_label(row) -> str:
+    """"sampler - baseline" of a claims-table row (:data:`ead.tables.CLAIMS`), each side prefixed by its algorithm
+    when the two cells' algorithms differ (a ``baseline_algorithm`` claim)."""
+    baseline_algorithm = getattr(row, "baseline_algorithm", None)
+    if isinstance(baseline_algorithm, str) and baseline_algorithm and baseline_algorithm != row.algorithm:
+        return f"{row.algorithm}/{row.sampler} - {baseline_algorithm}/{row.baseline}"
+    return f"{row.sampler} - {row.baseline}"

@@ -246,8 +246,9 @@ def check_claims(config: dict) -> None:
         if claim["id"] in seen:
             raise ConfigError(f"{key}: the id {claim['id']!r} is used twice")
         seen.add(claim["id"])
-        for role in ("sampler", "baseline"):
-            cell = (claim["policy"], claim["algorithm"], claim[role], claim["n"])
+        for role, algorithm in (("sampler", claim["algorithm"]),
+                                ("baseline", claim.get("baseline_algorithm", claim["algorithm"]))):
+            cell = (claim["policy"], algorithm, claim[role], claim["n"])
             if cell not in grid:
                 raise ConfigError(f"{key}.{role}: the cell (policy, algorithm, sampler, n) = {cell} is not in the grid "
                                   "of rl.experiments")
@@ -364,6 +365,13 @@ def validate_rl(config: dict) -> None:
             for needed in ("kl_loss_coef", "kl_loss_type"):
                 if needed not in algorithm:
                     raise ConfigError(f"{key}: use_kl_loss = true needs {needed}")
+        if "forking_token_scope" in algorithm and "forking_token_fraction" not in algorithm:
+            raise ConfigError(f"{key}.forking_token_scope is set without forking_token_fraction (the share of tokens "
+                              "kept)")
+        if "forking_token_fraction" in algorithm and verl and any(name in spec["algorithms"]
+                                                                   for spec in rl["experiments"].values()):
+            raise ConfigError(f"{key}.forking_token_fraction: forking-token training is a loss option of the CPU "
+                              "backend; verl 0.9.1's actor has no entropy-selected token mask (use rl.backend: cpu)")
         low, high = algorithm.get("clip_ratio_low"), algorithm.get("clip_ratio_high")
         if low is not None and high is not None and high < low:
             raise ConfigError(f"{key}.clip_ratio_high = {high} is below clip_ratio_low = {low}")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ead.claims import comparison_label
 from ead.io import atomic_path, setup_logging
 from ead.tables import (BASE_SUMMARY, CLAIMS, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, EVAL_CURVES, FORKING,
                         MAJORITY_SCALING, PREMISE_VERDICTS, PREMISES)
@@ -186,7 +187,7 @@ def premise_metrics_section(paths: list[str]) -> str:
 def claims_section(path: str) -> str:
     table = CLAIMS.read(path)
     rows = [[row.claim, row.figure, row.statement, f"{row.policy} / {row.algorithm} / n {row.n}",
-             f"{row.sampler} - {row.baseline}",
+             comparison_label(row),
              row.metric + (f" ({EVALUATED_WITH_LABELS[row.evaluated_with]})"
                            if row.evaluated_with == "own_sampler" else ""),
              f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]", f"{row.mde:.4f}", row.num_seeds,

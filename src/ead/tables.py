@@ -232,7 +232,8 @@ PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "
 #: The claims table (``ead.rl.compare``): one row per paper claim tested on the grid, a paired effect with its CI,
 #: standard error, minimum detectable effect and verdict.
 CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
-                          "n": "int", "sampler": "str", "baseline": "str", "metric": "str", "evaluated_with": "str",
+                          "n": "int", "sampler": "str", "baseline": "str", "baseline_algorithm": "str",
+                          "metric": "str", "evaluated_with": "str",
                           "step": "int",
                           "effect": "float", **_CI, "standard_error": "float", "mde": "float", "num_seeds": "int",
                           "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"})

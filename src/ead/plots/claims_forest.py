@@ -18,6 +18,7 @@ import argparse
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ead.claims import comparison_label
 from ead.plots.rl_curves import metric_label
 from ead.plots.style import apply_style, figure_logger, save_figure
 from ead.tables import CLAIMS
@@ -46,7 +47,7 @@ def plot(claims, figure: str):
                         color="C0" if row.baseline == panel["baseline"].iloc[0] else "C1", capsize=3,
                         markersize=7, **MARKERS.get(row.verdict, MARKERS["inconclusive"]))
         ax.axvline(0, color="0.3", lw=0.8)
-        labels = [f"{row.claim}: {row.sampler} - {row.baseline}" for row in panel.itertuples()]
+        labels = [f"{row.claim}: {comparison_label(row)}" for row in panel.itertuples()]
         ax.set_yticks(y, labels, fontsize=8)
         ax.set(xlabel=f"paired difference in {metric_label(metric)} (points)")
     fig.suptitle(f"Claims '{figure}': effect and paired 95% CI (grey: +/- MDE at 80% power; filled: supported, "

@@ -1,6 +1,8 @@
 """The paper's RL claims tested on the grid: paired comparisons of cells, with CIs, power and computed verdicts.
 
-Each claim (config ``claims:``) compares a sampler with a baseline sampler in one (policy, algorithm, n) of the grid.
+Each claim (config ``claims:``) compares a sampler with a baseline sampler in one (policy, algorithm, n) of the grid,
+or, with ``baseline_algorithm``, with a cell of another algorithm (e.g. forking-token training against its loss on
+every token, same sampler).
 The comparison is *paired*: cells of one seed train on the same prompts with the same rollout random numbers, and
 every cell is evaluated on the same problems with the same evaluation draws (``ead.rl.train``), so the effect is
 the mean over (seed, problem) of the per-problem difference at the last evaluated step, on the seeds both samplers
@@ -37,11 +39,13 @@ from ead.tables import CLAIMS, EVAL_PROBLEMS, STEPS, TRAIN_METRICS, per_problem_
 POWER_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
 
 
-def _cell_rows(table: pd.DataFrame, claim: dict, sampler: str) -> pd.DataFrame:
-    rows = table[(table["policy"] == claim["policy"]) & (table["algorithm"] == claim["algorithm"])
-                 & (table["n"] == claim["n"]) & (table["sampler"] == sampler)]
+def _cell_rows(table: pd.DataFrame, claim: dict, role: str) -> pd.DataFrame:
+    """The rows of the claim's ``role`` cell ("sampler" or "baseline"), all seeds."""
+    algorithm = claim.get("baseline_algorithm", claim["algorithm"]) if role == "baseline" else claim["algorithm"]
+    rows = table[(table["policy"] == claim["policy"]) & (table["algorithm"] == algorithm)
+                 & (table["n"] == claim["n"]) & (table["sampler"] == claim[role])]
     if rows.empty:
-        raise SystemExit(f"claim {claim['id']}: no cell ({claim['policy']}, {claim['algorithm']}, {sampler}, "
+        raise SystemExit(f"claim {claim['id']}: no cell ({claim['policy']}, {algorithm}, {claim[role]}, "
                          f"n{claim['n']}) in the tables given")
     return rows
 
@@ -51,7 +55,7 @@ def evaluation_difference(problems: pd.DataFrame, claim: dict) -> tuple[np.ndarr
     evaluated_with = claim.get("evaluated_with", "eval_tau")
     sides = {}
     for role in ("sampler", "baseline"):
-        rows = _cell_rows(problems, claim, claim[role])
+        rows = _cell_rows(problems, claim, role)
         sides[role] = rows[rows["evaluated_with"] == evaluated_with]
         if sides[role].empty:
             raise SystemExit(f"claim {claim['id']}: cell {claim[role]} has no evaluation with evaluated_with = "
@@ -80,7 +84,7 @@ def training_difference(steps: pd.DataFrame, claim: dict, window: int) -> tuple[
     """Per-seed difference of a training metric averaged over the last ``window`` steps, and the last step."""
     means = {}
     for role in ("sampler", "baseline"):
-        rows = _cell_rows(steps, claim, claim[role])
+        rows = _cell_rows(steps, claim, role)
         last = int(rows["step"].max())
         recent = rows[rows["step"] > last - window]
         means[role] = recent.groupby("seed")[claim["metric"]].mean()
@@ -110,7 +114,8 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
     mde = POWER_Z * standard_error if math.isfinite(standard_error) else float("nan")
     return {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"],
             "policy": claim["policy"], "algorithm": claim["algorithm"], "n": claim["n"], "sampler": claim["sampler"],
-            "baseline": claim["baseline"], "metric": claim["metric"],
+            "baseline": claim["baseline"], "baseline_algorithm": claim.get("baseline_algorithm", claim["algorithm"]),
+            "metric": claim["metric"],
             "evaluated_with": None if claim["metric"] in TRAIN_METRICS else claim.get("evaluated_with", "eval_tau"),
             "step": step, "effect": effect, "ci_low": low,
             "ci_high": high, "standard_error": standard_error,

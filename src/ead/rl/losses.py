@@ -5,6 +5,11 @@ policy losses come from verl's registry (`get_policy_loss_fn(loss_mode)`: vanill
 kl_cov for EntropyMech), the KL loss is `kl_penalty` + `agg_loss`, and the TIS weights are verl's
 `compute_rollout_correction_weights` (log-space ratios, clamped, then truncated at the cap). This module only
 composes them the way verl's actor does (`verl.workers.utils.losses.ppo_loss`): pg loss, + kl_loss_coef * KL.
+
+One option is not verl's: forking-token training (`forking_token_fraction` q of an algorithm entry, after Wang et
+al. 2025, "Beyond the 80/20 rule"), which keeps the policy gradient on the q highest-entropy tokens only. It is a
+mask: the same verl loss is computed on fewer tokens (`forking_token_mask`); verl 0.9.1 has no such mask, so the
+verl backend refuses the option by name.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ import torch
 ALGORITHM_KEYS = {"loss_mode", "clip_ratio_low", "clip_ratio_high", "loss_agg_mode", "use_kl_loss", "kl_loss_coef",
                   "kl_loss_type", "clip_cov_ratio", "clip_cov_lb", "clip_cov_ub", "kl_cov_ratio", "ppo_kl_coef"}
 POLICY_LOSS_KEYS = ("clip_cov_ratio", "clip_cov_lb", "clip_cov_ub", "kl_cov_ratio", "ppo_kl_coef")
+#: Algorithm keys of the CPU backend only (not verl's ActorConfig): the forking-token mask.
+FORKING_KEYS = ("forking_token_fraction", "forking_token_scope")
+FORKING_SCOPES = ("response", "batch")
 TIS_LEVELS = ("none", "token", "sequence")
 
 
@@ -24,9 +32,9 @@ def actor_config(algorithm: dict, rollout_n: int, mini_batch_size: int):
     """verl's `ActorConfig` for one algorithm entry of `rl.algorithms` (unknown keys are an error)."""
     from verl.workers.config.actor import ActorConfig, PolicyLossConfig
 
-    unknown = sorted(set(algorithm) - ALGORITHM_KEYS)
+    unknown = sorted(set(algorithm) - ALGORITHM_KEYS - set(FORKING_KEYS))
     if unknown:
-        raise ValueError(f"unknown algorithm keys {unknown}; known: {sorted(ALGORITHM_KEYS)}")
+        raise ValueError(f"unknown algorithm keys {unknown}; known: {sorted(ALGORITHM_KEYS | set(FORKING_KEYS))}")
     policy_loss = PolicyLossConfig(loss_mode=algorithm["loss_mode"],
                                    **{key: algorithm[key] for key in POLICY_LOSS_KEYS if key in algorithm})
     actor_keys = {key: algorithm[key] for key in ("clip_ratio_low", "clip_ratio_high", "loss_agg_mode",
@@ -44,6 +52,36 @@ def grpo_advantages(rewards: torch.Tensor, response_mask: torch.Tensor, group_in
     token_level_rewards = torch.where(last, rewards[:, None].to(torch.float32), 0.0)
     advantages, _ = compute_grpo_outcome_advantage(token_level_rewards, mask, np.asarray(group_index))
     return advantages
+
+
+def forking_token_mask(entropies: torch.Tensor, response_mask: torch.Tensor, fraction: float,
+                       scope: str = "response") -> torch.Tensor:
+    """The tokens the policy gradient keeps under forking-token training: the top ``fraction`` of valid tokens by
+    the policy's entropy, per response (``scope="response"``: ceil(fraction x length) tokens of each response, so
+    every response keeps at least one) or over the whole batch (``"batch"``: the entropy quantile of all valid
+    tokens, the 80/20 paper's reading). Ties at the cut are broken by position (earlier first), so the count is
+    exact. ``fraction`` 1 keeps every valid token."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"forking_token_fraction must be in (0, 1], got {fraction}")
+    if scope not in FORKING_SCOPES:
+        raise ValueError(f"forking_token_scope must be one of {FORKING_SCOPES}, got {scope!r}")
+    valid = response_mask.bool()
+    if fraction == 1:
+        return valid
+    # rank valid tokens by entropy (descending), earlier positions first among equal entropies
+    score = torch.where(valid, entropies.to(torch.float64), -torch.inf)
+    if scope == "response":
+        keep_counts = torch.ceil(valid.sum(-1) * fraction).long()
+        order = torch.sort(score, dim=-1, descending=True, stable=True).indices
+        ranks = torch.empty_like(order)
+        ranks.scatter_(-1, order, torch.arange(score.shape[-1]).expand_as(order).contiguous())
+        return valid & (ranks < keep_counts[:, None])
+    flat = score.flatten()
+    keep = int(torch.ceil(valid.sum() * fraction))
+    order = torch.sort(flat, descending=True, stable=True).indices[:keep]
+    selected = torch.zeros_like(flat, dtype=torch.bool)
+    selected[order] = True
+    return (selected.view_as(valid) & valid)
 
 
 @dataclass

@@ -46,7 +46,7 @@ from ead.models.tiny_policy import encode_strict
 from ead.rewards import add_grader_argument, configure_grader, grade_many
 from ead.rl.cell_eval import cell_summary
 from ead.rl.grid import table_columns
-from ead.rl.losses import actor_config, grpo_advantages, policy_loss, tis_weights
+from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
 from ead.samplers.engines import load_hf_model
 from ead.samplers.hf import left_pad, response_logits, sample
 from ead.schedule import FixedTemperature, build_schedule
@@ -94,6 +94,8 @@ class Trainer:
                              f"{settings['mini_batches']}")
         self.mini_batch_size = rollouts // settings["mini_batches"]
         self.actor = actor_config(settings["algorithm_params"], settings["n"], self.mini_batch_size)
+        self.forking_fraction = settings["algorithm_params"].get("forking_token_fraction", 1.0)
+        self.forking_scope = settings["algorithm_params"].get("forking_token_scope", "response")
         self.reference = None
         if self.actor.use_kl_loss:  # the KL loss anchors to the policy before RL, as verl's ref worker
             self.reference, _ = load_hf_model(policy_dir)
@@ -146,6 +148,9 @@ class Trainer:
         advantages = grpo_advantages(rewards, mask, group_index)
         tis = tis_weights(old_log_prob, batch.behaviour_logprobs, mask, level=self.settings["tis"],
                           cap=self.settings["tis_cap"])
+        # forking-token training: the gradient flows through the highest-entropy tokens only (tau = 1 entropies of
+        # the policy that sampled); fraction 1 keeps every response token
+        loss_mask = forking_token_mask(batch.entropies, mask, self.forking_fraction, self.forking_scope)
 
         self.model.train()
         metrics = []
@@ -157,7 +162,7 @@ class Trainer:
             torch.manual_seed(int(step_generator(self.settings["seed"], step, 2 + index).initial_seed()))
             loss, loss_metrics = policy_loss(
                 self.actor, old_log_prob=old_log_prob[rows], log_prob=log_prob, advantages=advantages[rows],
-                response_mask=mask[rows], rollout_is_weights=None if tis.weights is None else tis.weights[rows],
+                response_mask=loss_mask[rows], rollout_is_weights=None if tis.weights is None else tis.weights[rows],
                 ref_log_prob=None if ref_log_prob is None else ref_log_prob[rows])
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -181,6 +186,7 @@ class Trainer:
             "pg_loss": mean_of("actor/pg_loss"),
             "kl_loss": mean_of("actor/kl_loss"),
             "grad_norm": mean_of("grad_norm"),
+            "loss_token_fraction": float(loss_mask.sum() / mask.sum()),
             "grad_norm_max": float(max(m["grad_norm"] for m in metrics)),
             "tis_weight_mean": tis.mean,
             "tis_weight_max": tis.max,
