@@ -8,7 +8,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from ead.samplers.hf import (GROUPED_SDPA, ScheduleLogitsProcessor, _grouped_kv_attention, left_pad,
                              response_entropies, sample)
-from ead.schedule import AnnealedSchedule, FixedTemperature, Schedule
+from ead.schedule import AnnealedSchedule, EntropyAwareTemperature, FixedTemperature, Schedule
 from tests.conftest import (FLOAT32_ROUNDING, LOGIT_ATOL, entropy_tolerance, log_prob_tolerance, make_tiny_llama,
                             recorded_logits, sampled_logits)
 
@@ -76,6 +76,36 @@ def test_behaviour_logprobs_are_exact_under_ead(prompts, step, tau_min):
     torch.testing.assert_close(out.behaviour_logprobs[:, :10], out.target_logprobs[:, :10], atol=0, rtol=0)
     # After warm-up the annealed temperatures differ from 1, so the two log-probs differ somewhere.
     assert (out.behaviour_logprobs[:, 10:] - out.target_logprobs[:, 10:])[mask[:, 10:]].abs().max() > 1e-2
+
+
+@pytest.mark.parametrize("mode", ["gate", "edt"])
+def test_entropy_aware_sampling_draws_each_token_at_its_own_rows_temperature(prompts, mode):
+    """An entropy-aware schedule gives every row at every position the temperature of that row's own tau = 1
+    entropy there; the recorded behaviour log-probs are those of exactly that temperature (TIS needs them)."""
+    model = make_tiny_llama(initializer_range=0.2)
+    input_ids, attention_mask = prompts
+    probe = sample(model, input_ids, attention_mask, FixedTemperature(1.0), max_new_tokens=30, eos_token_ids=[EOS],
+                   pad_token_id=PAD, generator=torch.Generator().manual_seed(0))
+    # about half the tokens on each side, midway between two observed entropies (none sits on the gate)
+    values = probe.entropies[probe.response_mask].sort().values
+    gate = float(values[len(values) // 2: len(values) // 2 + 2].mean())
+    schedule = EntropyAwareTemperature(mode=mode, tau_low=0.5, tau_high=1.5, gate=gate, base=0.5, theta=gate / 2)
+    with recorded_logits(model) as calls:
+        out = sample(model, input_ids, attention_mask, schedule, max_new_tokens=30, eos_token_ids=[EOS],
+                     pad_token_id=PAD, generator=torch.Generator().manual_seed(0))
+    seen = sampled_logits(calls, out.response_mask)
+    mask, tokens = out.response_mask, out.token_ids[..., None]
+    taus = []
+    for t in range(out.token_ids.shape[1]):
+        log_p = torch.log_softmax(seen[:, t], -1)
+        tau = schedule.temperature_of_entropy(-(log_p.exp() * log_p).sum(-1).double()).float()
+        taus.append(tau[mask[:, t]])
+        expected = torch.log_softmax(seen[:, t] / tau[:, None], -1).gather(-1, tokens[:, t]).squeeze(-1)
+        torch.testing.assert_close(out.behaviour_logprobs[:, t][mask[:, t]], expected[mask[:, t]],
+                                   atol=FLOAT32_ROUNDING, rtol=0)
+        torch.testing.assert_close(out.temperatures[t], tau[mask[:, t]].double().mean(), atol=1e-6, rtol=0)
+    taus = torch.cat(taus)
+    assert mask.sum() > 40 and (taus > 1.0).any() and (taus < 1.0).any()  # both sides of the gate were sampled
 
 
 def test_eos_ends_a_row_and_everything_after_is_masked(tiny_llama, prompts):

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from ead.schedule import AnnealedSchedule, FixedTemperature, annealed_temperature, build_schedule
+from ead.schedule import (AnnealedSchedule, EntropyAwareTemperature, FixedTemperature, annealed_temperature,
+                          build_schedule)
 
 PAPER = AnnealedSchedule(tau_max=1.2, tau_min=0.1, d0=25, step_factor=5, d_max=40000, warmup=10, decay_scale=1)
 
@@ -87,7 +88,7 @@ def test_fixed_temperature_is_a_constant_schedule():
 def test_registry_round_trip_and_errors():
     assert build_schedule(PAPER.to_dict()) == PAPER
     assert build_schedule({"name": "fixed", "tau": 1.2}) == FixedTemperature(1.2)
-    with pytest.raises(ValueError, match=r"Unsupported schedule 'cosine'.*\['ead', 'ead_mean', 'fixed', 'linear', 'two_stage'\]"):
+    with pytest.raises(ValueError, match=r"Unsupported schedule 'cosine'.*\['ead', 'ead_mean', 'entropy_aware', 'fixed', 'linear', 'two_stage'\]"):
         build_schedule({"name": "cosine"})
     with pytest.raises(ValueError, match=r"Unknown parameter\(s\) \['tau_maxx'\]"):
         build_schedule({"name": "ead", "tau_maxx": 1.2})
@@ -156,3 +157,37 @@ def test_ead_mean_is_eads_mean_tau_per_step_at_every_position():
     assert matched.mean_temperature(0) < 0.6 < 1.0 < matched.mean_temperature(15) < 1.1
     with pytest.raises(ValueError, match="tau_min must be <= tau_max"):
         build_schedule({"name": "ead_mean", "tau_max": 0.5, "tau_min": 1.0})
+
+
+def test_entropy_aware_temperature_follows_each_rows_entropy():
+    """Per row, from that row's own tau = 1 distribution: a uniform row over 4 tokens (H = ln 4), a sure row
+    (H ~ 0) and a two-way fork (H = ln 2); gate: hot at or above the gate; EDT: tau_high * base ** (theta / H),
+    clipped to [tau_low, tau_high]."""
+    probabilities = torch.tensor([[0.25, 0.25, 0.25, 0.25], [1.0 - 3e-9, 1e-9, 1e-9, 1e-9], [0.5, 0.5, 0.0, 0.0]],
+                                 dtype=torch.float64)
+    log_probs = probabilities.log()  # the fork's zeros are -inf: entropy must still be ln 2
+    entropy = torch.tensor([math.log(4), 0.0, math.log(2)], dtype=torch.float64)
+    gate = EntropyAwareTemperature(mode="gate", tau_low=0.6, tau_high=1.2, gate=0.69)
+    assert gate.token_temperatures(log_probs, position=5).tolist() == [1.2, 0.6, 1.2]
+    assert EntropyAwareTemperature(mode="gate", tau_low=0.6, tau_high=1.2, gate=0.7).token_temperatures(
+        log_probs, 0).tolist() == [1.2, 0.6, 0.6]
+    edt = EntropyAwareTemperature(mode="edt", tau_low=0.3, tau_high=1.5, base=0.8, theta=0.5)
+    expected = [1.5 * 0.8 ** (0.5 / math.log(4)), 0.3, 1.5 * 0.8 ** (0.5 / math.log(2))]
+    assert edt.token_temperatures(log_probs, 0).tolist() == pytest.approx(expected, rel=1e-9)
+    assert expected[0] > expected[2] > 0.3  # hotter where less sure
+    torch.testing.assert_close(-(probabilities * log_probs).nan_to_num().sum(-1), entropy, atol=1e-7, rtol=0)
+    with pytest.raises(ValueError, match="depends on the policy's entropy"):
+        gate.temperatures(3)
+    # a position-only schedule broadcasts its tau_t over the rows
+    assert AnnealedSchedule(warmup=0).token_temperatures(log_probs, 4, step=2).tolist() == [
+        pytest.approx(AnnealedSchedule(warmup=0).temperatures(4, 2))] * 3
+    assert build_schedule(gate.to_dict()) == gate
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"mode": "sigmoid"}, "mode must be one of"), ({"tau_low": 1.5, "tau_high": 1.2}, "tau_low <= tau_high"),
+    ({"base": 1.0}, r"base must be in \(0, 1\)"), ({"theta": 0}, "theta must be > 0"), ({"gate": -1}, "gate must be"),
+])
+def test_entropy_aware_parameters_are_checked(params, message):
+    with pytest.raises(ValueError, match=message):
+        EntropyAwareTemperature(**params)

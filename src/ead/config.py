@@ -339,7 +339,7 @@ _ALGORITHM_NEEDS = {
 
 
 #: Sampler kinds only the CPU backend (HF sampler) can draw: the vLLM processor implements the EAD family and fixed tau.
-CPU_ONLY_KINDS = ("two_stage", "linear", "ead_mean")
+CPU_ONLY_KINDS = ("two_stage", "linear", "ead_mean", "entropy_aware")
 
 
 def validate_rl(config: dict) -> None:
@@ -385,12 +385,12 @@ def validate_rl(config: dict) -> None:
         if sampler.get("trains_at") is not None and sampler["kind"] != "fixed":
             raise ConfigError(f"{key}.trains_at: only a fixed-tau sampler chooses its training temperature (the "
                               "others train at tau = 1)")
-        for kind, block in (("linear", "linear"), ("ead_mean", "mean_over")):
+        for kind, block in (("linear", "linear"), ("ead_mean", "mean_over"), ("entropy_aware", "entropy_aware")):
             if (sampler["kind"] == kind) != (block in sampler):
                 raise ConfigError(f"{key}: `{block}` goes with kind {kind!r} and only with it (kind is "
                                   f"{sampler['kind']!r})")
-        if sampler["kind"] in ("linear", "ead_mean"):
-            if "tau" in sampler or stage_keys or (sampler["kind"] == "linear" and "ead" in sampler):
+        if sampler["kind"] in ("linear", "ead_mean", "entropy_aware"):
+            if "tau" in sampler or stage_keys or (sampler["kind"] != "ead_mean" and "ead" in sampler):
                 raise ConfigError(f"{key} is kind {sampler['kind']!r}; tau, two-stage or ead settings would be ignored")
             try:
                 build_schedule(sampler_schedule(config, name))

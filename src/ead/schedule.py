@@ -11,6 +11,9 @@ to a temperature. Positions are 0-based and count response tokens only (the prom
   cold late" without its exponential shape (issue #17's schedule shapes).
 * ``EADMeanTemperature(..., length)``: a fixed temperature per step, equal to EAD's mean tau_t over positions
   [0, ``length``) at that step: EAD's average heat without its shape.
+* ``EntropyAwareTemperature(mode, tau_low, tau_high, ...)``: per token, from the policy's own entropy there (hotter
+  where it is uncertain, colder where it is sure): the paper's future work. It needs the logits, so samplers call
+  :meth:`Schedule.token_temperatures` (every schedule has it; the position-only ones broadcast ``temperatures``).
 * ``AnnealedSchedule(...)``: Exploratory Annealed Decoding (EAD, paper Sec. 4)::
 
       tau_t = 1                                                   for t < c (warm-up)
@@ -37,6 +40,7 @@ import numpy as np
 __all__ = [
     "AnnealedSchedule",
     "EADMeanTemperature",
+    "EntropyAwareTemperature",
     "FixedTemperature",
     "LinearAnneal",
     "Schedule",
@@ -96,12 +100,23 @@ def annealed_temperature(positions, tau_max, tau_min, decay, warmup):
 
 
 class Schedule:
-    """Interface: ``temperatures(positions, step=0)`` -> temperatures with the type/shape of ``positions``."""
+    """Interface: ``temperatures(positions, step=0)`` -> temperatures with the type/shape of ``positions``, and
+    ``token_temperatures(log_probs, position, step=0)`` -> one temperature per row of a batch's tau = 1
+    log-probabilities at one response position (what a sampler calls; schedules that read the logits override it)."""
 
     name: ClassVar[str]
+    #: Whether the temperature depends on the logits (not only on position and step).
+    reads_logits: ClassVar[bool] = False
 
     def temperatures(self, positions, step: int = 0):  # pragma: no cover - interface
         raise NotImplementedError
+
+    def token_temperatures(self, log_probs, position: int, step: int = 0):
+        """(batch,) float64 tensor of the temperature of each row at response ``position``."""
+        import torch
+
+        return torch.full(log_probs.shape[:-1], float(self.temperatures(position, step)), dtype=torch.float64,
+                          device=log_probs.device)
 
     def to_dict(self) -> dict:
         """Parameters plus ``name``; ``build_schedule(s.to_dict())`` rebuilds an equal schedule."""
@@ -302,6 +317,72 @@ class EADMeanTemperature(Schedule):
 
     def temperatures(self, positions, step: int = 0):
         return _constant_like(positions, self.mean_temperature(step))
+
+
+ENTROPY_MODES = ("gate", "edt")
+
+
+@register_schedule("entropy_aware")
+@dataclass(frozen=True)
+class EntropyAwareTemperature(Schedule):
+    """Per token, from H_t, the entropy (nats) of the policy's tau = 1 distribution at that token:
+
+    * ``mode="gate"``: ``tau_high`` where H_t >= ``gate``, ``tau_low`` elsewhere (heat only the uncertain tokens,
+      the forks; cool the rest);
+    * ``mode="edt"``: ``tau_high * base ** (theta / H_t)``, clipped to [``tau_low``, ``tau_high``]: entropy-based
+      dynamic temperature (Zhang et al. 2024, "EDT"), near ``tau_high`` where the policy is uncertain, falling to
+      ``tau_low`` as it grows sure (0 < base < 1).
+
+    Position- and step-independent; ``temperatures`` alone cannot say a token's temperature (it has no logits), so
+    it raises, and every sampler calls :meth:`token_temperatures`.
+    """
+
+    reads_logits: ClassVar[bool] = True
+    mode: str = "gate"
+    tau_low: float = 0.6
+    tau_high: float = 1.2
+    gate: float = 0.5
+    base: float = 0.8
+    theta: float = 0.1
+
+    def __post_init__(self):
+        problems = []
+        if self.mode not in ENTROPY_MODES:
+            problems.append(f"mode must be one of {ENTROPY_MODES}, got {self.mode!r}")
+        if not 0 < self.tau_low <= self.tau_high:
+            problems.append(f"need 0 < tau_low <= tau_high, got tau_low={self.tau_low}, tau_high={self.tau_high}")
+        if not self.gate >= 0:
+            problems.append(f"gate must be >= 0 nats, got gate={self.gate}")
+        if not 0 < self.base < 1:
+            problems.append(f"base must be in (0, 1), got base={self.base}")
+        if not self.theta > 0:
+            problems.append(f"theta must be > 0, got theta={self.theta}")
+        if problems:
+            raise ValueError("entropy_aware schedule: " + "; ".join(problems))
+
+    def temperatures(self, positions, step: int = 0):
+        raise ValueError("entropy_aware schedule: the temperature of a token depends on the policy's entropy there; "
+                         "call token_temperatures(log_probs, position, step) with the logits")
+
+    def temperature_of_entropy(self, entropy):
+        """The temperature at entropy ``entropy`` (nats; a float64 tensor)."""
+        import torch
+
+        if self.mode == "gate":
+            high, low = (torch.tensor(tau, dtype=torch.float64, device=entropy.device)
+                         for tau in (self.tau_high, self.tau_low))
+            return torch.where(entropy >= self.gate, high, low)
+        exponent = self.theta / entropy.clamp(min=1e-12)
+        return (self.tau_high * torch.pow(torch.tensor(self.base, dtype=torch.float64), exponent)).clamp(
+            self.tau_low, self.tau_high)
+
+    def token_temperatures(self, log_probs, position: int, step: int = 0):
+        import torch
+
+        log_probs = log_probs.to(torch.float64)
+        probabilities = log_probs.exp()
+        entropy = -torch.where(probabilities > 0, probabilities * log_probs, 0.0).sum(-1)
+        return self.temperature_of_entropy(entropy)
 
 
 def build_schedule(spec: dict | Schedule) -> Schedule:

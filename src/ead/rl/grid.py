@@ -83,6 +83,8 @@ def sampler_schedule(config: dict, sampler: str) -> dict:
         return {"name": "two_stage", **{key: spec[key] for key in ("tau_early", "tau_late", "switch")}}
     if spec["kind"] == "linear":
         return {"name": "linear", **spec["linear"]}
+    if spec["kind"] == "entropy_aware":
+        return {"name": "entropy_aware", **spec["entropy_aware"]}
     if spec["kind"] == "ead_mean":
         return {"name": "ead_mean", **config["ead"], **spec.get("ead", {}), "length": spec["mean_over"]}
     return {"name": "ead", **config["ead"], **spec.get("ead", {})}

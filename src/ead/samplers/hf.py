@@ -48,6 +48,10 @@ class ScheduleLogitsProcessor(LogitsProcessor):
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         position = input_ids.shape[1] - self.prompt_length
+        if self.schedule.reads_logits:  # a temperature per row, from that row's own distribution
+            log_probs = torch.log_softmax(_at_least_float32(scores), dim=-1)
+            tau = self.schedule.token_temperatures(log_probs, position, self.step)
+            return scores / tau.to(scores.dtype)[:, None]
         tau = self.temperature(position)
         return scores if tau == 1.0 else scores / tau
 
@@ -61,7 +65,7 @@ class SampledBatch:
     behaviour_logprobs: torch.FloatTensor
     target_logprobs: torch.FloatTensor
     entropies: torch.FloatTensor
-    temperatures: torch.FloatTensor  # (response_length,): tau_t used at each position
+    temperatures: torch.FloatTensor  # (response_length,): tau_t at each position (mean over the rows still active)
     finished: torch.BoolTensor  # (batch,): row ended with an EOS token (False = hit max_new_tokens)
 
     @property
@@ -215,12 +219,13 @@ def sample(
         temperatures = []
         for t in range(max_new_tokens):
             target = torch.log_softmax(logits, dim=-1)
-            tau = float(schedule.temperatures(t, step))
+            tau = schedule.token_temperatures(target, t, step)  # (batch,): position-only schedules broadcast
             if greedy:
                 token = logits.argmax(-1)
                 behaviour_logprob = torch.zeros(batch, dtype=logits.dtype)
             else:
-                behaviour = target if tau == 1.0 else torch.log_softmax(logits / tau, dim=-1)
+                behaviour = (target if bool((tau == 1.0).all())
+                             else torch.log_softmax(logits / tau.to(logits.dtype)[:, None], dim=-1))
                 token = torch.multinomial(behaviour.exp(), 1, generator=generator).squeeze(-1)
                 behaviour_logprob = behaviour.gather(-1, token[:, None]).squeeze(-1)
             active = ~finished
@@ -230,7 +235,7 @@ def sample(
             columns["behaviour"].append(torch.where(active, behaviour_logprob, 0.0))
             columns["target"].append(torch.where(active, target.gather(-1, token[:, None]).squeeze(-1), 0.0))
             columns["entropy"].append(torch.where(active, entropy_from_log_probs(target), 0.0))
-            temperatures.append(tau)
+            temperatures.append(float(tau[active].mean()) if bool(active.any()) else float(tau.mean()))
             finished = finished | (active & torch.isin(token, eos))
             if on_position is not None:
                 on_position()
