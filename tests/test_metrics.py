@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ead.metrics import (bootstrap_mean_ci, bootstrap_ratio_ci, informative_at_k, minimum_detectable_effect, pass_at_k,
-                         worst_at_k)
+                         verl_best_at_k, verl_worst_at_k, worst_at_k)
 
 
 def brute_force(outcomes, k):
@@ -180,3 +180,19 @@ def test_bootstrap_ratio_ci_is_the_pooled_ratio_with_a_bootstrap_over_units():
     assert (low, high) == pytest.approx((np.quantile(ratios, 0.025), np.quantile(ratios, 0.975)))
     with pytest.raises(ValueError, match="positive total"):
         bootstrap_ratio_ci([0, 0], [0, 0])
+
+
+@pytest.mark.parametrize("n, c, k", [(16, 3, 4), (16, 9, 16), (8, 1, 8), (32, 31, 2)])
+def test_verl_bootstrap_best_and_worst_are_the_expectation_of_verls_own_bootstrap(n, c, k):
+    """verl_best@k / verl_worst@k are what verl's bootstrap_metric (max / min over k draws with replacement, 1000
+    resamples) estimates; they sit below / above the unbiased Pass@k / Worst@k whenever 0 < c < n."""
+    from verl.trainer.ppo.metric_utils import bootstrap_metric
+
+    outcomes = [1.0] * c + [0.0] * (n - c)
+    (best, _), (worst, _) = bootstrap_metric(outcomes, k, [np.max, np.min], n_bootstrap=4000, seed=1)
+    expected_best, expected_worst = verl_best_at_k([n], [c], k)[0], verl_worst_at_k([n], [c], k)[0]
+    assert expected_best == pytest.approx(1 - (1 - c / n) ** k) and expected_worst == pytest.approx((c / n) ** k)
+    for estimate, expected in ((best, expected_best), (worst, expected_worst)):  # 4 binomial sd (+ one draw)
+        assert abs(estimate - expected) <= 4 * np.sqrt(expected * (1 - expected) / 4000) + 1 / 4000
+    assert expected_best < pass_at_k([n], [c], k)[0] and expected_worst > worst_at_k([n], [c], k)[0]
+    assert verl_best_at_k([n], [0], k)[0] == 0.0 and verl_worst_at_k([n], [n], k)[0] == 1.0

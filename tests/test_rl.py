@@ -15,7 +15,7 @@ import yaml
 from ead.config import ConfigError, validate_config
 from ead.data.countdown import generate_countdown
 from ead.io import write_table
-from ead.metrics import pass_at_k, two_way_bootstrap_mean_ci
+from ead.metrics import pass_at_k, two_way_bootstrap_mean_ci, verl_best_at_k
 from ead.models import save_hf_model
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 from ead.rl.aggregate import eval_curves
@@ -294,6 +294,10 @@ def test_eval_curves_average_the_unbiased_estimators_over_seeds_and_problems():
     assert curves.loc["pass@16", "value"] == pytest.approx(expected)
     assert curves.loc["worst@16", "value"] == pytest.approx(0.25)  # only problem 2 is always right
     assert curves.loc["greedy_accuracy", "value"] == pytest.approx(4 / 8)  # c > 4 on problems 2 and 3
+    # verl's bootstrap best@16 / worst@16 (with replacement) next to the unbiased ones, under their own names
+    verl_best = np.mean([verl_best_at_k([16] * 4, counts, 16).mean() for counts in correct.values()])
+    assert curves.loc["verl_best@16", "value"] == pytest.approx(verl_best)
+    assert verl_best < curves.loc["pass@16", "value"]
     assert (curves["num_seeds"] == 2).all() and (curves["ci_low"] <= curves["value"]).all()
 
 
@@ -311,7 +315,7 @@ def test_eval_curves_report_no_greedy_accuracy_when_greedy_was_not_graded():
                          "eval_tau": 1.0})
     table = pd.DataFrame(rows)
     curves = eval_curves(table, [1, 16]).set_index("metric")
-    assert sorted(curves.index) == ["pass@1", "pass@16", "worst@1", "worst@16"]
+    assert sorted(curves.index) == ["pass@1", "pass@16", "verl_best@16", "verl_worst@16", "worst@1", "worst@16"]
     graded = eval_curves(table.assign(greedy_correct=0.0), [1, 16]).set_index("metric")
     assert graded.loc["greedy_accuracy", "value"] == 0.0
     assert graded.drop(index="greedy_accuracy")["value"].equals(curves["value"])

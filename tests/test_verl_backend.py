@@ -451,7 +451,7 @@ def test_converted_tables_aggregate_like_the_cpu_backends(tmp_path):
         train["metric"])
     assert "grad_norm_max" not in set(train["metric"]) and (train["num_seeds"] == 2).all()
     curves = eval_curves(pd.concat(problems, ignore_index=True), [1, 16])
-    assert set(curves["metric"]) == {"pass@1", "worst@1", "pass@16", "worst@16"}
+    assert set(curves["metric"]) == {"pass@1", "worst@1", "pass@16", "worst@16", "verl_best@16", "verl_worst@16"}
     assert sorted(set(curves["step"])) == [0, 2] and (curves["num_problems"] == 3).all()
     final = curves[curves["step"] == 2].set_index("metric")["value"]
     assert final["pass@16"] == pytest.approx(pass_at_k([16] * 3, DUMP_COUNTS[2], 16).mean())

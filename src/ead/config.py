@@ -237,7 +237,7 @@ def check_claims(config: dict) -> None:
     import re
 
     from ead.rl.grid import expand_grid
-    from ead.tables import TRAIN_METRICS
+    from ead.tables import COUNT_METRIC, TRAIN_METRICS
 
     grid = {(c.policy, c.algorithm, c.sampler, c.n) for c in expand_grid(config["rl"])}
     seen = set()
@@ -253,12 +253,12 @@ def check_claims(config: dict) -> None:
                 raise ConfigError(f"{key}.{role}: the cell (policy, algorithm, sampler, n) = {cell} is not in the grid "
                                   "of rl.experiments")
         metric = claim["metric"]
-        match = re.fullmatch(r"(pass|worst)@(\d+)", metric)
+        match = COUNT_METRIC.fullmatch(metric)
         if match and int(match[2]) > config["rl"]["eval"]["n"]:
             raise ConfigError(f"{key}.metric = {metric!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']} samples")
         if not match and metric != "greedy_accuracy" and metric not in TRAIN_METRICS:
-            raise ConfigError(f"{key}.metric = {metric!r}: not pass@k, worst@k, greedy_accuracy or one of the training "
-                              f"metrics {TRAIN_METRICS}")
+            raise ConfigError(f"{key}.metric = {metric!r}: not pass@k, worst@k (or verl's verl_best@k, verl_worst@k), "
+                              f"greedy_accuracy or one of the training metrics {TRAIN_METRICS}")
         if claim.get("evaluated_with") == "own_sampler":
             if metric in TRAIN_METRICS:
                 raise ConfigError(f"{key}.evaluated_with = 'own_sampler': {metric!r} is a training metric, not an "

@@ -5,8 +5,12 @@ For a problem with n samples of which c are correct, drawing k of them without r
 * Pass@k  = P(at least one correct) = 1 - C(n - c, k) / C(n, k)   (Chen et al., 2021)
 * Worst@k = P(all k correct)        = C(c, k) / C(n, k)
 
-Both are unbiased for the k-sample quantities when n >= k. (verl's bootstrap, max/min over resamples of k *with*
-replacement, is biased upwards for Pass@k and downwards for Worst@k; we report the unbiased estimators.)
+Both are unbiased for the k-sample quantities when n >= k. verl's validation reports best@k / worst@k instead:
+the max / min over k of the n samples drawn *with* replacement, averaged over 1000 bootstrap resamples
+(``verl.trainer.ppo.metric_utils.bootstrap_metric``), the numbers the authors' validation logged. With c of n
+correct their expectation is 1 - (1 - c/n)^k and (c/n)^k (:func:`verl_best_at_k`, :func:`verl_worst_at_k`): below
+the unbiased Pass@k and above Worst@k whenever 0 < c < n, since drawing with replacement repeats samples. We report
+the unbiased estimators, and these next to them, labelled as verl's, to compare with numbers reported that way.
 The benchmark-level value is the mean over problems; its uncertainty is a percentile bootstrap over problems.
 """
 
@@ -48,6 +52,19 @@ def worst_at_k(num_samples, num_correct, k: int) -> np.ndarray:
     """Per-problem unbiased Worst@k (all k samples correct)."""
     num_samples, num_correct = _check(num_samples, num_correct, k)
     return _ratio_of_combinations(num_correct, num_samples, k)
+
+
+def verl_best_at_k(num_samples, num_correct, k: int) -> np.ndarray:
+    """Per-problem expectation of verl's bootstrap best@k (max over k samples drawn with replacement): 1 - (1-c/n)^k.
+    The exact value the bootstrap's 1000 resamples estimate (tests/test_metrics.py checks it against verl's own)."""
+    num_samples, num_correct = _check(num_samples, num_correct, 1)
+    return 1.0 - (1.0 - num_correct / num_samples) ** k
+
+
+def verl_worst_at_k(num_samples, num_correct, k: int) -> np.ndarray:
+    """Per-problem expectation of verl's bootstrap worst@k (min over k samples drawn with replacement): (c/n)^k."""
+    num_samples, num_correct = _check(num_samples, num_correct, 1)
+    return (num_correct / num_samples) ** float(k)
 
 
 def informative_at_k(num_samples, num_correct, k: int) -> np.ndarray:

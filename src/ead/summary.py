@@ -40,10 +40,12 @@ def markdown_table(header: list[str], rows: list[list]) -> str:
 
 
 def metric_columns(metrics: pd.Series) -> list[str]:
-    """greedy accuracy, Pass@1 and the largest Pass@k / Worst@k present, in that order."""
+    """greedy accuracy, Pass@1 and the largest Pass@k / Worst@k present, then verl's bootstrap best@k / worst@k at
+    that k where present (the RL curves), in that order."""
     present = set(metrics)
     ks = sorted({int(m.split("@")[1]) for m in present if m.startswith("pass@")})
-    wanted = ["greedy_accuracy", "pass@1"] + ([f"pass@{ks[-1]}", f"worst@{ks[-1]}"] if ks and ks[-1] > 1 else [])
+    wanted = ["greedy_accuracy", "pass@1"] + ([f"pass@{ks[-1]}", f"worst@{ks[-1]}", f"verl_best@{ks[-1]}",
+                                                f"verl_worst@{ks[-1]}"] if ks and ks[-1] > 1 else [])
     return [m for m in wanted if m in present]
 
 
@@ -87,7 +89,10 @@ def rl_section(path: str) -> str:
     return (f"## RL grid: final evaluation of every cell\n\nFrom `{path}`: the last evaluated step of each cell, mean "
             "over seeds with a 95% CI from the two-way bootstrap over seeds and problems (percent), at the declared "
             "evaluation temperature and (where evaluated) with the cell's own sampler. Differences between rows are "
-            "unpaired here; read overlapping CIs as \"not separated\".\n\n"
+            "unpaired here; read overlapping CIs as \"not separated\". `pass@k` and `worst@k` are the unbiased "
+            "estimators; `verl_best@k` and `verl_worst@k` are verl's bootstrap best@k / worst@k (k draws with "
+            "replacement, as the authors' validation logged them; `ead.metrics`), shown for comparison with numbers "
+            "reported that way.\n\n"
             + markdown_table(header, rows))
 
 

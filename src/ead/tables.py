@@ -52,10 +52,10 @@ import pandas as pd
 from pandas.api import types as ptypes
 
 from ead.io import read_table, write_table
-from ead.metrics import bootstrap_mean_ci, pass_at_k, worst_at_k
+from ead.metrics import bootstrap_mean_ci, pass_at_k, verl_best_at_k, verl_worst_at_k, worst_at_k
 
 __all__ = [
-    "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "COUNT_COLUMNS",
+    "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "COUNT_COLUMNS", "COUNT_METRIC",
     "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVALUATED_WITH", "EVAL_CURVES",
     "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS",
     "MAJORITY_SAMPLES", "MAJORITY_SCALING", "PREMISES", "PREMISE_VERDICTS",
@@ -247,14 +247,21 @@ TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURV
 
 # --- per-problem counts -> metrics ------------------------------------------------------------------------
 
+#: Evaluation metrics from per-problem counts: the unbiased estimators, and verl's bootstrap best@k / worst@k
+#: (with replacement; ead.metrics) under their own names, so no table or figure mixes the two.
+COUNT_METRIC = re.compile(r"(pass|worst|verl_best|verl_worst)@(\d+)")
+_COUNT_ESTIMATORS = {"pass": pass_at_k, "worst": worst_at_k, "verl_best": verl_best_at_k,
+                     "verl_worst": verl_worst_at_k}
+
+
 def per_problem_metric(problems: pd.DataFrame, metric: str) -> np.ndarray:
-    """Per-problem value of greedy_accuracy, pass@k or worst@k."""
+    """Per-problem value of greedy_accuracy, pass@k, worst@k, verl_best@k or verl_worst@k."""
     if metric == "greedy_accuracy":
         return problems["greedy_correct"].to_numpy(dtype=float)
-    match = re.fullmatch(r"(pass|worst)@(\d+)", metric)
+    match = COUNT_METRIC.fullmatch(metric)
     if not match:
         raise ValueError(f"unknown evaluation metric {metric!r}")
-    estimator = pass_at_k if match[1] == "pass" else worst_at_k
+    estimator = _COUNT_ESTIMATORS[match[1]]
     return estimator(problems["num_samples"].to_numpy(), problems["num_correct"].to_numpy(), int(match[2]))
 
 

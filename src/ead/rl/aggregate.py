@@ -44,8 +44,10 @@ def train_curves(steps: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 
 def eval_curves(eval_problems: pd.DataFrame, ks: list[int], seed: int = 0) -> pd.DataFrame:
-    """Greedy accuracy (for cells whose greedy_correct has values; the verl backend leaves it NaN), Pass@k, Worst@k."""
+    """Greedy accuracy (for cells whose greedy_correct has values; the verl backend leaves it NaN), Pass@k, Worst@k,
+    and for k > 1 verl's bootstrap best@k / worst@k (``verl_best@k``, ``verl_worst@k``; ead.metrics), labelled so."""
     sampled = [f"{kind}@{k}" for k in ks for kind in ("pass", "worst")]
+    sampled += [f"{kind}@{k}" for k in ks if k > 1 for kind in ("verl_best", "verl_worst")]
     rows = []
     keys = GROUP + ["evaluated_with", "step"]
     for key, group in eval_problems.groupby(keys, sort=True):
