@@ -39,6 +39,12 @@ def test_per_problem_quantities_count_what_the_samples_hold():
     # weights exp(ratio) above the cap 2 (ratio > log 2 = 0.69): tokens 1.0 and 0.8; sequences summing to 1.0
     assert q.loc["a", "tokens_capped"] == 2 and q.loc["a", "sequences_capped"] == 1
     assert q.loc["a", "sequence_log_ratio"] == pytest.approx((0.0 + 1.0 - 1.2) / 3)
+    # effective sample size of the sequence weights e^0, e^1, e^-1.2 as a share of the 3 samples; b: e^1, e^0
+    weights = np.exp([0.0, 1.0, -1.2])
+    assert q.loc["a", "sequence_ess_fraction"] == pytest.approx(weights.sum() ** 2 / (3 * (weights ** 2).sum()))
+    assert q.loc["b", "sequence_ess_fraction"] == pytest.approx((np.e + 1) ** 2 / (2 * (np.e ** 2 + 1)))
+    on_policy = per_problem_quantities(table.assign(target_logprobs=table["behaviour_logprobs"]), PROBLEMS, 2.0)
+    assert (on_policy["sequence_ess_fraction"] == 1.0).all()
 
 
 def test_summarise_pairs_every_sampler_with_the_baseline_on_the_same_problems():

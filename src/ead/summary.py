@@ -179,13 +179,16 @@ def premise_metrics_section(paths: list[str]) -> str:
                  for m in ("pass@1", f"pass@{largest}", *PROBE_METRICS[1:])]
         shares = [f"{by_metric.loc[f'failure_share_{kind}', 'value']:.2f}"
                   if f"failure_share_{kind}" in by_metric.index else "" for kind in ("strategy", "arithmetic", "rule")]
+        ess = (f"{by_metric.loc['sequence_ess_fraction', 'value']:.3f}"
+               if "sequence_ess_fraction" in by_metric.index else "")  # absent in tables of older probe runs
         rows.append([policy, sampler, int(step), f"{100 * by_metric.loc['pass@1', 'value']:.1f}", *cells,
-                     " / ".join(shares)])
+                     " / ".join(shares), ess])
     baseline = table["baseline"].iloc[0]
     return (f"### Probed samplers, paired against {baseline}\n\nFrom `" + "`, `".join(paths) + "`: differences "
             f"to {baseline} on the same problems with the same random numbers, 95% CIs over problems.\n\n"
             + markdown_table(["policy", "sampler", "step", "Pass@1 (%)", "Pass@1 diff", "Pass@n diff",
-                              "informative@8 diff", "distinct correct diff", "failures: strategy / arithmetic / rule"],
+                              "informative@8 diff", "distinct correct diff", "failures: strategy / arithmetic / rule",
+                              "ESS share (sequence weights to tau 1)"],
                              rows))
 
 

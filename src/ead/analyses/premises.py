@@ -11,8 +11,9 @@ against the baseline sampler (same problems, same random numbers) with its CI an
 * failure shares among failed samples, by first mistake (``ead.data.countdown.failure_type``): ``strategy`` (a
   legal move into a dead end), ``arithmetic``, ``rule`` (pooled ratio, bootstrap over problems);
 * the off-policy gap TIS would correct if the policy trained at tau = 1: per-token ``log_ratio`` (log pi_1 -
-  log pi_sampler), the fraction of tokens and of sequences whose weight exp(log-ratio) exceeds ``tis_cap``, and
-  the mean sequence log-ratio;
+  log pi_sampler), the fraction of tokens and of sequences whose weight exp(log-ratio) exceeds ``tis_cap``, the
+  mean sequence log-ratio, and ``sequence_ess_fraction``: per problem, the effective sample size of its n samples'
+  sequence weights as a share of n (:func:`ess_fraction`; 1 on policy);
 * ``greedy_accuracy`` (sampler-independent, one row).
 
 It then states three premises of the paper as verdicts (``ead.claims.decide`` on the paired CIs):
@@ -55,8 +56,19 @@ PROBE_POSITIONS = np.arange(512)  # positions compared to tell whether a schedul
 
 def step_dependent(schedule, steps: list[int]) -> bool:
     """Whether ``schedule`` gives other temperatures at some probed step than at the first one."""
+    if schedule.reads_logits:  # per-token temperatures from the logits (entropy_aware): no step in them
+        return False
     first = schedule.temperatures(PROBE_POSITIONS, steps[0])
     return any(not np.array_equal(schedule.temperatures(PROBE_POSITIONS, s), first) for s in steps[1:])
+
+
+def ess_fraction(log_weights: np.ndarray) -> float:
+    """Effective sample size of importance weights exp(``log_weights``) as a share of their number,
+    (sum w)^2 / (n sum w^2): 1 when all weights are equal (on-policy), 1/n when one sample carries all the weight.
+    Per problem, over its n samples' sequence-level weights pi_1 / pi_sampler: how many of a rollout group's samples
+    a sequence-level correction back to tau = 1 would effectively keep (Appendix B's off-policy cost)."""
+    weights = np.exp(log_weights - log_weights.max())  # scale-free: shift for overflow
+    return float(weights.sum() ** 2 / (weights.size * np.square(weights).sum()))
 
 
 def per_problem_quantities(samples: pd.DataFrame, problems: pd.DataFrame, tis_cap: float) -> pd.DataFrame:
@@ -83,7 +95,8 @@ def per_problem_quantities(samples: pd.DataFrame, problems: pd.DataFrame, tis_ca
         row = {"problem_id": problem_id, "num_samples": len(group), "num_correct": kinds.count("ok"),
                "distinct_correct": len(chains), "token_log_ratio_sum": token_ratio_sum, "num_tokens": token_count,
                "tokens_capped": tokens_capped, "sequences_capped": sequences_capped,
-               "sequence_log_ratio": float(np.mean(sequence_ratios))}
+               "sequence_log_ratio": float(np.mean(sequence_ratios)),
+               "sequence_ess_fraction": ess_fraction(np.asarray(sequence_ratios))}
         row.update({f"failures_{kind}": kinds.count(kind) for kind in FAILURE_TYPES})
         rows.append(row)
     return pd.DataFrame(rows).set_index("problem_id")
@@ -95,7 +108,8 @@ def per_problem_metrics(quantities: pd.DataFrame, n: int, group_sizes: list[int]
     metrics = {"pass@1": pass_at_k(*counts, 1), f"pass@{n}": pass_at_k(*counts, n),
                "distinct_correct": quantities["distinct_correct"].to_numpy(dtype=float),
                "sequence_log_ratio": quantities["sequence_log_ratio"].to_numpy(),
-               "sequences_capped": (quantities["sequences_capped"] / quantities["num_samples"]).to_numpy()}
+               "sequences_capped": (quantities["sequences_capped"] / quantities["num_samples"]).to_numpy(),
+               "sequence_ess_fraction": quantities["sequence_ess_fraction"].to_numpy()}
     for g in group_sizes:
         metrics[f"informative@{g}"] = informative_at_k(*counts, g)
     return metrics
