@@ -140,3 +140,17 @@ def test_figures_record_their_profile(tmp_path, monkeypatch):
     save_figure(fig, str(tmp_path / "f.png"), str(tmp_path / "f.pdf"))
     assert Image.open(tmp_path / "f.png").text["ead-profile"] == "smoke"
     assert b"ead-profile=smoke" in (tmp_path / "f.pdf").read_bytes()
+
+
+def test_an_optional_column_is_added_empty_to_older_tables_and_checked_where_present(tmp_path):
+    """A column added after results were written (e.g. the claims' baseline_algorithm) leaves those tables readable."""
+    table = Table("t", {"a": "int"}, optional={"b": "str"})
+    path = tmp_path / "old.csv"
+    pd.DataFrame({"a": [1, 2]}).to_csv(path, index=False)
+    read = table.read(path)
+    assert list(read.columns) == ["a", "b"] and read["b"].isna().all()
+    table.validate(pd.DataFrame({"a": [1], "b": ["x"]}))
+    with pytest.raises(TableError, match=r"column 'b' must be str"):
+        table.validate(pd.DataFrame({"a": [1], "b": [2.5]}))
+    with pytest.raises(ValueError, match="unknown column kinds"):
+        Table("t", {"a": "int"}, optional={"b": "text"})

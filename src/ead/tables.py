@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
@@ -83,16 +83,21 @@ class TableError(ValueError):
 
 @dataclass(frozen=True)
 class Table:
-    """One result table's declaration: required columns and their kinds (extra columns are allowed)."""
+    """One result table's declaration: required columns and their kinds (extra columns are allowed), and
+    ``optional`` columns: checked for their kind where present, added empty on read where absent (a column added
+    after results were written, so tables of earlier runs stay readable)."""
 
     name: str
     columns: Mapping[str, str]
+    optional: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
-        unknown = {column: kind for column, kind in self.columns.items() if kind not in KINDS}
+        declared = {**self.columns, **self.optional}
+        unknown = {column: kind for column, kind in declared.items() if kind not in KINDS}
         if unknown:
             raise ValueError(f"table {self.name}: unknown column kinds {unknown}; known kinds: {list(KINDS)}")
         object.__setattr__(self, "columns", MappingProxyType(dict(self.columns)))
+        object.__setattr__(self, "optional", MappingProxyType(dict(self.optional)))
 
     def validate(self, table: pd.DataFrame, source: str | Path | None = None) -> pd.DataFrame:
         """Return ``table`` if it has every declared column with a value of the declared kind, else raise
@@ -101,7 +106,7 @@ class Table:
         missing = [column for column in self.columns if column not in table.columns]
         if missing:
             raise TableError(f"{where}: missing column(s) {missing}; the {self.name} table needs {list(self.columns)}")
-        declared = dict(self.columns)
+        declared = {**self.columns, **{column: kind for column, kind in self.optional.items() if column in table}}
         if PROFILE_COLUMN in table.columns:
             declared.setdefault(PROFILE_COLUMN, "str")
         for column, kind in declared.items():
@@ -119,8 +124,10 @@ class Table:
         write_table(self.validate(table, path), path)
 
     def read(self, path: str | Path) -> pd.DataFrame:
-        """Read (:func:`ead.io.read_table`) and validate."""
-        return self.validate(read_table(path), path)
+        """Read (:func:`ead.io.read_table`), add absent optional columns (empty), and validate."""
+        table = read_table(path)
+        missing = {column: None for column in self.optional if column not in table.columns}
+        return self.validate(table.assign(**missing) if missing else table, path)
 
 
 def _kind_problem(values: pd.Series, kind: str) -> str | None:
@@ -181,7 +188,8 @@ _PROBLEM_KINDS = {"step": "int", "evaluated_with": "str", "problem_id": "id", "n
 _ESTIMATE = {"metric": "str", "value": "float", "ci_low": "float", "ci_high": "float"}
 _CELL_TABLE = {**_CELL_KINDS, **SETTINGS_COLUMNS}
 
-STEPS = Table("steps", {"step": "int", **{metric: "float" for metric in TRAIN_METRICS}, **_CELL_TABLE})
+STEPS = Table("steps", {"step": "int", **{metric: "float" for metric in TRAIN_METRICS}, **_CELL_TABLE},
+              optional={"loss_token_fraction": "float"})  # CPU backend: the share of tokens the loss kept
 EVAL_PROBLEMS = Table("eval_problems", {**_PROBLEM_KINDS, **_CELL_TABLE})
 EVAL = Table("eval", {"step": "int", "evaluated_with": "str", **_ESTIMATE, **_CELL_TABLE})
 _CURVE = {**{column: _CELL_KINDS[column] for column in GROUP}, "step": "int", **_ESTIMATE, "num_seeds": "int",
@@ -230,13 +238,15 @@ PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "
                                               "threshold": "float", "verdict": "str", "rule": "str", **_PROBE})
 
 #: The claims table (``ead.rl.compare``): one row per paper claim tested on the grid, a paired effect with its CI,
-#: standard error, minimum detectable effect and verdict.
+#: standard error, minimum detectable effect and verdict; ``baseline_algorithm`` (RL rows; empty for the analyses'
+#: rows and in tables written before it existed) names the baseline cell's algorithm.
 CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
-                          "n": "int", "sampler": "str", "baseline": "str", "baseline_algorithm": "str",
+                          "n": "int", "sampler": "str", "baseline": "str",
                           "metric": "str", "evaluated_with": "str",
                           "step": "int",
                           "effect": "float", **_CI, "standard_error": "float", "mde": "float", "num_seeds": "int",
-                          "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"})
+                          "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"},
+               optional={"baseline_algorithm": "str"})
 
 #: Every declared table by name.
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
