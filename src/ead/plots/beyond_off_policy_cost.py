@@ -4,7 +4,7 @@ What the paper's Appendix B bounds, measured per sampler and step on the rollout
 token log-ratio log pi_train - log pi_behaviour (0 for an on-policy sampler: a fixed tau trained on logits / tau),
 the mean and the largest TIS weight, and the fraction of tokens whose weight was truncated at the cap. A sampler
 without TIS logs its weights against rl.tis_cap all the same (it does not use them). Effective sample sizes per
-rollout group are not recorded by the trainer yet (issue #17).
+rollout group are not recorded by the trainer (issue #17); the premise probe reports them before RL.
 
 Run:
     python -m ead.plots.beyond_off_policy_cost --eval-curves results/rl/eval_curves.csv \

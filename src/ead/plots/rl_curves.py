@@ -36,7 +36,10 @@ def metric_label(metric: str) -> str:
 
 
 def sampler_colors(samplers: list[str]) -> dict[str, tuple]:
-    """Fixed-tau baselines in greys/blues, EAD variants in warm colours, stable across figures."""
+    """Fixed-tau baselines in greys/blues, EAD variants in warm colours, stable across figures; with more than 8
+    samplers (the beyond-the-paper comparisons) one qualitative palette, since shades of two hues stop separating."""
+    if len(samplers) > 8:
+        return dict(zip(samplers, sns.color_palette("tab20", n_colors=len(samplers))))
     fixed = [s for s in samplers if s.startswith("tau")]
     other = [s for s in samplers if not s.startswith("tau")]
     colors = dict(zip(fixed, sns.color_palette("crest", n_colors=max(len(fixed), 1))))
