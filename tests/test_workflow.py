@@ -91,7 +91,9 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     for table in (train, evaluated):
         assert len(table.groupby(["policy", "algorithm", "sampler", "n"])) == len({(c.policy, c.algorithm, c.sampler, c.n) for c in cells})
     assert sorted(train.step.unique()) == [1, 2] and sorted(evaluated.step.unique()) == [0, 2]
-    assert set(evaluated.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
+    # the unbiased estimators, and verl's bootstrap best@k / worst@k (k > 1) under their own names
+    assert set(evaluated.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4", "verl_best@4",
+                                     "verl_worst@4"}
     assert (out / "results" / "models" / "smollm2-135m-instruct" / "model.safetensors").exists()
     for name in ("math500", "gsm8k", "mmlu", "math", "countdown", "arithmetic"):
         assert len(pd.read_parquet(out / "results" / "data" / f"{name}.parquet")) > 0
