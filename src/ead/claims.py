@@ -51,6 +51,11 @@ def combine(parts: list[Verdict]) -> Verdict:
     return Verdict(verdict, "; ".join(part.rule for part in parts))
 
 
+def baseline_algorithm(claim: dict) -> str:
+    """The algorithm of an RL claim's baseline cell: its ``baseline_algorithm``, else the claim's ``algorithm``."""
+    return claim.get("baseline_algorithm", claim["algorithm"])
+
+
 def comparison_label(row) -> str:
     """"sampler - baseline" of a claims-table row (:data:`ead.tables.CLAIMS`), each side prefixed by its algorithm
     when the two cells' algorithms differ (a ``baseline_algorithm`` claim)."""

@@ -234,8 +234,7 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
 
 def check_claims(config: dict) -> None:
     """Every claim compares two cells of the grid (any seed) on a metric the grid records."""
-    import re
-
+    from ead.claims import baseline_algorithm
     from ead.rl.grid import expand_grid
     from ead.tables import COUNT_METRIC, TRAIN_METRICS
 
@@ -247,7 +246,7 @@ def check_claims(config: dict) -> None:
             raise ConfigError(f"{key}: the id {claim['id']!r} is used twice")
         seen.add(claim["id"])
         for role, algorithm in (("sampler", claim["algorithm"]),
-                                ("baseline", claim.get("baseline_algorithm", claim["algorithm"]))):
+                                ("baseline", baseline_algorithm(claim))):
             cell = (claim["policy"], algorithm, claim[role], claim["n"])
             if cell not in grid:
                 raise ConfigError(f"{key}.{role}: the cell (policy, algorithm, sampler, n) = {cell} is not in the grid "

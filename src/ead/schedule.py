@@ -379,10 +379,9 @@ class EntropyAwareTemperature(Schedule):
     def token_temperatures(self, log_probs, position: int, step: int = 0):
         import torch
 
-        log_probs = log_probs.to(torch.float64)
-        probabilities = log_probs.exp()
-        entropy = -torch.where(probabilities > 0, probabilities * log_probs, 0.0).sum(-1)
-        return self.temperature_of_entropy(entropy)
+        from ead.samplers.hf import entropy_from_log_probs  # called while sampling, when the sampler is loaded
+
+        return self.temperature_of_entropy(entropy_from_log_probs(log_probs.to(torch.float64)))
 
 
 def build_schedule(spec: dict | Schedule) -> Schedule:

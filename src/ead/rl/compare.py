@@ -31,7 +31,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
-from ead.claims import Verdict, decide
+from ead.claims import Verdict, baseline_algorithm, decide
 from ead.io import setup_logging
 from ead.metrics import bootstrap_means, two_way_bootstrap_means
 from ead.tables import CLAIMS, EVAL_PROBLEMS, STEPS, TRAIN_METRICS, per_problem_metric
@@ -41,7 +41,7 @@ POWER_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
 
 def _cell_rows(table: pd.DataFrame, claim: dict, role: str) -> pd.DataFrame:
     """The rows of the claim's ``role`` cell ("sampler" or "baseline"), all seeds."""
-    algorithm = claim.get("baseline_algorithm", claim["algorithm"]) if role == "baseline" else claim["algorithm"]
+    algorithm = baseline_algorithm(claim) if role == "baseline" else claim["algorithm"]
     rows = table[(table["policy"] == claim["policy"]) & (table["algorithm"] == algorithm)
                  & (table["n"] == claim["n"]) & (table["sampler"] == claim[role])]
     if rows.empty:
@@ -114,7 +114,7 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
     mde = POWER_Z * standard_error if math.isfinite(standard_error) else float("nan")
     return {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"],
             "policy": claim["policy"], "algorithm": claim["algorithm"], "n": claim["n"], "sampler": claim["sampler"],
-            "baseline": claim["baseline"], "baseline_algorithm": claim.get("baseline_algorithm", claim["algorithm"]),
+            "baseline": claim["baseline"], "baseline_algorithm": baseline_algorithm(claim),
             "metric": claim["metric"],
             "evaluated_with": None if claim["metric"] in TRAIN_METRICS else claim.get("evaluated_with", "eval_tau"),
             "step": step, "effect": effect, "ci_low": low,

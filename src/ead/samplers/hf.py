@@ -86,8 +86,10 @@ def left_pad(sequences: list[list[int]], pad_id: int) -> tuple[torch.LongTensor,
 
 
 def entropy_from_log_probs(log_probs: torch.Tensor) -> torch.Tensor:
-    """Entropy (nats) of each distribution along the last axis, given as log-probabilities over the full vocabulary."""
-    return -(log_probs.exp() * log_probs).sum(-1)
+    """Entropy (nats) of each distribution along the last axis, given as log-probabilities over the full vocabulary
+    (a token of probability 0, log-probability -inf, adds 0)."""
+    probabilities = log_probs.exp()
+    return -torch.where(probabilities > 0, probabilities * log_probs, 0.0).sum(-1)
 
 
 def _at_least_float32(logits: torch.Tensor) -> torch.Tensor:
