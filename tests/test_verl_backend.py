@@ -29,8 +29,8 @@ from ead.config import ConfigError, load_layered_config, validate_config
 from ead.metrics import pass_at_k, worst_at_k
 from ead.rl.aggregate import eval_curves, train_curves
 from ead.rl.grid import Cell, cell_config, cell_settings, expand_grid, sampler_schedule, table_columns
-from ead.samplers.vllm_processors import ead_extra_args
-from ead.schedule import AnnealedSchedule, FixedTemperature
+from ead.samplers.vllm_processors import ScheduleRequest, ead_extra_args, parse_request
+from ead.schedule import AnnealedSchedule, FixedTemperature, build_schedule
 from ead.tables import TRAIN_METRICS
 from ead.rl.verl import convert, overrides
 from ead.rl.verl.agent_loop import schedule_sampling_params, step_of
@@ -49,16 +49,14 @@ def paper_config():
 
 
 @pytest.mark.parametrize("section, name, entry, message", [
-    ("samplers", "linear", {"kind": "linear", "linear": {"tau_max": 1.2, "tau_min": 0.1, "length": 32}},
-     r"rl\.samplers\.linear is kind 'linear', which the verl backend cannot sample"),
     ("algorithms", "dapo_fork", {"loss_mode": "vanilla", "loss_agg_mode": "token-mean", "use_kl_loss": False,
                                  "forking_token_fraction": 0.2},
      r"rl\.algorithms\.dapo_fork\.forking_token_fraction: forking-token training is a loss option of the CPU "
      r"backend; verl 0\.9\.1's actor has no entropy-selected token mask"),
 ])
 def test_the_paper_profile_refuses_cpu_only_options_by_name(section, name, entry, message):
-    """What only the CPU backend implements (HF-only schedules, the forking-token mask) is an error in a verl grid,
-    not silently dropped; defined but unused in any experiment it is fine."""
+    """What only the CPU backend implements (the forking-token mask) is an error in a verl grid, not silently
+    dropped; defined but unused in any experiment it is fine."""
     config = paper_config()
     config["rl"][section][name] = entry
     validate_config(json.loads(json.dumps(config)), SCHEMA)
@@ -218,6 +216,37 @@ def test_verls_own_entry_point_accepts_the_runners_command(tmp_path):
     assert rollout["engine_kwargs"]["vllm"] == {"logits_processors": [overrides.EAD_PROCESSOR_FQCN]}
     assert rollout["agent"]["agent_loop_config_path"] == paths.agent_loop_config  # a path with a space survives
     assert job["algorithm"]["rollout_correction"]["rollout_is"] == "token"
+
+
+OTHER_SCHEDULE_SAMPLERS = {
+    "two_stage": {"kind": "two_stage", "tau_early": 1.4, "tau_late": 0.6, "switch": 64, "tis": "token", "tis_cap": 2.0},
+    "linear": {"kind": "linear", "linear": {"tau_max": 1.2, "tau_min": 0.1, "length": 1024, "warmup": 10},
+               "tis": "token", "tis_cap": 2.0},
+    "ead_mean": {"kind": "ead_mean", "mean_over": 1024, "tis": "token", "tis_cap": 2.0},
+    "entropy_gate": {"kind": "entropy_aware", "entropy_aware": {"mode": "gate", "tau_low": 0.6, "tau_high": 1.2,
+                                                                "gate": 0.5}, "tis": "token", "tis_cap": 2.0},
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_SCHEDULE_SAMPLERS))
+def test_every_other_schedule_kind_runs_on_verl_through_the_processor(name, tmp_path):
+    """Two-stage, linear, EAD-mean and entropy-aware cells are valid in the paper profile: trainer at tau = 1, our
+    agent loop, the processor registered, and each request carries the cell's schedule and step."""
+    config = json.loads(json.dumps(PAPER))
+    config["rl"]["samplers"][name] = OTHER_SCHEDULE_SAMPLERS[name]
+    next(iter(config["rl"]["experiments"].values()))["samplers"].append(name)
+    validate_config(config, SCHEMA)
+    cell = Cell("qwen2.5-math-1.5b", "dapo", name, 8, 0)
+    cfg = overrides.compose_verl_config(overrides.verl_overrides(config, cell, PATHS))
+    rollout = cfg.actor_rollout_ref.rollout
+    assert rollout.temperature == 1.0 and rollout.agent.default_agent_loop == overrides.AGENT_LOOP_NAME
+    assert list(rollout.engine_kwargs.vllm.logits_processors) == [overrides.EAD_PROCESSOR_FQCN]
+    schedule = build_schedule(overrides.agent_loop_entries(config, cell)[0]["schedule"])
+    _, _, requests, _ = run_agent_loop(tmp_path, config, cell, [3, 40])
+    for step, request in zip([3, 40], requests):
+        params = request["sampling_params"]
+        assert params["temperature"] == 1.0
+        assert parse_request(params["extra_args"]) == ScheduleRequest(schedule, step)
 
 
 def test_fixed_tau_trained_at_one_goes_through_the_agent_loop():

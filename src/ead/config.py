@@ -337,10 +337,6 @@ _ALGORITHM_NEEDS = {
 }
 
 
-#: Sampler kinds only the CPU backend (HF sampler) can draw: the vLLM processor implements the EAD family and fixed tau.
-CPU_ONLY_KINDS = ("two_stage", "linear", "ead_mean", "entropy_aware")
-
-
 def validate_rl(config: dict) -> None:
     """Cross-key rules of the RL grid: every name an experiment uses exists, and every cell can run.
 
@@ -377,10 +373,6 @@ def validate_rl(config: dict) -> None:
     for name, sampler in rl["samplers"].items():
         key = f"rl.samplers.{name}"
         stage_keys = sorted(set(sampler) & {"tau_early", "tau_late", "switch"})
-        if sampler["kind"] in CPU_ONLY_KINDS and verl and any(name in spec["samplers"]
-                                                               for spec in rl["experiments"].values()):
-            raise ConfigError(f"{key} is kind {sampler['kind']!r}, which the verl backend cannot sample (its vLLM "
-                              "processor implements the EAD family and fixed tau only); use it with rl.backend: cpu")
         if sampler.get("trains_at") is not None and sampler["kind"] != "fixed":
             raise ConfigError(f"{key}.trains_at: only a fixed-tau sampler chooses its training temperature (the "
                               "others train at tau = 1)")

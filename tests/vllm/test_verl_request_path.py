@@ -15,7 +15,8 @@ import pytest
 vllm = pytest.importorskip("vllm", reason="vLLM is only installed in .venv-vllm (workflow/scripts/setup_vllm_venv.sh)")
 
 from ead.samplers import vllm_processors  # noqa: E402
-from ead.schedule import AnnealedSchedule  # noqa: E402
+from ead.schedule import (AnnealedSchedule, EADMeanTemperature, EntropyAwareTemperature, LinearAnneal,  # noqa: E402
+                          TwoStageTemperature)
 from ead.rl.verl.agent_loop import schedule_sampling_params  # noqa: E402
 
 
@@ -32,6 +33,23 @@ def test_agent_loop_params_make_a_vllm_request_the_processor_reads(step):
     assert parsed == vllm_processors.EADRequestParams(tau_max=1.2, tau_min=0.1, d=20.0 * min(25 + 5 * step, 40000),
                                                       c=10.0)
     assert request.temperature == 1.0 and request.logprobs == 0
+
+
+@pytest.mark.parametrize("schedule", [
+    TwoStageTemperature(tau_early=1.4, tau_late=0.6, switch=8),
+    LinearAnneal(tau_max=1.2, tau_min=0.1, length=200, warmup=10),
+    EADMeanTemperature(tau_max=1.2, tau_min=0.1, d0=25, warmup=10, decay_scale=20, length=1024),
+    EntropyAwareTemperature(mode="gate", tau_low=0.6, tau_high=1.2, gate=0.5),
+], ids=lambda schedule: schedule.name)
+def test_agent_loop_sends_any_other_schedule_whole(schedule):
+    """Every schedule kind but EAD and fixed tau reaches the processor as itself, with the step."""
+    verl_base = dict(temperature=1.0, top_p=1.0, top_k=-1, repetition_penalty=1.0, logprobs=True)
+    params = schedule_sampling_params(verl_base, schedule, 37)
+    params["logprobs"] = 0 if params.pop("logprobs", False) else None
+    request = vllm.SamplingParams(max_tokens=16, **params)
+    vllm_processors.EADLogitsProcessor.validate_params(request)
+    assert vllm_processors.parse_request(request.extra_args) == vllm_processors.ScheduleRequest(schedule, 37)
+    assert request.temperature == 1.0
 
 
 def test_verls_engine_cli_args_register_the_processor():

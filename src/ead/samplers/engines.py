@@ -25,7 +25,7 @@ import torch
 
 from ead.io import progress
 from ead.samplers.hf import left_pad, sample
-from ead.schedule import AnnealedSchedule, FixedTemperature, Schedule
+from ead.schedule import FixedTemperature, Schedule
 
 ENGINES = ("hf", "vllm")
 
@@ -112,19 +112,18 @@ def sample_hf(model, tokenizer, prompt_ids: list, prompts: list[str], schedule: 
 
 def vllm_sampling_params(schedule: Schedule, *, n: int, max_new_tokens: int, seed: int, step: int = 0,
                          greedy: bool = False):
-    """vLLM SamplingParams for a schedule: EAD through extra_args at temperature 1.0, fixed tau natively."""
+    """vLLM SamplingParams for a schedule: fixed tau natively, every other schedule through the processor's
+    extra_args at temperature 1.0."""
     from vllm import SamplingParams
 
-    from ead.samplers.vllm_processors import ead_extra_args
+    from ead.samplers.vllm_processors import schedule_extra_args
 
     common = dict(n=n, max_tokens=max_new_tokens, seed=seed, logprobs=0)
     if greedy:
         return SamplingParams(temperature=0.0, **common)
-    if isinstance(schedule, AnnealedSchedule):
-        return SamplingParams(temperature=1.0, extra_args=ead_extra_args(schedule, step), **common)
     if isinstance(schedule, FixedTemperature):
         return SamplingParams(temperature=schedule.tau, **common)
-    raise ValueError(f"No vLLM mapping for schedule {schedule.name!r}; supported: ead, fixed")
+    return SamplingParams(temperature=1.0, extra_args=schedule_extra_args(schedule, step), **common)
 
 
 def sample_vllm(llm, prompt_ids: list, prompts: list[str], schedule: Schedule, *, n: int, max_new_tokens: int,

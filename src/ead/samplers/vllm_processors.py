@@ -1,6 +1,6 @@
 """EAD as vLLM logits processors: per-request annealed temperature, vectorised over the batch.
 
-Each request opts in through ``SamplingParams.extra_args`` (build them with :func:`ead_extra_args`)::
+Each request opts in through ``SamplingParams.extra_args`` (build them with :func:`schedule_extra_args`)::
 
     SamplingParams(temperature=1.0, extra_args={"tau_max": 1.2, "tau_min": 0.1, "d": 500.0, "c": 10})
 
@@ -9,6 +9,13 @@ Each request opts in through ``SamplingParams.extra_args`` (build them with :fun
 logits of the token at response position ``t`` (0-based count of output tokens generated so far) by
 ``tau_t = annealed_temperature(t, tau_max, tau_min, d, c)``. ``temperature`` must stay 1.0 so vLLM does not
 scale a second time. Requests without these keys are left untouched (their rows are divided by exactly 1, a bitwise no-op).
+
+Any other schedule of the :mod:`ead.schedule` registry (two-stage, linear, EAD's mean tau, entropy-aware, ...) rides
+in ``extra_args={"ead_schedule": schedule.to_dict(), "ead_step": s}``; the processor rebuilds it with
+:func:`ead.schedule.build_schedule` and calls the same methods the HF sampler calls: ``temperatures(t, s)`` for
+position-only schedules, ``token_temperatures(log_softmax(logits), t, s)`` for those that read the logits (the
+logits reaching the processor are tau = 1 logits, since ``temperature`` is 1.0). These rows are grouped by schedule
+and handled with a few tensor operations per group per step; the EAD rows keep the vectorised path above.
 With ``LLM(..., logprobs_mode="processed_logprobs")`` and ``SamplingParams(logprobs=0)`` vLLM returns the
 log-prob of each sampled token under the annealed distribution (the behaviour policy needed for TIS).
 
@@ -51,20 +58,26 @@ from typing import Any
 
 import numpy as np
 
-from ead.schedule import AnnealedSchedule, annealed_temperature
+from ead.schedule import AnnealedSchedule, Schedule, annealed_temperature, build_schedule
 
 __all__ = [
     "EAD_EXTRA_ARG_KEYS",
+    "SCHEDULE_EXTRA_ARG_KEYS",
     "EADRequestParams",
     "EADLogitsProcessor",
     "EADLogitsProcessorV1",
     "EADLogitsProcessorV2",
+    "ScheduleRequest",
     "ead_extra_args",
     "parse_ead_extra_args",
+    "parse_request",
+    "schedule_extra_args",
 ]
 
 #: Keys of ``SamplingParams.extra_args`` read by the EAD processors.
 EAD_EXTRA_ARG_KEYS = ("tau_max", "tau_min", "d", "c")
+#: Keys for any other registered schedule: its ``to_dict()`` and the RL step.
+SCHEDULE_EXTRA_ARG_KEYS = ("ead_schedule", "ead_step")
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +103,49 @@ def ead_extra_args(schedule: AnnealedSchedule, step: int = 0) -> dict[str, float
         "d": float(schedule.effective_decay(step)),
         "c": float(schedule.warmup),
     }
+
+
+@dataclass(frozen=True)
+class ScheduleRequest:
+    """One request sampled under a registered schedule at RL step ``step`` (the ``ead_schedule`` form)."""
+
+    schedule: Schedule
+    step: int
+
+
+def schedule_extra_args(schedule: Schedule, step: int = 0) -> dict[str, Any]:
+    """``SamplingParams.extra_args`` for sampling with any registered ``schedule`` at RL step ``step``.
+
+    EAD itself uses the four-number form (:func:`ead_extra_args`, the vectorised path); every other schedule is sent
+    as its ``to_dict()``. A fixed tau needs no processor: set ``SamplingParams.temperature`` instead.
+    """
+    if isinstance(schedule, AnnealedSchedule):
+        return ead_extra_args(schedule, step)
+    return {"ead_schedule": schedule.to_dict(), "ead_step": int(step)}
+
+
+def parse_schedule_extra_args(extra_args: dict[str, Any] | None) -> ScheduleRequest | None:
+    """The ``ead_schedule`` form of ``extra_args``; None if absent. ValueError names what is wrong."""
+    if not extra_args or not any(key in extra_args for key in SCHEDULE_EXTRA_ARG_KEYS):
+        return None
+    if "ead_schedule" not in extra_args:
+        raise ValueError("schedule extra_args: 'ead_step' is given without 'ead_schedule' (the schedule's to_dict())")
+    mixed = [key for key in EAD_EXTRA_ARG_KEYS if key in extra_args]
+    if mixed:
+        raise ValueError(f"schedule extra_args: 'ead_schedule' and the EAD keys {mixed} are both given; send one form")
+    step = extra_args.get("ead_step", 0)
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise ValueError(f"schedule extra_args: 'ead_step' must be an integer >= 0, got {step!r}")
+    try:
+        schedule = build_schedule(dict(extra_args["ead_schedule"]))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"schedule extra_args: 'ead_schedule' = {extra_args['ead_schedule']!r}: {err}") from err
+    return ScheduleRequest(schedule, step)
+
+
+def parse_request(extra_args: dict[str, Any] | None) -> EADRequestParams | ScheduleRequest | None:
+    """What a request asks of the processor: EAD's four numbers, another schedule, or nothing (None)."""
+    return parse_schedule_extra_args(extra_args) or parse_ead_extra_args(extra_args)
 
 
 def parse_ead_extra_args(extra_args: dict[str, Any] | None) -> EADRequestParams | None:
@@ -126,13 +182,40 @@ def parse_ead_extra_args(extra_args: dict[str, Any] | None) -> EADRequestParams 
 
 def _validate_request(sampling_params) -> EADRequestParams | None:
     """Shared ``validate_params`` body: parse extra_args and refuse a second temperature scaling."""
-    params = parse_ead_extra_args(sampling_params.extra_args)
+    params = parse_request(sampling_params.extra_args)
     if params is not None and sampling_params.temperature != 1.0:
         raise ValueError(
             "EAD requests must use SamplingParams(temperature=1.0): the EAD logits processor divides the "
             f"logits by tau_t itself, got temperature={sampling_params.temperature}"
         )
     return params
+
+
+def _divide_by_schedules(logits, rows: list[int], requests: list[ScheduleRequest], positions: list[int]):
+    """Divide ``logits[rows]`` in place by each row's scheduled temperature (the ``ead_schedule`` rows).
+
+    Position-only schedules: one vectorised ``temperatures(positions, step)`` per (schedule, step). Schedules that
+    read the logits: ``token_temperatures`` on the rows' tau = 1 log-probabilities (float32 at least, as the HF
+    sampler computes them), once per (schedule, step, position).
+    """
+    import torch
+
+    groups: dict[tuple, list[int]] = {}
+    for index, request in enumerate(requests):
+        key = (request.schedule, request.step) + ((positions[index],) if request.schedule.reads_logits else ())
+        groups.setdefault(key, []).append(index)
+    for key, members in groups.items():
+        schedule, step = key[0], key[1]
+        group_rows = torch.tensor([rows[i] for i in members], dtype=torch.long, device=logits.device)
+        if schedule.reads_logits:
+            compute_dtype = torch.promote_types(logits.dtype, torch.float32)
+            log_probs = torch.log_softmax(logits[group_rows].to(compute_dtype), dim=-1)
+            tau = schedule.token_temperatures(log_probs, key[2], step)
+        else:
+            tau = torch.as_tensor(schedule.temperatures(np.asarray([positions[i] for i in members]), step),
+                                  dtype=torch.float64, device=logits.device)
+        logits[group_rows] = logits[group_rows] / tau.to(logits.dtype).unsqueeze(1)
+    return logits
 
 
 # Columns of the per-row / per-slot parameter tables.
@@ -178,10 +261,13 @@ def _build_v1_class():
             self.device = device
             self.is_pin_memory = is_pin_memory
             self.row_params = np.zeros((max_rows, 4), dtype=np.float64)
-            # row -> the request's output token ids (a live reference); only rows that use EAD.
+            # row -> the request's output token ids (a live reference); only rows that use EAD or a schedule.
             self.row_output_ids: dict[int, list[int]] = {}
+            # row -> its schedule, for the rows in the `ead_schedule` form (the others in row_output_ids are EAD's)
+            self.row_schedules: dict[int, ScheduleRequest] = {}
             self.num_rows = 0
             self.temperatures: torch.Tensor | None = None  # on device, one per row; None = no EAD row
+            self.scheduled_rows: tuple[list[int], list[ScheduleRequest], list[int]] = ([], [], [])
             self.is_active = _claim_engine(vllm_config, self)
 
         @classmethod
@@ -197,26 +283,31 @@ def _build_v1_class():
             # Order documented by vLLM: removed, then added (may reuse removed rows), then moved.
             for row in batch_update.removed:
                 self.row_output_ids.pop(row, None)
+                self.row_schedules.pop(row, None)
             for added in batch_update.added:
                 # (row, params, prompt ids, output ids); indexed from both ends to tolerate the older 3-tuple.
                 row, sampling_params, output_ids = added[0], added[1], added[-1]
-                params = parse_ead_extra_args(sampling_params.extra_args)
-                if params is None:
-                    self.row_output_ids.pop(row, None)
-                else:
-                    self.row_params[row] = params.as_row()
+                request = parse_request(sampling_params.extra_args)
+                self.row_output_ids.pop(row, None)
+                self.row_schedules.pop(row, None)
+                if request is not None:
                     self.row_output_ids[row] = output_ids
+                if isinstance(request, EADRequestParams):
+                    self.row_params[row] = request.as_row()
+                elif isinstance(request, ScheduleRequest):
+                    self.row_schedules[row] = request
             for src, dst, direction in batch_update.moved:
-                src_ids = self.row_output_ids.pop(src, None)
-                dst_ids = self.row_output_ids.pop(dst, None)
-                if direction == MoveDirectionality.SWAP:
+                swap = direction == MoveDirectionality.SWAP
+                if swap:
                     self.row_params[[src, dst]] = self.row_params[[dst, src]]
-                    if dst_ids is not None:
-                        self.row_output_ids[src] = dst_ids
                 else:  # one-way move: dst takes src's request, src becomes empty
                     self.row_params[dst] = self.row_params[src]
-                if src_ids is not None:
-                    self.row_output_ids[dst] = src_ids
+                for per_row in (self.row_output_ids, self.row_schedules):
+                    src_value, dst_value = per_row.pop(src, None), per_row.pop(dst, None)
+                    if swap and dst_value is not None:
+                        per_row[src] = dst_value
+                    if src_value is not None:
+                        per_row[dst] = src_value
 
         def update_state(self, batch_update: BatchUpdate | None) -> None:
             if not self.is_active:
@@ -224,15 +315,18 @@ def _build_v1_class():
             if batch_update is not None:
                 self._apply_batch_update(batch_update)
                 self.num_rows = batch_update.batch_size
-            if not self.row_output_ids:
-                self.temperatures = None
-                return
-            rows = np.fromiter(self.row_output_ids, dtype=np.int64, count=len(self.row_output_ids))
             # t = number of output tokens so far; vLLM appends to these lists (placeholders under async
             # scheduling count too), so their lengths are current when update_state runs before the step.
-            positions = np.fromiter(
-                (len(ids) for ids in self.row_output_ids.values()), dtype=np.int64, count=len(rows)
-            )
+            scheduled = sorted(self.row_schedules)
+            self.scheduled_rows = (scheduled, [self.row_schedules[row] for row in scheduled],
+                                   [len(self.row_output_ids[row]) for row in scheduled])
+            ead_rows = [row for row in self.row_output_ids if row not in self.row_schedules]
+            if not ead_rows:
+                self.temperatures = None
+                return
+            rows = np.asarray(ead_rows, dtype=np.int64)
+            positions = np.fromiter((len(self.row_output_ids[row]) for row in ead_rows), dtype=np.int64,
+                                    count=len(rows))
             params = self.row_params[rows]
             temperatures = np.ones(max(self.num_rows, int(rows.max()) + 1), dtype=np.float32)
             temperatures[rows] = annealed_temperature(
@@ -249,11 +343,13 @@ def _build_v1_class():
             self.temperatures = host.to(self.device, non_blocking=True)
 
         def apply(self, logits: torch.Tensor) -> torch.Tensor:
-            if self.temperatures is None:
-                return logits
             # One logits row per persistent-batch row (custom processors are refused with spec decoding).
-            temperatures = self.temperatures[: logits.shape[0]]
-            return logits.div_(temperatures.to(logits.dtype).unsqueeze(1))
+            if self.temperatures is not None:
+                temperatures = self.temperatures[: logits.shape[0]]
+                logits.div_(temperatures.to(logits.dtype).unsqueeze(1))
+            if self.scheduled_rows[0]:
+                _divide_by_schedules(logits, *self.scheduled_rows)
+            return logits
 
     return EADLogitsProcessorV1
 
@@ -280,6 +376,7 @@ def _build_v2_class():
             num_slots = req_states.max_num_reqs
             self.slot_params = UvaBackedTensor((num_slots, 4), dtype=torch.float64)
             self.slot_uses_ead = UvaBackedTensor(num_slots, dtype=torch.bool)
+            self.slot_schedules: dict[int, ScheduleRequest] = {}  # slots of `ead_schedule` requests (host side)
             self.has_staged_writes = False
             self.is_active = _claim_engine(vllm_config, self)
 
@@ -291,13 +388,18 @@ def _build_v2_class():
             return True
 
         def add_request(self, req_idx: int, sampling_params) -> bool:
-            params = parse_ead_extra_args(sampling_params.extra_args) if self.is_active else None
+            request = parse_request(sampling_params.extra_args) if self.is_active else None
             # Slots are recycled, so a non-EAD request must clear what the previous occupant left.
-            self.slot_uses_ead.np[req_idx] = params is not None
-            if params is not None:
-                self.slot_params.np[req_idx] = params.as_row()
+            uses_ead = isinstance(request, EADRequestParams)
+            self.slot_uses_ead.np[req_idx] = uses_ead
+            if uses_ead:
+                self.slot_params.np[req_idx] = request.as_row()
+            if isinstance(request, ScheduleRequest):
+                self.slot_schedules[req_idx] = request
+            else:
+                self.slot_schedules.pop(req_idx, None)
             self.has_staged_writes = True
-            return params is not None
+            return request is not None
 
         def apply_staged_writes(self) -> None:
             if self.has_staged_writes:
@@ -305,20 +407,33 @@ def _build_v2_class():
                 self.slot_uses_ead.copy_to_uva()
                 self.has_staged_writes = False
 
-        def apply(self, logits: torch.Tensor, ctx) -> torch.Tensor:
-            # Host-side check (no device sync): skip steps without any EAD request.
-            if not self.slot_uses_ead.np[ctx.idx_mapping_np].any():
-                return logits
-            slots = ctx.expanded_idx_mapping.long()
-            params = self.slot_params.gpu[slots]
-            positions = ctx.pos.long() + 1 - self.req_states.prompt_len.gpu[slots].long()
+        def output_positions(self, pos: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+            """Each row's response position t, from its input position ``pos`` (see the class docstring)."""
+            positions = pos.long() + 1 - self.req_states.prompt_len.gpu[slots].long()
             # Rows still in chunked prefill have t < 0; their samples are discarded, clamp for a finite tau.
-            positions = positions.clamp_(min=0)
-            temperatures = annealed_temperature(
-                positions, params[:, _TAU_MAX], params[:, _TAU_MIN], params[:, _DECAY], params[:, _WARMUP]
-            )
-            temperatures = torch.where(self.slot_uses_ead.gpu[slots], temperatures, torch.ones_like(temperatures))
-            return logits.div_(temperatures.to(logits.dtype).unsqueeze(1))
+            return positions.clamp_(min=0)
+
+        def apply(self, logits: torch.Tensor, ctx) -> torch.Tensor:
+            # Host-side checks (no device sync): skip steps without any EAD or scheduled request.
+            if self.slot_uses_ead.np[ctx.idx_mapping_np].any():
+                slots = ctx.expanded_idx_mapping.long()
+                params = self.slot_params.gpu[slots]
+                temperatures = annealed_temperature(
+                    self.output_positions(ctx.pos, slots), params[:, _TAU_MAX], params[:, _TAU_MIN], params[:, _DECAY],
+                    params[:, _WARMUP],
+                )
+                temperatures = torch.where(self.slot_uses_ead.gpu[slots], temperatures, torch.ones_like(temperatures))
+                logits.div_(temperatures.to(logits.dtype).unsqueeze(1))
+            if self.slot_schedules:
+                rows = [row for row, slot in enumerate(ctx.idx_mapping_np.tolist()) if slot in self.slot_schedules]
+                if rows:
+                    index = torch.tensor(rows, dtype=torch.long, device=logits.device)
+                    slots = ctx.expanded_idx_mapping.long()[index]
+                    # One device-to-host copy of these rows' positions: the schedules are evaluated on the host.
+                    positions = self.output_positions(ctx.pos[index], slots).tolist()
+                    requests = [self.slot_schedules[slot] for slot in ctx.idx_mapping_np[rows].tolist()]
+                    _divide_by_schedules(logits, rows, requests, positions)
+            return logits
 
     return EADLogitsProcessorV2
 

@@ -15,6 +15,9 @@ sampling params for the step with :func:`schedule_sampling_params`:
 * EAD: ``temperature = 1.0`` (the processor divides the logits itself) and
   ``extra_args = ead_extra_args(schedule, step)`` = ``{tau_max, tau_min, d, c}``, where ``d`` is
   ``decay_scale * min(d0 + step_factor * step, d_max)``.
+* any other registered schedule (two-stage, linear, EAD's mean tau, entropy-aware): ``temperature = 1.0`` and
+  ``extra_args = {"ead_schedule": schedule.to_dict(), "ead_step": step}``, which the same processor evaluates
+  (:func:`ead.samplers.vllm_processors.schedule_extra_args`).
 * fixed tau (only with rl.fixed_tau_trains_at = one): ``temperature = tau`` for the request while the trainer
   runs at ``rollout.temperature = 1``.
 
@@ -31,8 +34,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ead.samplers.vllm_processors import ead_extra_args
-from ead.schedule import AnnealedSchedule, FixedTemperature, Schedule, build_schedule
+from ead.samplers.vllm_processors import schedule_extra_args
+from ead.schedule import FixedTemperature, Schedule, build_schedule
 
 __all__ = ["ScheduleAgentLoop", "schedule_sampling_params", "step_of"]
 
@@ -40,13 +43,11 @@ __all__ = ["ScheduleAgentLoop", "schedule_sampling_params", "step_of"]
 def schedule_sampling_params(base: dict[str, Any], schedule: Schedule, step: int) -> dict[str, Any]:
     """The request's sampling params at RL step ``step``: ``base`` (verl's) with the schedule applied."""
     params = dict(base)
-    if isinstance(schedule, AnnealedSchedule):
-        params["temperature"] = 1.0
-        params["extra_args"] = {**(params.get("extra_args") or {}), **ead_extra_args(schedule, step)}
-    elif isinstance(schedule, FixedTemperature):
+    if isinstance(schedule, FixedTemperature):
         params["temperature"] = float(schedule.tau)
     else:
-        raise TypeError(f"ScheduleAgentLoop: unsupported schedule {type(schedule).__name__}")
+        params["temperature"] = 1.0
+        params["extra_args"] = {**(params.get("extra_args") or {}), **schedule_extra_args(schedule, step)}
     return params
 
 

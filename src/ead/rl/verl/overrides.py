@@ -13,8 +13,9 @@ is one edit. The keys and why (verl 0.9.1 source, paths relative to site-package
   the vLLM processor ``ead.samplers.vllm_processors:EADLogitsProcessor`` in
   ``rollout.engine_kwargs.vllm.logits_processors`` (forwarded to ``vllm serve --logits-processors``,
   workers/rollout/vllm_rollout/vllm_async_server.py), and our agent loop (``rollout.agent.agent_loop_config_path``
-  + ``default_agent_loop``) that puts the step's EAD parameters into each request's ``extra_args``.
-  With rl.fixed_tau_trains_at = one, fixed-tau cells also go through the agent loop, which sets the request
+  + ``default_agent_loop``) that puts the step's EAD parameters into each request's ``extra_args``. Every other
+  schedule kind (two_stage, linear, ead_mean, entropy_aware) goes the same way, the request carrying the schedule
+  itself (:func:`ead.samplers.vllm_processors.schedule_extra_args`). With rl.fixed_tau_trains_at = one, fixed-tau cells also go through the agent loop, which sets the request
   temperature while the trainer stays at 1.
 * TIS: ``algorithm.rollout_correction.rollout_is=token|sequence``, ``rollout_is_threshold=cap``,
   ``bypass_mode=false`` (bypass would make old = rollout log-probs and every weight 1), with
@@ -81,9 +82,10 @@ def cell_verl_settings(config: dict, cell: Cell) -> dict:
 
 
 def uses_agent_loop(config: dict, cell: Cell) -> bool:
-    """True if the cell's training rollouts go through our agent loop (EAD, or fixed tau trained at tau = 1)."""
+    """True if the cell's training rollouts go through our agent loop (every schedule but a fixed tau trained on
+    logits / tau)."""
     sampler = config["rl"]["samplers"][cell.sampler]
-    return sampler["kind"] == "ead" or sampler_trains_at(config, cell.sampler) == "one"
+    return sampler["kind"] != "fixed" or sampler_trains_at(config, cell.sampler) == "one"
 
 
 def agent_loop_entries(config: dict, cell: Cell) -> list[dict]:
@@ -101,8 +103,8 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
     settings = cell_verl_settings(config, cell)
     evaluation = rl["eval"]
     actor, rollout = "actor_rollout_ref.actor", "actor_rollout_ref.rollout"
-    is_ead = schedule["name"] == "ead"
-    trains_at_one = is_ead or sampler_trains_at(config, cell.sampler) == "one"
+    uses_processor = schedule["name"] != "fixed"  # EAD and every other schedule: our vLLM logits processor
+    trains_at_one = uses_processor or sampler_trains_at(config, cell.sampler) == "one"
     o: dict[str, object] = {
         # data (paper_data, converted by ead.rl.verl.data)
         "data.train_files": paths.train_files,
@@ -193,7 +195,7 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
     for key in ("clip_cov_ratio", "clip_cov_lb", "clip_cov_ub", "kl_cov_ratio", "ppo_kl_coef"):
         if key in algorithm:
             o[f"{actor}.policy_loss.{key}"] = algorithm[key]
-    if is_ead:
+    if uses_processor:
         o[f"{rollout}.engine_kwargs.vllm.logits_processors"] = [EAD_PROCESSOR_FQCN]
     overrides = [f"{key}={hydra_value(value)}" for key, value in o.items()]
     # engine_kwargs.vllm is an empty dict in verl's config and reward_kwargs is absent, so a new key needs Hydra's
