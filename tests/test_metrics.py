@@ -196,3 +196,14 @@ def test_verl_bootstrap_best_and_worst_are_the_expectation_of_verls_own_bootstra
         assert abs(estimate - expected) <= 4 * np.sqrt(expected * (1 - expected) / 4000) + 1 / 4000
     assert expected_best < pass_at_k([n], [c], k)[0] and expected_worst > worst_at_k([n], [c], k)[0]
     assert verl_best_at_k([n], [0], k)[0] == 0.0 and verl_worst_at_k([n], [n], k)[0] == 1.0
+
+
+def test_mean_group_ess_fraction_averages_each_groups_share():
+    from ead.metrics import ess_fraction, mean_group_ess_fraction
+
+    log_weights = np.array([0.0, 0.0, 0.0, 1.0, 0.0, -50.0])
+    groups = np.array([0, 0, 0, 1, 1, 1])
+    group_one = (np.e + 1) ** 2 / (3 * (np.e ** 2 + 1))  # the -50 sample carries ~no weight
+    assert ess_fraction(log_weights[:3]) == 1.0
+    assert mean_group_ess_fraction(log_weights, groups) == pytest.approx((1.0 + group_one) / 2)
+    assert mean_group_ess_fraction(np.zeros(4), np.array([3, 3, 7, 7])) == 1.0

@@ -64,6 +64,19 @@ def test_sequence_tis_weight_is_the_truncated_product_over_the_sequence():
     assert result.capped_fraction == 0.5  # row 0 sums to +0.2 (weight 1.22), row 1 to +79.1 (capped)
 
 
+def test_tis_ess_is_verls_effective_sample_size_of_the_truncated_weights():
+    """(mean w)^2 / mean(w^2) over the valid tokens' truncated weights (verl's rollout_is_eff_sample_size): 1 when
+    every weight is equal, lower as a few tokens carry the weight."""
+    old, behaviour, mask = constructed_log_probs()
+    for level in ("token", "sequence"):
+        result = tis_weights(old, behaviour, mask, level=level, cap=2.0)
+        w = result.weights[mask.bool()].double()
+        assert result.ess_fraction == pytest.approx(float(w.mean() ** 2 / (w ** 2).mean()), rel=1e-5)
+        assert 0 < result.ess_fraction < 1
+    on_policy = tis_weights(old, old, mask, level="token", cap=2.0)
+    assert on_policy.ess_fraction == pytest.approx(1.0)
+
+
 def test_tis_off_reports_statistics_but_no_weights():
     old, behaviour, mask = constructed_log_probs()
     result = tis_weights(old, behaviour, mask, level="none", cap=2.0)
@@ -474,6 +487,42 @@ def test_forking_token_training_puts_the_loss_on_the_masked_tokens_only(rl_input
     assert row["loss_token_fraction"] == pytest.approx(float(expected.sum() / batch.response_mask.sum()))
     row, batch, used = one_step({})
     assert torch.equal(used, batch.response_mask.bool()) and row["loss_token_fraction"] == 1.0
+
+
+def test_each_step_reports_the_per_group_ess_of_the_sequence_weights(rl_inputs, monkeypatch):
+    """sequence_ess_fraction: per rollout group, the ESS of exp(sum_t log pi_train - log pi_behaviour) over its n
+    responses as a share of n, averaged over groups (the premise probe's quantity, during training): below 1 for
+    EAD's rollouts trained at tau = 1, exactly 1 for a fixed tau trained on its own logits / tau."""
+    import logging
+
+    import ead.rl.train as train
+    from ead.metrics import ess_fraction
+
+    def one_step(sampler):
+        config = json.loads(json.dumps(CONFIG))
+        config["rl"].update(prompts_per_step=2, max_new_tokens=24)
+        config["rl"]["eval"].update(limit=4)
+        trainer = train.Trainer(cell_settings(config, Cell("tiny", "dapo", sampler, 4, 0)),
+                                str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"),
+                                logging.getLogger("test"))
+        seen = {}
+        rollout = trainer.rollout
+
+        def recording_rollout(step):
+            seen["rollout"] = rollout(step)
+            return seen["rollout"]
+
+        monkeypatch.setattr(trainer, "rollout", recording_rollout)
+        return trainer.train_step(0), seen["rollout"]
+
+    row, (_, _, batch, _, group_index) = one_step("ead_tis")
+    valid = batch.response_mask.double()
+    sequence_log_ratio = ((batch.target_logprobs.double() - batch.behaviour_logprobs.double()) * valid).sum(-1).numpy()
+    expected = np.mean([ess_fraction(sequence_log_ratio[group_index == g]) for g in np.unique(group_index)])
+    assert row["sequence_ess_fraction"] == pytest.approx(expected, rel=1e-4) and row["sequence_ess_fraction"] < 1
+    assert 0 < row["tis_ess_fraction"] <= 1
+    row, _ = one_step("tau1.2")
+    assert row["sequence_ess_fraction"] == 1.0 and row["tis_ess_fraction"] == pytest.approx(1.0)
 
 
 def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():

@@ -40,7 +40,7 @@ def test_backends_share_the_contracts_columns():
     assert train.CELL_COLUMNS is convert.CELL_COLUMNS is tables.CELL_COLUMNS
     assert train.PROBLEM_COLUMNS is convert.PROBLEM_COLUMNS is tables.PROBLEM_COLUMNS
     assert aggregate.TRAIN_METRICS is convert.TRAIN_METRICS is tables.TRAIN_METRICS
-    assert set(convert.STEP_COLUMNS) <= set(STEPS.columns) | {"actor_lr"}
+    assert set(convert.STEP_COLUMNS) <= set(STEPS.columns) | set(STEPS.optional) | {"actor_lr"}
 
 
 def test_settings_columns_are_what_the_grid_writes():

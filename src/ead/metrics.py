@@ -74,6 +74,23 @@ def informative_at_k(num_samples, num_correct, k: int) -> np.ndarray:
     return pass_at_k(num_samples, num_correct, k) - worst_at_k(num_samples, num_correct, k)
 
 
+def ess_fraction(log_weights: np.ndarray) -> float:
+    """Effective sample size of importance weights exp(``log_weights``) as a share of their number,
+    (sum w)^2 / (n sum w^2): 1 when all weights are equal (on-policy), 1/n when one sample carries all the weight.
+    Per problem, over its n samples' sequence-level weights pi_1 / pi_sampler: how many of a rollout group's samples
+    a sequence-level correction back to tau = 1 would effectively keep (Appendix B's off-policy cost)."""
+    weights = np.exp(log_weights - log_weights.max())  # scale-free: shift for overflow
+    return float(weights.sum() ** 2 / (weights.size * np.square(weights).sum()))
+
+
+def mean_group_ess_fraction(sequence_log_weights, group_index) -> float:
+    """Mean over rollout groups of :func:`ess_fraction` of each group's sequence log-weights: how much of a group a
+    sequence-level correction back to the trained policy effectively keeps, on average (1 on policy)."""
+    log_weights = np.asarray(sequence_log_weights, dtype=np.float64)
+    groups = np.asarray(group_index)
+    return float(np.mean([ess_fraction(log_weights[groups == group]) for group in np.unique(groups)]))
+
+
 def minimum_detectable_effect(differences, *, power: float = 0.8, confidence: float = 0.95) -> float:
     """Smallest true mean of paired ``differences`` (one per unit, e.g. problem or seed) that a two-sided test at
     ``confidence`` detects with probability ``power``: (z_{1-alpha/2} + z_power) * sd / sqrt(units)."""

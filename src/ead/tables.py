@@ -60,7 +60,8 @@ __all__ = [
     "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS",
     "MAJORITY_SAMPLES", "MAJORITY_SCALING", "PREMISES", "PREMISE_VERDICTS",
     "PROBLEM_COLUMNS", "PROFILE_COLUMN", "PROFILE_ENV", "SCHEDULE_TABLE",
-    "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table", "TableError",
+    "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table",
+    "TableError",
     "job_profile", "per_problem_metric", "summarise",
 ]
 
@@ -188,8 +189,14 @@ _PROBLEM_KINDS = {"step": "int", "evaluated_with": "str", "problem_id": "id", "n
 _ESTIMATE = {"metric": "str", "value": "float", "ci_low": "float", "ci_high": "float"}
 _CELL_TABLE = {**_CELL_KINDS, **SETTINGS_COLUMNS}
 
+#: Training metrics added after tables were first written, so optional in :data:`STEPS` (empty in older tables):
+#: ``loss_token_fraction`` (CPU backend: the share of response tokens the loss kept), ``tis_ess_fraction`` (verl's
+#: ``rollout_is_eff_sample_size`` of the step's truncated TIS weights, both backends) and ``sequence_ess_fraction``
+#: (CPU backend: per rollout group, the ESS of the sequence weights pi_train / pi_behaviour as a share of n, averaged
+#: over groups; what the premise probe reports before RL).
+LATER_TRAIN_METRICS = ["loss_token_fraction", "tis_ess_fraction", "sequence_ess_fraction"]
 STEPS = Table("steps", {"step": "int", **{metric: "float" for metric in TRAIN_METRICS}, **_CELL_TABLE},
-              optional={"loss_token_fraction": "float"})  # CPU backend: the share of tokens the loss kept
+              optional={metric: "float" for metric in LATER_TRAIN_METRICS})
 EVAL_PROBLEMS = Table("eval_problems", {**_PROBLEM_KINDS, **_CELL_TABLE})
 EVAL = Table("eval", {"step": "int", "evaluated_with": "str", **_ESTIMATE, **_CELL_TABLE})
 _CURVE = {**{column: _CELL_KINDS[column] for column in GROUP}, "step": "int", **_ESTIMATE, "num_seeds": "int",

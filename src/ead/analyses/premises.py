@@ -13,7 +13,7 @@ against the baseline sampler (same problems, same random numbers) with its CI an
 * the off-policy gap TIS would correct if the policy trained at tau = 1: per-token ``log_ratio`` (log pi_1 -
   log pi_sampler), the fraction of tokens and of sequences whose weight exp(log-ratio) exceeds ``tis_cap``, the
   mean sequence log-ratio, and ``sequence_ess_fraction``: per problem, the effective sample size of its n samples'
-  sequence weights as a share of n (:func:`ess_fraction`; 1 on policy);
+  sequence weights as a share of n (:func:`ead.metrics.ess_fraction`; 1 on policy);
 * ``greedy_accuracy`` (sampler-independent, one row).
 
 It then states three premises of the paper as verdicts (``ead.claims.decide`` on the paired CIs):
@@ -45,8 +45,8 @@ from ead.claims import combine, decide
 from ead.data.countdown import FAILURE_TYPES, failure_type, parse_problem, verify_chain
 from ead.evaluation import select_problems
 from ead.io import read_table, setup_logging
-from ead.metrics import (bootstrap_mean_ci, bootstrap_ratio_ci, informative_at_k, minimum_detectable_effect,
-                         pass_at_k)
+from ead.metrics import (bootstrap_mean_ci, bootstrap_ratio_ci, ess_fraction, informative_at_k,
+                         minimum_detectable_effect, pass_at_k)
 from ead.samplers.engines import load_hf_model, sample_hf
 from ead.schedule import build_schedule
 from ead.tables import PREMISE_VERDICTS, PREMISES
@@ -60,15 +60,6 @@ def step_dependent(schedule, steps: list[int]) -> bool:
         return False
     first = schedule.temperatures(PROBE_POSITIONS, steps[0])
     return any(not np.array_equal(schedule.temperatures(PROBE_POSITIONS, s), first) for s in steps[1:])
-
-
-def ess_fraction(log_weights: np.ndarray) -> float:
-    """Effective sample size of importance weights exp(``log_weights``) as a share of their number,
-    (sum w)^2 / (n sum w^2): 1 when all weights are equal (on-policy), 1/n when one sample carries all the weight.
-    Per problem, over its n samples' sequence-level weights pi_1 / pi_sampler: how many of a rollout group's samples
-    a sequence-level correction back to tau = 1 would effectively keep (Appendix B's off-policy cost)."""
-    weights = np.exp(log_weights - log_weights.max())  # scale-free: shift for overflow
-    return float(weights.sum() ** 2 / (weights.size * np.square(weights).sum()))
 
 
 def per_problem_quantities(samples: pd.DataFrame, problems: pd.DataFrame, tis_cap: float) -> pd.DataFrame:

@@ -2,9 +2,11 @@
 
 What the paper's Appendix B bounds, measured per sampler and step on the rollouts the trainer used: the mean
 token log-ratio log pi_train - log pi_behaviour (0 for an on-policy sampler: a fixed tau trained on logits / tau),
-the mean and the largest TIS weight, and the fraction of tokens whose weight was truncated at the cap. A sampler
-without TIS logs its weights against rl.tis_cap all the same (it does not use them). Effective sample sizes per
-rollout group are not recorded by the trainer (issue #17); the premise probe reports them before RL.
+the mean and the largest TIS weight, the fraction of tokens whose weight was truncated at the cap, verl's effective
+sample size of the truncated weights (``rollout_is_eff_sample_size``, a share of the batch's tokens), and per rollout
+group the effective sample size of the untruncated sequence weights pi_train / pi_behaviour as a share of n (mean over
+groups; the premise probe's ``sequence_ess_fraction``, during training). A sampler without TIS logs its weights
+against rl.tis_cap all the same (it does not use them).
 
 Run:
     python -m ead.plots.beyond_off_policy_cost --eval-curves results/rl/eval_curves.csv \
@@ -19,18 +21,23 @@ from ead.plots.style import apply_style
 
 PANELS = {"behaviour_target_log_ratio": "mean token log-ratio (train - behaviour)",
           "tis_weight_mean": "mean TIS weight", "tis_weight_max": "largest TIS weight",
-          "tis_capped_fraction": "fraction of tokens truncated"}
+          "tis_capped_fraction": "fraction of tokens truncated",
+          "tis_ess_fraction": "ESS of truncated token weights / tokens",
+          "sequence_ess_fraction": "ESS of sequence weights / n, per group"}
+COLUMNS = 3
 
 
 def plot(eval_curves, train_curves, experiment, k):
     apply_style()
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(3.6 * len(PANELS), 3.0))
+    rows = -(-len(PANELS) // COLUMNS)
+    fig, axes = plt.subplots(rows, COLUMNS, figsize=(3.6 * COLUMNS, 3.0 * rows), squeeze=False)
+    axes = axes.ravel()
     for ax, (metric, label) in zip(axes, PANELS.items()):
         draw_curves(ax, select(train_curves, experiment, metric), experiment["samplers"])
         ax.set(xlabel="RL step", ylabel=label)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.12), ncol=min(len(labels), 5), fontsize=8)
-    fig.suptitle("Off-policy cost of each schedule during RL (mean of seeds, 95% CI)", y=1.2, fontsize=10)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.08), ncol=min(len(labels), 5), fontsize=8)
+    fig.suptitle("Off-policy cost of each schedule during RL (mean of seeds, 95% CI)", y=1.14, fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -23,8 +23,8 @@ import pandas as pd
 
 from ead.io import setup_logging
 from ead.metrics import bootstrap_mean_ci, two_way_bootstrap_mean_ci
-from ead.tables import (CONFIG_COLUMNS, EVAL_CURVES, EVAL_PROBLEMS, GROUP, STEPS, TRAIN_CURVES, TRAIN_METRICS,
-                        per_problem_metric)
+from ead.tables import (CONFIG_COLUMNS, EVAL_CURVES, EVAL_PROBLEMS, GROUP, LATER_TRAIN_METRICS, STEPS, TRAIN_CURVES,
+                        TRAIN_METRICS, per_problem_metric)
 
 __all__ = ["eval_curves", "train_curves"]
 
@@ -33,7 +33,9 @@ def train_curves(steps: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     rows = []
     for key, group in steps.groupby(GROUP + ["step"], sort=True):
         config = group.iloc[0][CONFIG_COLUMNS].to_dict()
-        for metric in TRAIN_METRICS:
+        for metric in TRAIN_METRICS + LATER_TRAIN_METRICS:
+            if metric not in group:  # a later metric in a steps table not read through STEPS
+                continue
             values = group[metric].dropna().to_numpy(dtype=float)
             if values.size == 0:
                 continue

@@ -90,6 +90,7 @@ class TISWeights:
     mean: float
     max: float
     capped_fraction: float  # valid tokens (token level) or sequences (sequence level) whose raw weight > cap
+    ess_fraction: float  # verl's rollout_is_eff_sample_size: ESS of the truncated weights over the batch's tokens, / n
 
 
 def tis_weights(old_log_prob: torch.Tensor, behaviour_log_prob: torch.Tensor, response_mask: torch.Tensor, *,
@@ -106,8 +107,8 @@ def tis_weights(old_log_prob: torch.Tensor, behaviour_log_prob: torch.Tensor, re
     mask = response_mask.to(torch.float32)
     log_ratio = (old_log_prob - behaviour_log_prob) * mask
     statistic_level = "token" if level == "none" else level
-    weights, _ = compute_rollout_correction_weights(log_ratio, mask, rollout_is=statistic_level,
-                                                    rollout_is_threshold=cap)
+    weights, verl_metrics = compute_rollout_correction_weights(log_ratio, mask, rollout_is=statistic_level,
+                                                               rollout_is_threshold=cap)
     valid = mask.bool()
     if statistic_level == "sequence":
         rows = valid.any(-1)
@@ -120,7 +121,8 @@ def tis_weights(old_log_prob: torch.Tensor, behaviour_log_prob: torch.Tensor, re
         values = weights[valid]
     mean = float(values.mean()) if values.numel() else 1.0
     maximum = float(values.max()) if values.numel() else 1.0
-    return TISWeights(None if level == "none" else weights, mean, maximum, capped)
+    return TISWeights(None if level == "none" else weights, mean, maximum, capped,
+                      float(verl_metrics["rollout_is_eff_sample_size"]))
 
 
 def policy_loss(config, *, old_log_prob: torch.Tensor, log_prob: torch.Tensor, advantages: torch.Tensor,

@@ -41,6 +41,7 @@ from tqdm import tqdm
 from ead.checkpoints import discard, job_fingerprint, resumable, stamp
 from ead.evaluation import evaluate, select_problems
 from ead.io import atomic_directory, read_table, setup_logging
+from ead.metrics import mean_group_ess_fraction
 from ead.models import save_hf_model
 from ead.models.tiny_policy import encode_strict
 from ead.rewards import add_grader_argument, configure_grader, grade_many
@@ -191,6 +192,9 @@ class Trainer:
             "tis_weight_mean": tis.mean,
             "tis_weight_max": tis.max,
             "tis_capped_fraction": tis.capped_fraction,
+            "tis_ess_fraction": tis.ess_fraction,
+            "sequence_ess_fraction": mean_group_ess_fraction(
+                ((old_log_prob - batch.behaviour_logprobs) * valid).sum(-1).numpy(), group_index),
             "behaviour_target_log_ratio": float(((old_log_prob - batch.behaviour_logprobs) * valid).sum() / valid.sum()),
             "rollout_s": sampled - started - self.grade_seconds,
             "grade_s": self.grade_seconds,

@@ -58,6 +58,7 @@ STEP_COLUMNS = {
     "tis_weight_mean": "rollout_corr/rollout_is_mean",  # trainer/ppo/rollout_corr_helper.py
     "tis_weight_max": "rollout_corr/rollout_is_max",
     "tis_capped_fraction": "rollout_corr/rollout_is_ratio_fraction_high",
+    "tis_ess_fraction": "rollout_corr/rollout_is_eff_sample_size",
     "rollout_s": "timing_s/gen",  # metric_utils.py compute_timing_metrics (marked_timer names, v1 trainer_base)
     "grade_s": "timing_s/reward",
     "update_s": "timing_s/update_actor",
