@@ -462,31 +462,42 @@ def cpu_uva_buffers():
     import vllm.v1.worker.cpu.shm  # noqa: F401  (import side effect: gpu buffer_utils.UvaBuffer -> CPU version)
 
 
-def test_v2_apply_on_constructed_batch(cpu_uva_buffers):
-    """Model Runner V2 class on hand-built runner state (slots, positions), as the V2 sampler calls it."""
+def v2_processor(prompt_lengths: list[int], vocab_size: int):
+    """An EADLogitsProcessorV2 on hand-built runner state: one slot per prompt length."""
+    req_states = SimpleNamespace(
+        device=torch.device("cpu"), max_num_reqs=len(prompt_lengths), vocab_size=vocab_size,
+        prompt_len=SimpleNamespace(gpu=torch.tensor(prompt_lengths, dtype=torch.int32)),
+    )
+    return vllm_processors.EADLogitsProcessorV2(SimpleNamespace(), req_states)
+
+
+def v2_context(processor, slots: list[int], outputs_so_far: list[int]):
+    """The V2 sampler's LogitsContext for rows at ``slots`` (in that order) that have generated ``outputs_so_far``
+    tokens: the predicted token's output index is pos + 1 - prompt_len."""
     from vllm.v1.worker.gpu.sample.logits_processor import LogitsContext
 
-    num_slots = 6
-    prompt_len = torch.tensor([5, 3, 7, 4, 2, 9], dtype=torch.int32)
-    req_states = SimpleNamespace(
-        device=torch.device("cpu"), max_num_reqs=num_slots, vocab_size=4, prompt_len=SimpleNamespace(gpu=prompt_len)
+    prompt_len = processor.req_states.prompt_len.gpu
+    pos = [prompt_len[s].item() - 1 + n for s, n in zip(slots, outputs_so_far)]
+    return LogitsContext(
+        expanded_idx_mapping=torch.tensor(slots, dtype=torch.int32), idx_mapping=torch.tensor(slots, dtype=torch.int32),
+        idx_mapping_np=np.array(slots, dtype=np.int32), expanded_local_pos=torch.zeros(len(slots), dtype=torch.int32),
+        input_ids=torch.zeros(len(slots), dtype=torch.int32), pos=torch.tensor(pos, dtype=torch.int64),
+        seq_lens_upper_bound_np=np.array(pos) + 1,
     )
-    processor = vllm_processors.EADLogitsProcessorV2(SimpleNamespace(), req_states)
+
+
+def test_v2_apply_on_constructed_batch(cpu_uva_buffers):
+    """Model Runner V2 class on hand-built runner state (slots, positions), as the V2 sampler calls it."""
+    processor = v2_processor([5, 3, 7, 4, 2, 9], vocab_size=4)
     slot_spec = {0: EAD_A, 2: None, 3: EAD_B, 5: EAD_A}
     for slot, extra in slot_spec.items():
         assert processor.add_request(slot, sampling_params(extra)) is (extra is not None)
     processor.apply_staged_writes()
 
-    # Rows in a different order than slots; the predicted token's output index is pos + 1 - prompt_len.
+    # Rows in a different order than slots.
     slots = [3, 0, 2, 5]
     outputs_so_far = [4, 0, 6, 15]
-    pos = [prompt_len[s].item() - 1 + n for s, n in zip(slots, outputs_so_far)]
-    ctx = LogitsContext(
-        expanded_idx_mapping=torch.tensor(slots, dtype=torch.int32), idx_mapping=torch.tensor(slots, dtype=torch.int32),
-        idx_mapping_np=np.array(slots, dtype=np.int32), expanded_local_pos=torch.zeros(4, dtype=torch.int32),
-        input_ids=torch.zeros(4, dtype=torch.int32), pos=torch.tensor(pos, dtype=torch.int64),
-        seq_lens_upper_bound_np=np.array(pos) + 1,
-    )
+    ctx = v2_context(processor, slots, outputs_so_far)
     logits = torch.ones(4, 4)
     processor.apply(logits, ctx)
     want = [1.0 / expected_tau(slot_spec[s], n) for s, n in zip(slots, outputs_so_far)]
@@ -502,26 +513,14 @@ def test_v2_apply_on_constructed_batch(cpu_uva_buffers):
 
 def test_v2_schedule_slots_match_the_hf_processor(cpu_uva_buffers):
     """Model Runner V2 with EAD, linear, gate and plain slots in one batch, rows in another order than slots."""
-    from vllm.v1.worker.gpu.sample.logits_processor import LogitsContext
-
-    prompt_len = torch.tensor([5, 3, 7, 4, 2], dtype=torch.int32)
-    req_states = SimpleNamespace(
-        device=torch.device("cpu"), max_num_reqs=5, vocab_size=32, prompt_len=SimpleNamespace(gpu=prompt_len)
-    )
-    processor = vllm_processors.EADLogitsProcessorV2(SimpleNamespace(), req_states)
+    processor = v2_processor([5, 3, 7, 4, 2], vocab_size=32)
     slot_spec = {0: LINEAR, 1: EAD_A, 2: None, 3: GATE, 4: GATE}
     for slot, extra in slot_spec.items():
         processor.add_request(slot, sampling_params(extra))
     processor.apply_staged_writes()
     slots = [3, 0, 2, 1, 4]
     outputs_so_far = [4, 6, 1, 12, 0]
-    pos = [prompt_len[s].item() - 1 + n for s, n in zip(slots, outputs_so_far)]
-    ctx = LogitsContext(
-        expanded_idx_mapping=torch.tensor(slots, dtype=torch.int32), idx_mapping=torch.tensor(slots, dtype=torch.int32),
-        idx_mapping_np=np.array(slots, dtype=np.int32), expanded_local_pos=torch.zeros(5, dtype=torch.int32),
-        input_ids=torch.zeros(5, dtype=torch.int32), pos=torch.tensor(pos, dtype=torch.int64),
-        seq_lens_upper_bound_np=np.array(pos) + 1,
-    )
+    ctx = v2_context(processor, slots, outputs_so_far)
     logits = random_logits(5)
     want = torch.stack([expected_row(slot_spec[s], n, logits[row])
                         for row, (s, n) in enumerate(zip(slots, outputs_so_far))])

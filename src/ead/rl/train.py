@@ -176,6 +176,7 @@ class Trainer:
         updated = time.perf_counter()
 
         valid = mask.float()
+        log_ratio = (old_log_prob - batch.behaviour_logprobs) * valid  # log pi_train - log pi_behaviour per token
         mean_of = lambda key: float(np.mean([m[key] for m in metrics])) if key in metrics[0] else float("nan")  # noqa: E731
         return {
             "step": step,
@@ -193,9 +194,8 @@ class Trainer:
             "tis_weight_max": tis.max,
             "tis_capped_fraction": tis.capped_fraction,
             "tis_ess_fraction": tis.ess_fraction,
-            "sequence_ess_fraction": mean_group_ess_fraction(
-                ((old_log_prob - batch.behaviour_logprobs) * valid).sum(-1).numpy(), group_index),
-            "behaviour_target_log_ratio": float(((old_log_prob - batch.behaviour_logprobs) * valid).sum() / valid.sum()),
+            "sequence_ess_fraction": mean_group_ess_fraction(log_ratio.sum(-1).numpy(), group_index),
+            "behaviour_target_log_ratio": float(log_ratio.sum() / valid.sum()),
             "rollout_s": sampled - started - self.grade_seconds,
             "grade_s": self.grade_seconds,
             "update_s": updated - sampled,

@@ -180,7 +180,7 @@ def parse_ead_extra_args(extra_args: dict[str, Any] | None) -> EADRequestParams 
     return params
 
 
-def _validate_request(sampling_params) -> EADRequestParams | None:
+def _validate_request(sampling_params) -> EADRequestParams | ScheduleRequest | None:
     """Shared ``validate_params`` body: parse extra_args and refuse a second temperature scaling."""
     params = parse_request(sampling_params.extra_args)
     if params is not None and sampling_params.temperature != 1.0:
@@ -207,14 +207,14 @@ def _divide_by_schedules(logits, rows: list[int], requests: list[ScheduleRequest
     for key, members in groups.items():
         schedule, step = key[0], key[1]
         group_rows = torch.tensor([rows[i] for i in members], dtype=torch.long, device=logits.device)
+        selected = logits[group_rows]  # a copy (advanced indexing), gathered once
         if schedule.reads_logits:
             compute_dtype = torch.promote_types(logits.dtype, torch.float32)
-            log_probs = torch.log_softmax(logits[group_rows].to(compute_dtype), dim=-1)
-            tau = schedule.token_temperatures(log_probs, key[2], step)
+            tau = schedule.token_temperatures(torch.log_softmax(selected.to(compute_dtype), dim=-1), key[2], step)
         else:
             tau = torch.as_tensor(schedule.temperatures(np.asarray([positions[i] for i in members]), step),
                                   dtype=torch.float64, device=logits.device)
-        logits[group_rows] = logits[group_rows] / tau.to(logits.dtype).unsqueeze(1)
+        logits[group_rows] = selected / tau.to(logits.dtype).unsqueeze(1)
     return logits
 
 

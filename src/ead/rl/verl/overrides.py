@@ -15,8 +15,8 @@ is one edit. The keys and why (verl 0.9.1 source, paths relative to site-package
   workers/rollout/vllm_rollout/vllm_async_server.py), and our agent loop (``rollout.agent.agent_loop_config_path``
   + ``default_agent_loop``) that puts the step's EAD parameters into each request's ``extra_args``. Every other
   schedule kind (two_stage, linear, ead_mean, entropy_aware) goes the same way, the request carrying the schedule
-  itself (:func:`ead.samplers.vllm_processors.schedule_extra_args`). With rl.fixed_tau_trains_at = one, fixed-tau cells also go through the agent loop, which sets the request
-  temperature while the trainer stays at 1.
+  itself (:func:`ead.samplers.vllm_processors.schedule_extra_args`). With rl.fixed_tau_trains_at = one, fixed-tau
+  cells also go through the agent loop, which sets the request temperature while the trainer stays at 1.
 * TIS: ``algorithm.rollout_correction.rollout_is=token|sequence``, ``rollout_is_threshold=cap``,
   ``bypass_mode=false`` (bypass would make old = rollout log-probs and every weight 1), with
   ``rollout.calculate_log_probs=true`` and ``rollout.logprobs_mode=processed_logprobs`` (behaviour log-probs after
