@@ -21,7 +21,7 @@ import torch
 import yaml
 
 from ead.io import atomic_path, setup_logging
-from ead.rl.grid import Cell, cell_settings
+from ead.settings.rl import Cell, cell_settings
 from ead.rl.train import Trainer
 
 CELLS = [("dapo", "tau1.0"), ("dapo", "ead"), ("dapo", "ead_tis"), ("grpo", "ead")]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from ead.analyses.common import task_prompt, select_questions
+from ead.analyses.common import task_prompt, sample_questions
 from ead.io import atomic_path, read_table
 from ead.samplers import hf as current
 from ead.samplers.engines import encode_prompts, load_hf_model
@@ -89,7 +89,7 @@ def main():
     torch.set_num_threads(args.threads)
     baseline = load_baseline(args.baseline)
     model, tokenizer = load_hf_model(args.model)
-    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data)
+    questions = sample_questions(read_table(args.data), args.num_questions, args.question_seed, args.data)
     encoded = encode_prompts(tokenizer, [task_prompt(q, "mmlu") for q in questions["question"]], chat_template=True)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     input_ids, attention_mask = current.left_pad([tokens for tokens in encoded for _ in range(args.samples)], pad_id)

@@ -21,7 +21,7 @@ import time
 import numpy as np
 import torch
 
-from ead.analyses.common import task_prompt, select_questions
+from ead.analyses.common import task_prompt, sample_questions
 from ead.io import atomic_path, read_table
 from ead.rewards import grade_many
 from ead.samplers.engines import load_hf_model, sample_hf
@@ -47,7 +47,7 @@ def main():
     torch.set_num_threads(args.threads)
     budgets = sorted(set(args.budgets))
     model, tokenizer = load_hf_model(args.model)
-    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data)
+    questions = sample_questions(read_table(args.data), args.num_questions, args.question_seed, args.data)
     started = time.perf_counter()
     samples = sample_hf(model, tokenizer, questions["id"].tolist(),
                         [task_prompt(q, args.task) for q in questions["question"]], FixedTemperature(args.tau),

@@ -13,11 +13,11 @@ import torch
 from transformers import AutoTokenizer
 
 from ead.analyses import forking, majority_scaling
-from ead.analyses.common import (add_vote_groups, maj_curves, select_questions, solution_steps,
-                                 summarise, task_prompt)
+from ead.analyses.common import (add_vote_groups, maj_curves, sample_questions, solution_steps,
+                                 bootstrap_cell_means, task_prompt)
 from ead.analyses.entropy_by_position import entropy_by_position, rescore_entropies
 from ead.analyses.entropy_by_position import main as entropy_main
-from ead.analyses.summarise import main as summarise_main
+from ead.analyses.summary_tables import main as summarise_main
 from ead.rewards import answers_unique
 from ead.samplers.engines import encode_prompts
 from ead.analyses.forking import select_references
@@ -117,7 +117,7 @@ def test_maj_curves_group_math_verify_equivalent_answers():
 
 def test_summarise_is_mean_with_bootstrap_ci_over_units():
     per_unit = pd.DataFrame({"cell": ["x"] * 4 + ["y"] * 2, "v": [1.0, 0.0, 0.5, 0.5, 0.2, 0.4]})
-    table = summarise(per_unit, ["cell"], "v", resamples=300, seed=1).set_index("cell")
+    table = bootstrap_cell_means(per_unit, ["cell"], "v", resamples=300, seed=1).set_index("cell")
     assert table.loc["x", "value"] == pytest.approx(0.5) and table.loc["y", "num_units"] == 2
     assert table.loc["x", ["value", "ci_low", "ci_high"]].tolist() == pytest.approx(
         list(bootstrap_mean_ci([1.0, 0.0, 0.5, 0.5], resamples=300, seed=1)))
@@ -177,9 +177,9 @@ def test_forking_summary_keeps_the_requested_k_and_refuses_a_k_beyond_the_contin
 def test_question_selection_and_prompts():
     table = pd.DataFrame({"id": [f"q{i}" for i in range(10)], "question": ["?"] * 10, "answer": ["1"] * 10,
                           "solution": ["a\nb\n#### 1"] * 5 + ["a\nb\nc\n#### 1"] * 5})
-    subset = select_questions(table, 3, seed=0, source="t")
-    assert len(subset) == 3 and subset.equals(select_questions(table, 3, seed=0, source="t"))
-    easy = select_questions(table, 10, seed=0, source="t", max_solution_steps=2)
+    subset = sample_questions(table, 3, seed=0, source="t")
+    assert len(subset) == 3 and subset.equals(sample_questions(table, 3, seed=0, source="t"))
+    easy = sample_questions(table, 10, seed=0, source="t", max_solution_steps=2)
     assert list(easy["id"]) == [f"q{i}" for i in range(5)] and solution_steps("a\nb\n#### 1") == 2
     assert task_prompt("2+2?", "gsm8k").endswith("\\boxed{}.") and "The answer is (X)" in task_prompt("Q", "mmlu")
     # countdown: the bare problem the tiny policies were trained on, no instruction
@@ -187,9 +187,9 @@ def test_question_selection_and_prompts():
     with pytest.raises(ValueError, match="No chain-of-thought prompt for task 'arc'"):
         task_prompt("Q", "arc")
     splits = table.assign(split=["train"] * 6 + ["test"] * 4)
-    assert list(select_questions(splits, 10, seed=0, source="t", split="test")["id"]) == ["q6", "q7", "q8", "q9"]
+    assert list(sample_questions(splits, 10, seed=0, source="t", split="test")["id"]) == ["q6", "q7", "q8", "q9"]
     with pytest.raises(SystemExit, match="t: no rows of split 'val'; splits: \\['test', 'train'\\]"):
-        select_questions(splits, 2, seed=0, source="t", split="val")
+        sample_questions(splits, 2, seed=0, source="t", split="val")
     assert answers_unique("mmlu") and answers_unique("gsm8k") and not answers_unique("countdown")
 
 
@@ -240,7 +240,7 @@ def test_unknown_subject_and_bad_engine_options_are_named(tiny_model_dir, mmlu_l
 
 
 def test_the_summary_job_gives_the_one_go_table_from_the_samples_alone(tiny_model_dir, mmlu_like, tmp_path):
-    """What the workflow runs (the job without summary options, then python -m ead.analyses.summarise) writes the
+    """What the workflow runs (the job without summary options, then python -m ead.analyses.summary_tables) writes the
     table of a one-go run byte for byte."""
     run_entropy(tiny_model_dir, mmlu_like, tmp_path)
     alone = tmp_path / "alone"

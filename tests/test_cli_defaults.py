@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ead.config import load_layered_config
+from ead.settings.layering import load_layered_config
 from ead.models.tiny_policy import TinyPolicyShape
 from ead.schedule import AnnealedSchedule
 
@@ -139,7 +139,7 @@ def test_library_defaults_equal_the_config():
 
 def test_no_hidden_constants_tis_cap_and_d_max_come_from_the_config():
     from ead.analyses.schedule_table import schedule_table
-    from ead.rl.grid import Cell, cell_settings
+    from ead.settings.rl import Cell, cell_settings
 
     config = load_layered_config(ROOT / "configs" / "config.yaml")
     config["rl"]["tis_cap"] = 3.0

@@ -6,14 +6,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ead.config import ConfigError, load_layered_config, restated_keys, validate_config
+from ead.settings import ConfigError, validate_config
+from ead.settings.layering import load_layered_config, restated_keys
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 
 def load(*names):
-    """Layer config files by the workflow's one rule (ead.config.load_layered_config)."""
+    """Layer config files by the workflow's one rule (ead.settings.load_layered_config)."""
     return load_layered_config(*(ROOT / "configs" / name for name in names))
 
 
@@ -35,10 +36,11 @@ def with_change(section, key, value):
         (with_change("ead", "tau_maxx", 1.2), r"unknown key\(s\) ead\.tau_maxx"),
         (with_change("ead", "tau_max", "hot"), r"ead\.tau_max = 'hot': 'hot' is not of type 'number'"),
         (with_change("ead", "warmup", 2.5), r"ead\.warmup = 2\.5: 2\.5 is not of type 'integer'"),
-        (with_change("ead", "tau_min", 1.5), r"ead\.tau_min = 1\.5 must be <= ead\.tau_max = 1\.2"),
-        (with_change("ead", "d0", 0), r"ead\.d0 = 0 must be > 0"),
-        (with_change("ead", "d0", -5), r"ead\.d0 = -5 must be > 0"),
-        (with_change("ead", "warmup", -1), r"ead\.warmup = -1 must be >= 0"),
+        # the schedule's own checks, named under the ead block (one check, in ead.schedule)
+        (with_change("ead", "tau_min", 1.5), r"ead: .*tau_min must be <= tau_max, got tau_min=1\.5 > tau_max=1\.2"),
+        (with_change("ead", "d0", 0), r"ead: .*d0 must be > 0, got d0=0"),
+        (with_change("ead", "d0", -5), r"ead: .*d0 must be > 0, got d0=-5"),
+        (with_change("ead", "warmup", -1), r"ead: .*warmup \(c\) must be >= 0, got warmup=-1"),
         (with_change("schedule_figure", "decays", []), r"schedule_figure\.decays = \[\]"),
         (with_change("schedule_figure", "decays", [25, 50000]),
          r"schedule_figure\.decays = \[25, 50000\]: every decay rate must be <= ead\.d_max = 40000"),
@@ -102,7 +104,7 @@ def without_analysis_key(section, key):
 
 
 def test_the_model_chooses_the_task_of_an_analysis():
-    from ead.config import analysis_model_settings, analysis_task
+    from ead.settings.analyses import analysis_model_settings, analysis_task
 
     config = load("config.yaml")
     hub = analysis_model_settings(config, "forking", "smollm2-135m-instruct")
@@ -264,7 +266,7 @@ def test_two_stage_samplers_state_their_own_keys_on_either_backend():
 
 
 def test_schedule_shape_samplers_and_per_sampler_training_temperature():
-    from ead.rl.grid import Cell, cell_settings, sampler_schedule
+    from ead.settings.rl import Cell, cell_settings, sampler_schedule
 
     config = copy.deepcopy(load("config.yaml"))
     samplers = config["rl"]["samplers"]
@@ -310,7 +312,7 @@ def test_a_sharpened_policy_copies_a_trained_one_and_is_nothing_else():
 # --- Overrides: overlays and --config (README, "Changing an experiment") ---
 
 def test_command_line_overrides_restore_yaml_types_and_nest_dunder_keys():
-    from ead.config import command_line_overrides
+    from ead.settings.layering import command_line_overrides
 
     # what Snakemake's --config parser hands over: nested scalars as strings (YAML BaseLoader), top-level ones typed
     raw = {"ead": {"tau_max": "1.5", "warmup": "3"}, "rl__eval__k": "[1, 8]", "rl__steps": 4, "profile": "x",
@@ -320,7 +322,7 @@ def test_command_line_overrides_restore_yaml_types_and_nest_dunder_keys():
 
 
 def test_command_line_overrides_merge_into_the_config_key_by_key():
-    from ead.config import apply_command_line_overrides
+    from ead.settings.layering import apply_command_line_overrides
 
     config = load("config.yaml")
     before = dict(config["ead"])
@@ -333,7 +335,7 @@ def test_command_line_overrides_merge_into_the_config_key_by_key():
 
 
 def test_an_empty_mapping_in_an_overlay_is_an_error_naming_the_key():
-    from ead.config import check_overlays
+    from ead.settings.layering import check_overlays
 
     base = load("config.yaml")
     with pytest.raises(ConfigError, match=r"x\.yaml: rl\.experiments = \{\} cannot take effect"):
@@ -344,7 +346,7 @@ def test_an_empty_mapping_in_an_overlay_is_an_error_naming_the_key():
 
 
 def test_a_repeated_configfile_flag_is_an_error():
-    from ead.config import check_configfile_flags
+    from ead.settings.layering import check_configfile_flags
 
     check_configfile_flags(["snakemake", "--configfile", "a.yaml", "b.yaml", "--cores", "all"])
     with pytest.raises(ConfigError, match="--configfile given 2 times"):

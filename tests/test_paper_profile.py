@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ead.config import load_layered_config
-from ead.rl.grid import expand_grid, learning_rate, sampler_schedule
+from ead.settings.layering import load_layered_config
+from ead.settings.rl import expand_grid, learning_rate, sampler_schedule
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "paper.yaml")

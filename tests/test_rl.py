@@ -12,14 +12,14 @@ import pytest
 import torch
 import yaml
 
-from ead.config import ConfigError, validate_config
+from ead.settings import ConfigError, validate_config
 from ead.data.countdown import generate_countdown
 from ead.io import write_table
 from ead.metrics import pass_at_k, two_way_bootstrap_mean_ci, verl_best_at_k
 from ead.models import save_hf_model
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 from ead.rl.aggregate import eval_curves
-from ead.rl.grid import Cell, cell_settings, expand_grid, learning_rate
+from ead.settings.rl import Cell, cell_settings, expand_grid, learning_rate
 from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
 from ead.rl.train import response_log_probs
 from ead.samplers.hf import left_pad, sample
@@ -236,7 +236,7 @@ def test_grid_is_the_deduplicated_union_of_experiments_with_lr_by_n():
 
 
 def test_reported_ks_are_the_powers_of_two_up_to_n_and_n():
-    from ead.rl.grid import reported_ks
+    from ead.settings.rl import reported_ks
 
     assert reported_ks(16) == [1, 2, 4, 8, 16] and reported_ks(12) == [1, 2, 4, 8, 12] and reported_ks(1) == [1]
 
@@ -527,7 +527,7 @@ def test_each_step_reports_the_per_group_ess_of_the_sequence_weights(rl_inputs, 
 
 def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():
     from ead.rl.cell_eval import cell_summary
-    from ead.tables import summarise
+    from ead.tables import pass_worst_summary
 
     problems = pd.DataFrame({"step": [0, 0, 2, 2], "evaluated_with": "eval_tau", "problem_id": ["a", "b", "a", "b"],
                              "num_samples": [4] * 4,
@@ -536,7 +536,7 @@ def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():
     for ks in ([1, 4], [2]):
         summary = cell_summary(problems, ks, seed=3)
         for step, group in problems.groupby("step"):
-            expected = summarise(group, ks, seed=3)
+            expected = pass_worst_summary(group, ks, seed=3)
             got = summary[summary.step == step].reset_index(drop=True)
             pd.testing.assert_frame_equal(got[expected.columns], expected)
         assert set(summary.policy) == {"tiny1m"} and set(summary.sampler) == {"ead"}

@@ -44,8 +44,8 @@ def test_backends_share_the_contracts_columns():
 
 
 def test_settings_columns_are_what_the_grid_writes():
-    from ead.config import load_layered_config
-    from ead.rl.grid import Cell, cell_settings, table_columns
+    from ead.settings.layering import load_layered_config
+    from ead.settings.rl import Cell, cell_settings, table_columns
 
     config = load_layered_config(ROOT / "configs" / "config.yaml")
     columns = table_columns(cell_settings(config, Cell("tiny1m", "dapo", "ead_tis", 8, 0)))

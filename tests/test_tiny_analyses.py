@@ -18,7 +18,7 @@ from ead.analyses.forking import main as forking_main
 from ead.analyses.majority_scaling import main as majority_main
 from ead.data.countdown import ROLES, response_roles
 from ead.metrics import bootstrap_mean_ci
-from ead.samplers.hf import entropy_from_log_probs
+from ead.metrics import entropy_from_log_probs
 from ead.tables import CLAIMS, ENTROPY_BY_ROLE, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES
 
 LOG = logging.getLogger("test")

@@ -25,16 +25,17 @@ import pandas as pd
 import pytest
 import yaml
 
-from ead.config import ConfigError, load_layered_config, validate_config
+from ead.settings import ConfigError, validate_config
+from ead.settings.layering import load_layered_config
 from ead.metrics import pass_at_k, worst_at_k
 from ead.rl.aggregate import eval_curves, train_curves
-from ead.rl.grid import Cell, cell_config, cell_settings, expand_grid, sampler_schedule, table_columns
+from ead.settings.rl import Cell, cell_config, cell_settings, expand_grid, sampler_schedule, table_columns
 from ead.samplers.vllm_processors import ScheduleRequest, ead_extra_args, parse_request
 from ead.schedule import AnnealedSchedule, FixedTemperature, build_schedule
 from ead.tables import TRAIN_METRICS
 from ead.rl.verl import convert, overrides
 from ead.rl.verl.agent_loop import schedule_sampling_params, step_of
-from ead.rl.verl.hub import verl_rows
+from ead.hub import verl_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -663,7 +664,7 @@ def test_paper_profile_dry_run_lists_every_cell(workdir):
         assert f"results/analyses/{analysis}/{model}.csv" in output
         assert f"--model results/paper/models/{model} " in output
     analysis_commands = [line for line in output.splitlines() if "python -m ead.analyses." in line
-                         and not any(job in line for job in ("schedule_table", "summarise", "ead.analyses.claims"))]
+                         and not any(job in line for job in ("schedule_table", "summary_tables", "ead.analyses.claims"))]
     assert len(analysis_commands) == 4 and all("--engine vllm --" in line for line in analysis_commands)
     assert counts["analysis_summary"] == 4  # each table from its samples, on CPU (no GPU resources: below)
     # Figs. 1 and 2's claims on the paper's own models (no tiny policy exists here), then into results/claims.csv

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from ead.config import load_layered_config
-from ead.rl.grid import expand_grid
+from ead.settings.layering import load_layered_config
+from ead.settings.rl import expand_grid
 
 ROOT = Path(__file__).resolve().parents[1]
 # Downloads (registry wheels) are shared with the rest of the test suite instead of being fetched per copy.

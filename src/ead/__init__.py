@@ -1,3 +1,13 @@
-"""Exploratory Annealed Decoding (EAD): schedules, samplers, data, rewards, metrics, RL backends, plots."""
+"""Exploratory Annealed Decoding (EAD): schedules, samplers, data, rewards, metrics, RL backends, plots.
+
+Layers (a module imports only from its own layer or those below it; no package imports back up):
+
+    plots, summary                              read result tables, draw figures / results/summary.md
+    analyses, evaluation, rl (train, verl)      jobs: python -m ead.<job>, one per Snakemake rule
+    models, samplers                            model load/save and SFT; HF and vLLM sampling (logits processors)
+    settings                                    the workflow config -> one job's settings, with each section's checks
+    rewards, hub, data, checkpoints             grading, downloads (paper profile), task data, resumable state
+    schedule, tables, claims, metrics, io       temperature schedules, the results contract, verdicts, estimators, files
+"""
 
 __version__ = "0.1.0"

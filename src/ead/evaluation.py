@@ -26,10 +26,10 @@ from ead.io import read_table, setup_logging
 from ead.rewards import add_grader_argument, configure_grader, grade_many
 from ead.samplers.engines import load_hf_model, sample_hf
 from ead.schedule import FixedTemperature, Schedule, build_schedule
-from ead.tables import BASE_PROBLEMS, BASE_SUMMARY, summarise
+from ead.tables import BASE_PROBLEMS, BASE_SUMMARY, pass_worst_summary
 
 
-def select_problems(table: pd.DataFrame, split: str | None, limit: int | None, source: str) -> pd.DataFrame:
+def first_problems_of_split(table: pd.DataFrame, split: str | None, limit: int | None, source: str) -> pd.DataFrame:
     """Rows of ``split`` (all rows if None), first ``limit`` of them; errors name the file and the split."""
     if split is not None:
         if "split" not in table.columns:
@@ -56,7 +56,7 @@ def evaluate(model, tokenizer, problems: pd.DataFrame, task: str, *, n: int, ks:
     if greedy:
         decoded = sample_hf(model, tokenizer, ids, prompts, FixedTemperature(1.0), n=1, greedy=True, **options)
         per_problem["greedy_correct"] = [g.score for g in grade_many(decoded["text"].tolist(), references, task)]
-    summary = summarise(per_problem, ks, seed=seed)
+    summary = pass_worst_summary(per_problem, ks, seed=seed)
     settings = {"task": task, "num_problems": len(problems), "n": n, "schedule": schedule.name,
                 "schedule_params": json.dumps(schedule.to_dict(), sort_keys=True), "seed": seed, "step": step,
                 "max_new_tokens": max_new_tokens, "mean_response_tokens": float(sampled["num_tokens"].mean())}
@@ -89,7 +89,7 @@ def main(argv=None):
     log = setup_logging("evaluation")
     if max(args.k) > args.n:
         raise SystemExit(f"--n {args.n} is smaller than the largest k {max(args.k)}; unbiased Pass@k needs n >= k")
-    problems = select_problems(read_table(args.data), args.split, args.limit, args.data)
+    problems = first_problems_of_split(read_table(args.data), args.split, args.limit, args.data)
     model, tokenizer = load_hf_model(args.model)
     per_problem, summary = evaluate(model, tokenizer, problems, args.task, n=args.n, ks=args.k,
                                     schedule=build_schedule(json.loads(args.schedule)),

@@ -294,3 +294,11 @@ def maj_at_n_brute_force(groups, correct, n: int) -> float:
     group_correct = group_correctness(groups, correct)
     subsets = itertools.combinations(range(groups.size), n)
     return float(np.mean([majority_vote(groups[list(s)], group_correct)[1] for s in subsets]))
+
+
+def entropy_from_log_probs(log_probs):
+    """Entropy (nats) of each distribution along the last axis of a torch tensor of log-probabilities over the full
+    vocabulary (a token of probability 0, log-probability -inf, adds 0). Below both the schedules (entropy-aware
+    temperatures) and the samplers, which share it."""
+    probabilities = log_probs.exp()
+    return -(probabilities * log_probs).where(probabilities > 0, 0.0).sum(-1)

@@ -379,7 +379,7 @@ class EntropyAwareTemperature(Schedule):
     def token_temperatures(self, log_probs, position: int, step: int = 0):
         import torch
 
-        from ead.samplers.hf import entropy_from_log_probs  # called while sampling, when the sampler is loaded
+        from ead.metrics import entropy_from_log_probs
 
         return self.temperature_of_entropy(entropy_from_log_probs(log_probs.to(torch.float64)))
 

@@ -30,7 +30,7 @@ table fails with the file name and the column. The tables:
   and those of Figs. 1 and 2, first written to ``results/analyses/claims.csv`` by ``ead.analyses.claims``).
 
 Every RL cell table carries :data:`CELL_COLUMNS` and the settings columns :data:`SETTINGS_COLUMNS`
-(``ead.rl.grid.table_columns``).
+(``ead.settings.rl.table_columns``).
 
 Every table a workflow job writes also records the profile that made it (:data:`PROFILE_COLUMN`): the workflow
 passes the profile's name to every job in ``EAD_PROFILE`` (``workflow/rules/common.smk``) and :meth:`Table.write`
@@ -62,7 +62,7 @@ __all__ = [
     "PROBLEM_COLUMNS", "PROFILE_COLUMN", "PROFILE_ENV", "SCHEDULE_TABLE",
     "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table",
     "TableError",
-    "job_profile", "per_problem_metric", "summarise",
+    "job_profile", "per_problem_metric", "pass_worst_summary",
 ]
 
 #: Column kinds and what they accept.
@@ -163,7 +163,7 @@ def _kind_problem(values: pd.Series, kind: str) -> str | None:
 #: The cell every RL table row belongs to.
 CELL_COLUMNS = ("policy", "algorithm", "sampler", "n", "seed")
 _CELL_KINDS = {"policy": "str", "algorithm": "str", "sampler": "str", "n": "int", "seed": "int"}
-#: Settings columns of every RL cell table (``ead.rl.grid.table_columns``), in that order.
+#: Settings columns of every RL cell table (``ead.settings.rl.table_columns``), in that order.
 SETTINGS_COLUMNS = {"lr": "float", "tis": "str", "tis_cap": "float", "loss_mode": "str", "schedule_params": "str",
                     "fixed_tau_trains_at": "str", "eval_tau": "float", "prompts_per_step": "int",
                     "mini_batches": "int"}
@@ -225,7 +225,7 @@ MAJORITY_SCALING = Table("majority_scaling", {
     "no_answer_rate": "float", "mean_response_tokens": "float", "schedule_params": "str", **_ANALYSIS})
 #: What the sampling analyses sampled, one row per response (graded ones with the grader's vote key, score and vote
 #: group within their unit, ``ead.analyses.common.add_vote_groups``), plus the job's settings columns. Their summary
-#: job (``ead.analyses.summarise``) reads these and writes the three tables above.
+#: job (``ead.analyses.summary_tables``) reads these and writes the three tables above.
 _GRADED = {"sample_id": "int", "num_tokens": "int", "predicted": "str", "correct": "float", "vote_group": "int"}
 ENTROPY_SAMPLES = Table("entropy_by_position_samples", {
     "prompt_id": "id", "sample_id": "int", "num_tokens": "int", "mean_entropy": "float", "entropies": "array",
@@ -282,7 +282,7 @@ def per_problem_metric(problems: pd.DataFrame, metric: str) -> np.ndarray:
     return estimator(problems["num_samples"].to_numpy(), problems["num_correct"].to_numpy(), int(match[2]))
 
 
-def summarise(per_problem: pd.DataFrame, ks: list[int], *, seed: int) -> pd.DataFrame:
+def pass_worst_summary(per_problem: pd.DataFrame, ks: list[int], *, seed: int) -> pd.DataFrame:
     """One row per metric (greedy_accuracy if graded, pass@k, worst@k): mean over problems and a 95% bootstrap CI.
 
     Greedy accuracy is reported when ``greedy_correct`` has values; a column of NaN (the verl backend, which

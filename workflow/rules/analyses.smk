@@ -1,6 +1,6 @@
 # Sampling analyses: entropy by position (Fig. 1), forking (Fig. 2), Maj@N (Fig. 9), one job per (analysis, model).
 # The default profile runs SmolLM2-135M-Instruct (chain-of-thought benchmarks) and the tiny policies (their own task,
-# countdown; ead.config.analysis_model_settings) on CPU with transformers; the paper profile runs the paper's hub
+# countdown; ead.settings.analyses.analysis_model_settings) on CPU with transformers; the paper profile runs the paper's hub
 # models with vLLM (analyses.engine, configs/paper.yaml). Compute rules sample and grade and write
 # results/analyses/<analysis>/<model>_samples.parquet; rule analysis_summary turns each into the tidy summary table
 # results/analyses/<analysis>/<model>.csv with bootstrap CIs (so analyses.bootstrap and forking's k never resample),
@@ -84,7 +84,7 @@ rule analysis_summary:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.analyses.summarise --analysis {wildcards.analysis} --samples {input.samples} {params.args}"
+        "python -m ead.analyses.summary_tables --analysis {wildcards.analysis} --samples {input.samples} {params.args}"
         " --out {output.table} > {log} 2>&1"
 
 

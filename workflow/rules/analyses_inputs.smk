@@ -2,14 +2,9 @@
 
 
 ANALYSIS_FIGURES = ["fig01_entropy_by_position", "fig02_forking", "fig09_majority_scaling"]
-# config sub-section -> the job (and table name) that runs it
-ANALYSES = {"entropy": "entropy_by_position", "forking": "forking", "majority": "majority_scaling"}
 # summary table (results/analyses/<summary>/<model>.csv, made by rule analysis_summary) -> the job whose samples it
 # reads: each job's own summary, and the entropy by token role of a tiny policy's countdown responses
 SUMMARY_SOURCES = {**{name: name for name in ANALYSES.values()}, "entropy_by_role": "entropy_by_position"}
-# Settings of a sub-section that only its summary job uses (analysis_summary, beside analyses.bootstrap); changing
-# them re-summarises the samples and never resamples.
-SUMMARY_SETTINGS = {"forking": ["k"]}
 
 
 def get_analysis_model(wildcards):
@@ -38,7 +33,7 @@ def get_role_tables(wildcards):
 
 
 def get_analysis_data(section):
-    """Input function factory: the data table of an analysis job, by its model's task (ead.config.analysis_task)."""
+    """Input function factory: the data table of an analysis job, by its model's task (ead.settings.analyses.analysis_task)."""
 
     def get_data(wildcards):
         return f"results/data/{analysis_task(config, section, wildcards.analysis_model)}.parquet"
@@ -47,29 +42,13 @@ def get_analysis_data(section):
 
 
 def get_analysis_args(section):
-    """Input function factory: CLI flags of one analysis job, the settings of its model (ead.config.
-    analysis_model_settings: the section, with the countdown block over it for a tiny policy) plus the shared
-    engine/threads; the task is the model's (ead.config.analysis_task).
-
-    The model is the job's wildcard, so the list of models is not a flag (adding a model leaves the others alone).
-    The summary settings (analyses.bootstrap, SUMMARY_SETTINGS) are not flags: rule analysis_summary takes them.
-    """
+    """Input function factory: CLI flags of one analysis job (ead.settings.analyses.analysis_job_settings); the model
+    is the job's wildcard, so adding a model leaves the others' jobs alone."""
 
     def get_args(wildcards):
-        analyses = config["analyses"]
-        settings = analysis_model_settings(config, section, wildcards.analysis_model)
-        for key in ("dataset", *SUMMARY_SETTINGS.get(section, [])):
-            settings.pop(key, None)
-        settings.update(task=analysis_task(config, section, wildcards.analysis_model), threads=analyses["threads"],
-                        engine=analyses["engine"], dtype=analyses["dtype"])
-        if analyses["engine"] == "vllm":
-            settings["vllm_options"] = json.dumps(analyses["vllm"], sort_keys=True)
-        for optional in ("subjects", "max_solution_steps"):
-            if settings.get(optional) is None:
-                settings.pop(optional, None)
+        settings = analysis_job_settings(config, section, wildcards.analysis_model)
         if section == "majority":
-            schedules = [json.dumps(analysis_schedule(config, spec), sort_keys=True)
-                         for spec in settings.pop("samplers")]
+            schedules = [json.dumps(spec, sort_keys=True) for spec in settings.pop("samplers")]
             return (f"{cli_args(settings)} --schedules {' '.join(shlex.quote(s) for s in schedules)} "
                     f"{get_grader_arg()}")
         if section == "entropy":  # the entropy analysis grades nothing
@@ -89,18 +68,14 @@ def get_summary_code(wildcards):
     input of rule analysis_summary, so editing it re-summarises (seconds) and never resamples (the compute rules do not
     depend on it)."""
     analyses = Path(ead.analyses.__file__).parent
-    return [str(analyses / f"{name}.py") for name in (SUMMARY_SOURCES[wildcards.analysis], "summarise", "common")]
+    return [str(analyses / f"{name}.py") for name in (SUMMARY_SOURCES[wildcards.analysis], "summary_tables", "common")]
 
 
 def get_summary_args(wildcards):
-    """CLI flags of an analysis' summary job (python -m ead.analyses.summarise): analyses.bootstrap, the bootstrap
-    seed (the model's seed of the sub-section, as the analysis job itself uses) and the sub-section's
-    SUMMARY_SETTINGS."""
+    """CLI flags of an analysis' summary job (ead.settings.analyses.summary_job_settings)."""
     job = SUMMARY_SOURCES[wildcards.analysis]
     section = next(section for section, name in ANALYSES.items() if name == job)
-    model_settings = analysis_model_settings(config, section, wildcards.analysis_model)
-    settings = {key: model_settings[key] for key in ["seed", *SUMMARY_SETTINGS.get(section, [])]}
-    return cli_args({**settings, "bootstrap": config["analyses"]["bootstrap"]})
+    return cli_args(summary_job_settings(config, section, wildcards.analysis_model))
 
 
 def get_analysis_claim_samples(section):

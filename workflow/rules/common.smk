@@ -13,10 +13,15 @@ import yaml
 import ead.analyses
 import ead.plots
 from ead.data import SYNTHETIC_TASKS
-from ead.config import (ConfigError, analysis_model_names, analysis_model_settings, analysis_schedule,
-                        analysis_task, apply_command_line_overrides, check_configfile_flags, check_overlays,
-                        command_line_overrides, policy_task, sharpened_policies, trained_policies, validate_config)
-from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule
+from ead.settings import ConfigError, validate_config, with_overlay_claims
+from ead.settings.analyses import (ANALYSES, SUMMARY_SETTINGS, analysis_job_settings, analysis_model_names,
+                                   analysis_task, summary_job_settings)
+from ead.settings.evaluation import evaluation_settings
+from ead.settings.layering import (apply_command_line_overrides, check_configfile_flags, check_overlays,
+                                   command_line_overrides)
+from ead.settings.policies import policy_task, sft_settings, sharpened_policies, trained_policies
+from ead.settings.premises import premise_settings
+from ead.settings.rl import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid
 
 try:
     # Overlays (--configfile a.yaml b.yaml) and --config overrides (README, "Changing an experiment"): Snakemake has
@@ -30,6 +35,10 @@ try:
         [(str(path), yaml.safe_load(Path(path).read_text()) or {}) for path in workflow.config_settings.configfiles]
         + [("--config", command_line_overrides(cli_config))],
     )
+    # an overlay's extra_claims join the profile's claims (an overlay's `claims` list would replace them)
+    resolved = with_overlay_claims(config)
+    config.clear()
+    config.update(resolved)
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
 except ConfigError as error:
     # One line naming the key and value; a traceback would bury it.
@@ -154,19 +163,10 @@ def cli_args(options):
 
 
 def get_eval_args(evaluation):
-    """CLI flags of a policy evaluation (python -m ead.evaluation): the config's `base_eval` block ("base") or
-    `rl.eval` ("rl_base", the step-0 evaluation of the RL cells); one schema block ($defs/evaluation) declares both.
-    The sampler is the declared fixed temperature.
-
-    The step-0 evaluation's per-problem counts are what the cells read; its own summary reports k = 1 and k = n, not
-    rl.eval.k, so changing rl.eval.k reruns no evaluation and no cell (rule rl_cell_eval summarises the cells)."""
-    settings = dict(config["base_eval"] if evaluation == "base" else config["rl"]["eval"])
-    if evaluation == "rl_base":
-        settings["k"] = sorted({1, settings["n"]})
-    tau = settings.pop("tau")
-    for rl_only in ("every", "own_sampler"):  # when and how else the RL job evaluates, not settings of this one
-        settings.pop(rl_only, None)
-    schedule = shlex.quote(f'{{"name": "fixed", "tau": {tau}}}')
+    """CLI flags of a policy evaluation (python -m ead.evaluation): base_eval ("base") or rl.eval ("rl_base"), see
+    ead.settings.evaluation.evaluation_settings."""
+    settings = evaluation_settings(config, evaluation)
+    schedule = shlex.quote(json.dumps(settings.pop("schedule")))
     return f"{cli_args(settings)} --schedule {schedule} {get_grader_arg()}"
 
 

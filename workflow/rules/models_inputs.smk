@@ -4,8 +4,7 @@
 
 def get_sft_args(wildcards):
     """CLI flags of one policy's SFT: its shape and its SFT settings."""
-    policy = config["policies"][wildcards.policy]
-    return cli_args({**policy["shape"], **policy["sft"]})
+    return cli_args(sft_settings(config, wildcards.policy))
 
 
 

@@ -35,7 +35,7 @@ def get_figure_experiment(wildcards):
 # --- CPU cells (rl_cpu.smk) ---
 def get_cell_settings(wildcards):
     """The one JSON document a grid cell's training job reads (a change to it reruns exactly that cell; it has no
-    rl.eval.k, see ead.rl.grid.cell_settings)."""
+    rl.eval.k, see ead.settings.rl.cell_settings)."""
     return shlex.quote(json.dumps(cell_settings(config, wildcards_cell(wildcards)), sort_keys=True))
 
 

@@ -22,7 +22,7 @@ rule paper_data:
     wildcard_constraints:
         role="train|val",
     shell:
-        "python -m ead.rl.verl.hub data --spec {params.spec} --instruction {params.instruction}"
+        "python -m ead.hub data --spec {params.spec} --instruction {params.instruction}"
         " --role {wildcards.role} --out {output.table} > {log} 2>&1"
 
 

@@ -8,7 +8,7 @@ distributions; only the random streams differ.
 
 Each analysis is two steps: its job samples and grades and writes a samples table (``--samples-out``, declared in
 :mod:`ead.tables`); its ``write_summary`` turns that table into the figure's summary table with bootstrap CIs, either
-in the same run (``--out`` with ``--bootstrap``) or in its own job (``python -m ead.analyses.summarise``, what the
+in the same run (``--out`` with ``--bootstrap``) or in its own job (``python -m ead.analyses.summary_tables``, what the
 workflow runs), so a new bootstrap setting never resamples.
 """
 
@@ -54,7 +54,7 @@ def solution_steps(solution: str) -> int:
     return sum(1 for line in str(solution).splitlines() if line.strip() and not line.startswith("####"))
 
 
-def select_questions(table: pd.DataFrame, num_questions: int, seed: int, source: str,
+def sample_questions(table: pd.DataFrame, num_questions: int, seed: int, source: str,
                      max_solution_steps: int | None = None, subjects: list[str] | None = None,
                      split: str | None = None) -> pd.DataFrame:
     """A seeded random subset of ``num_questions`` rows (all rows if fewer), kept in the table's order.
@@ -95,13 +95,13 @@ def select_questions(table: pd.DataFrame, num_questions: int, seed: int, source:
 
 
 def load_questions(args, max_solution_steps: int | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """The questions a job's command line selects (:func:`select_questions` from ``--data``) and their prompts
+    """The questions a job's command line selects (:func:`sample_questions` from ``--data``) and their prompts
     (:func:`task_prompt`). The synthetic tasks are the tiny policies', and their character tokenizer has no chat
     template, so ``--task countdown`` (or ``arithmetic``) refuses ``--prompt-format chat``."""
     if args.task in SYNTHETIC_TASKS and args.prompt_format == "chat":
         raise SystemExit(f"--task {args.task} needs --prompt-format plain: the tiny policies were trained on the bare "
                          "problem prompt and have no chat template")
-    questions = select_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
+    questions = sample_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
                                  max_solution_steps=max_solution_steps, subjects=args.subjects, split=args.split)
     return questions, [task_prompt(q, args.task) for q in questions["question"]]
 
@@ -144,7 +144,7 @@ def maj_curves(samples: pd.DataFrame, unit_columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def summarise(per_unit: pd.DataFrame, by: list[str], value: str, *, resamples: int, seed: int) -> pd.DataFrame:
+def bootstrap_cell_means(per_unit: pd.DataFrame, by: list[str], value: str, *, resamples: int, seed: int) -> pd.DataFrame:
     """Mean of ``value`` over units within each ``by`` cell, with a 95% percentile bootstrap CI over units."""
     rows = []
     for cell, group in per_unit.groupby(by, sort=True):
@@ -202,7 +202,7 @@ def add_common_arguments(parser, *, question_seed: int, batch_size: int) -> None
     parser.add_argument("--threads", type=int, required=True, help="torch threads of the job")
     parser.add_argument("--samples-out", required=True, help="the samples table (parquet)")
     parser.add_argument("--out", default=None,
-                        help="also write the summary table (csv; with --bootstrap), as python -m ead.analyses.summarise "
+                        help="also write the summary table (csv; with --bootstrap), as python -m ead.analyses.summary_tables "
                              "would from --samples-out")
 
 

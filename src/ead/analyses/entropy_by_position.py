@@ -1,36 +1,18 @@
 """Entropy by response position (paper Figure 1): does the policy's uncertainty shrink along a response?
 
-For each of ``--num-questions`` questions (seeded random subset) sample ``--samples`` responses (chain-of-thought
-for the hub models' benchmarks; on countdown, the tiny policies' own task, the bare problem prompt they were trained
-on) with a fixed sampling temperature (default tau = 1, plain sampling) and record, at every response position t,
-the full-vocabulary entropy of softmax(logits) at tau = 1 (not a top-k truncation). Aggregation per position:
-mean over the question's responses still generating at t, then mean over questions that have at least one such
-response, with a 95% percentile bootstrap CI over those questions. With ``--engine hf`` the sampler records the
-entropies as it samples; with ``--engine vllm`` (paper profile) vLLM samples, is shut down, and the same HF model
-rescores the responses in one teacher-forced pass (:func:`ead.samplers.hf.response_entropies`, on the GPU when
-there is one): vLLM returns only top-k log-probs, and a top-k entropy (as in the authors' script) is biased low.
-Two tables:
-
-* ``--samples-out`` (parquet, :data:`ead.tables.ENTROPY_SAMPLES`): one row per response with its token ids and
-  per-token entropies (list columns), plus the settings (model, data, task, tau, seeds, sizes);
-* the summary (csv, :data:`ead.tables.ENTROPY_BY_POSITION`, :func:`write_summary`): one row per position t:
-  mean_entropy, ci_low, ci_high, num_questions, num_responses (responses alive at t), fraction_alive, plus the
-  settings. Written by this job with ``--out`` and ``--bootstrap``, or from the samples table by
-  ``python -m ead.analyses.summarise`` (the workflow's way: a new bootstrap setting does not resample);
-* on countdown, the by-role table (csv, :data:`ead.tables.ENTROPY_BY_ROLE`, :func:`write_role_summary`, from the
-  samples table by ``python -m ead.analyses.summarise --analysis entropy_by_role``): one row per token role of the
-  equation chain (operand, operator, result, answer, syntax, other, end; :func:`token_roles`) with the mean entropy
-  of its tokens and a 95% CI over questions.
+Samples ``--samples`` responses to each of ``--num-questions`` questions at a fixed temperature (tau = 1 by default)
+and records the full-vocabulary entropy of softmax(logits) at every response position (not a top-k truncation: vLLM
+returns only top-k log-probs, so with ``--engine vllm`` the HF model rescores the responses in one teacher-forced
+pass). Per position: the mean over a question's responses still generating, then over questions, with a 95%
+bootstrap CI over questions. Tables: :data:`ead.tables.ENTROPY_SAMPLES` (``--samples-out``),
+:data:`ead.tables.ENTROPY_BY_POSITION` (``--out``, or later by ``python -m ead.analyses.summary_tables``) and, on
+countdown, :data:`ead.tables.ENTROPY_BY_ROLE` (entropy by token role of the equation chain).
 
 Run:
     python -m ead.analyses.entropy_by_position --model results/models/smollm2-135m-instruct \
         --data results/data/mmlu.parquet --task mmlu --num-questions 32 --samples 4 --max-new-tokens 160 \
         --samples-out results/analyses/entropy_by_position/smollm2-135m-instruct_samples.parquet \
         --bootstrap 1000 --out results/analyses/entropy_by_position/smollm2-135m-instruct.csv
-    python -m ead.analyses.entropy_by_position --model results/models/tiny1m_sharp \
-        --data results/data/countdown.parquet --task countdown --split test --prompt-format plain \
-        --num-questions 512 --samples 8 --max-new-tokens 64 --batch-size 512 --threads 1 \
-        --samples-out results/analyses/entropy_by_position/tiny1m_sharp_samples.parquet
 On a GPU with vLLM (the paper profile), add ``--engine vllm --dtype bfloat16`` and the hub model's directory.
 """
 

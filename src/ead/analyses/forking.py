@@ -1,30 +1,13 @@
 """Forking (paper Figure 2): is branching early in a response worth more than branching late?
 
-Per question (seeded random subset of ``--num-questions``):
-
-1. sample ``--reference-samples`` chain-of-thought responses at ``--tau`` (the reference pool) and grade them;
-2. pick prefixes by ``--prefix-selection``: ``random`` = one reference per question chosen uniformly (seeded);
-   ``per_answer`` = one reference per distinct voted answer (the authors' rule; it over-represents wrong
-   prefixes). Only references longer than the largest fork point are eligible (so every fork point cuts
-   inside the same response); questions without an eligible reference are dropped and counted;
-3. for every fork point p in ``--fork-points``, keep the reference's first p response tokens and sample
-   ``--continuations`` continuations of prompt + prefix at ``--tau`` (p = 0 is normal sampling from the
-   prompt). Every response gets the same total budget: continuations have ``--max-new-tokens`` - p tokens;
-4. grade prefix + continuation with the task's grader (vote key, score, and vote group among the continuations
-   of one (reference, p));
-5. the summary (:func:`write_summary`): Pass@K of each (reference, p) for every K (unbiased estimator), and Maj@K
-   with the exact estimator of :mod:`ead.metrics` (voting rule there) where the task's answers are unique (not
-   countdown: every valid chain boxes the target, so a vote on answers says nothing); then the mean over references
-   with a 95% bootstrap CI over references.
-
-The task is the model's (the workflow chooses it, ``ead.config.analysis_model_settings``): the chain-of-thought
-benchmark of the section for hub models, countdown for the tiny policies, whose references are their own samples
-(the analogue of the paper's forking of its base model's own responses).
-
-Tables: ``--samples-out`` (parquet, :data:`ead.tables.FORKING_SAMPLES`, one row per continuation, graded, plus
-settings); the summary (csv, :data:`ead.tables.FORKING`, one row per (metric, p, K): value, ci_low, ci_high,
-num_units, plus settings), written by this job with ``--out``, ``--bootstrap`` and ``--k``, or from the samples table by
-``python -m ead.analyses.summarise`` (the workflow's way: a new bootstrap setting or K does not resample).
+Per question (a seeded subset): sample a pool of reference responses at ``--tau``; pick one reference per question
+(``--prefix-selection random``, or ``per_answer``: one per distinct voted answer, the authors' rule, which
+over-represents wrong prefixes), among those longer than the largest fork point; for every fork point p keep its first
+p tokens and sample ``--continuations`` continuations (every response gets the same total budget,
+``--max-new-tokens``); grade prefix + continuation. The summary (:func:`write_summary`) reports Pass@K per
+(reference, p), and Maj@K where the task's answers are unique (not countdown), as means over references with 95%
+bootstrap CIs. Tables: :data:`ead.tables.FORKING_SAMPLES` (``--samples-out``) and :data:`ead.tables.FORKING`
+(``--out``, or later by ``python -m ead.analyses.summary_tables``, so a new bootstrap or K never resamples).
 
 Run:
     python -m ead.analyses.forking --model results/models/smollm2-135m-instruct --data results/data/mmlu.parquet \
@@ -43,7 +26,7 @@ import pandas as pd
 
 from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings,
                                  grade_samples, load_questions, maj_curves, open_analysis_engine, sample_settings,
-                                 set_threads, summarise, summary_requested, vote_equivalence)
+                                 set_threads, bootstrap_cell_means, summary_requested, vote_equivalence)
 from ead.io import setup_logging
 from ead.metrics import pass_at_k, vote_groups
 from ead.rewards import add_grader_argument, answers_unique, configure_grader
@@ -113,7 +96,7 @@ def write_summary(samples: pd.DataFrame, out, *, k: list[int], resamples: int, s
     :func:`per_unit_metrics` over the references with bootstrap CIs and the run's settings columns, written to
     ``out`` (:data:`ead.tables.FORKING`)."""
     per_unit = per_unit_metrics(samples, k)
-    table = summarise(per_unit, ["metric", "fork_point", "k"], "value", resamples=resamples, seed=seed)
+    table = bootstrap_cell_means(per_unit, ["metric", "fork_point", "k"], "value", resamples=resamples, seed=seed)
     table = table.assign(**sample_settings(samples, SAMPLE_COLUMNS))
     FORKING.write(table, out)
     for row in table.itertuples():

@@ -12,7 +12,7 @@ Tables: ``--samples-out`` (parquet, :data:`ead.tables.MAJORITY_SAMPLES`, one row
 group among the question's samples of its schedule, plus settings); the summary (csv, :data:`ead.tables.MAJORITY_SCALING`,
 one row per (schedule, N): maj_at_n, ci_low, ci_high, num_units, accuracy (= Maj@1, mean sample accuracy),
 no_answer_rate, settings), written by this job with ``--out`` and ``--bootstrap``, or from the samples table by
-``python -m ead.analyses.summarise`` (the workflow's way: a new bootstrap setting does not resample).
+``python -m ead.analyses.summary_tables`` (the workflow's way: a new bootstrap setting does not resample).
 
 Run:
     python -m ead.analyses.majority_scaling --model results/models/smollm2-135m-instruct \
@@ -32,7 +32,7 @@ import pandas as pd
 
 from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings,
                                  grade_samples, load_questions, maj_curves, open_analysis_engine, sample_settings,
-                                 schedule_label, set_threads, summarise, summary_requested)
+                                 schedule_label, set_threads, bootstrap_cell_means, summary_requested)
 from ead.io import setup_logging
 from ead.rewards import add_grader_argument, answers_unique, configure_grader
 from ead.schedule import build_schedule
@@ -50,7 +50,7 @@ def write_summary(samples: pd.DataFrame, out, *, resamples: int, seed: int, log)
     questions with bootstrap CIs, each sampler's accuracy, no-answer rate and response length, and the run's settings
     columns, written to ``out`` (:data:`ead.tables.MAJORITY_SCALING`)."""
     per_unit = maj_curves(samples, UNIT)
-    table = summarise(per_unit, ["sampler", "n"], "maj_at_n", resamples=resamples, seed=seed)
+    table = bootstrap_cell_means(per_unit, ["sampler", "n"], "maj_at_n", resamples=resamples, seed=seed)
     by_sampler = samples.groupby("sampler").agg(accuracy=("correct", "mean"),
                                                 no_answer_rate=("predicted", lambda k: float(k.isna().mean())),
                                                 mean_response_tokens=("num_tokens", "mean"),

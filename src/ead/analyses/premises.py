@@ -43,7 +43,7 @@ import pandas as pd
 
 from ead.claims import combine, decide
 from ead.data.countdown import FAILURE_TYPES, failure_type, parse_problem, verify_chain
-from ead.evaluation import select_problems
+from ead.evaluation import first_problems_of_split
 from ead.io import read_table, setup_logging
 from ead.metrics import (bootstrap_mean_ci, bootstrap_ratio_ci, ess_fraction, informative_at_k,
                          minimum_detectable_effect, pass_at_k)
@@ -115,7 +115,7 @@ def ratio_metrics(quantities: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.nd
     return ratios
 
 
-def summarise(quantities: dict[tuple[str, int], pd.DataFrame], baseline: tuple[str, int], n: int,
+def paired_premise_table(quantities: dict[tuple[str, int], pd.DataFrame], baseline: tuple[str, int], n: int,
               group_sizes: list[int], *, resamples: int, seed: int) -> pd.DataFrame:
     """Tidy table: per (sampler, step, metric) the value with its CI, and the paired difference to ``baseline``."""
     base_metrics = per_problem_metrics(quantities[baseline], n, group_sizes)
@@ -207,7 +207,7 @@ def main(argv=None):
     settings = json.loads(args.settings)
     log = setup_logging("premises")
     model, tokenizer = load_hf_model(args.model)
-    problems = select_problems(read_table(args.data), settings["split"], settings["limit"], args.data)
+    problems = first_problems_of_split(read_table(args.data), settings["split"], settings["limit"], args.data)
     ids, prompts = problems["id"].tolist(), problems["question"].tolist()
     n, steps = settings["n"], settings["steps"]
     # the same seed and batch size for every sampler: batch by batch the same random numbers (common random numbers,
@@ -223,7 +223,7 @@ def main(argv=None):
             done = quantities[(name, step)]
             log.info("%s at step %d: pass@1 %.4f, distinct correct %.2f", name, step,
                      done["num_correct"].sum() / done["num_samples"].sum(), done["distinct_correct"].mean())
-    table = summarise(quantities, (settings["baseline"], steps[0]), n, settings["group_sizes"],
+    table = paired_premise_table(quantities, (settings["baseline"], steps[0]), n, settings["group_sizes"],
                       resamples=settings["bootstrap"], seed=settings["seed"])
     greedy = sample_hf(model, tokenizer, ids, prompts, build_schedule({"name": "fixed", "tau": 1.0}), greedy=True,
                        **{**options, "n": 1})

@@ -1,7 +1,7 @@
 """One RL cell's evaluation summary (``eval.csv``) from its per-problem counts (``eval_problems.csv``).
 
 Per evaluation step: greedy accuracy (if graded), Pass@k and Worst@k for every k (unbiased estimators from the
-per-problem sample and correct counts, ``ead.tables.summarise``), the mean over problems with a 95% bootstrap CI.
+per-problem sample and correct counts, ``ead.tables.pass_worst_summary``), the mean over problems with a 95% bootstrap CI.
 The training job writes only the counts, which serve any k <= n: changing ``rl.eval.k`` reruns this job and the
 aggregation, never the training (workflow/rules/rl_cpu.smk).
 
@@ -17,7 +17,7 @@ import argparse
 import pandas as pd
 
 from ead.io import setup_logging
-from ead.tables import EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, PROFILE_COLUMN, summarise
+from ead.tables import EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, PROFILE_COLUMN, pass_worst_summary
 
 __all__ = ["cell_summary"]
 
@@ -30,7 +30,7 @@ def cell_summary(eval_problems: pd.DataFrame, ks: list[int], *, seed: int) -> pd
                          "cell (unbiased Pass@k needs n >= k): lower rl.eval.k or raise rl.eval.n")
     carried = [c for c in eval_problems.columns if c not in PROBLEM_COLUMNS and c != PROFILE_COLUMN]
     constants = eval_problems.iloc[0][carried].to_dict() if len(eval_problems) else {}
-    parts = [summarise(group, ks, seed=seed).assign(step=step, evaluated_with=evaluated_with)
+    parts = [pass_worst_summary(group, ks, seed=seed).assign(step=step, evaluated_with=evaluated_with)
              for (evaluated_with, step), group in eval_problems.groupby(["evaluated_with", "step"], sort=True)]
     return pd.concat(parts, ignore_index=True).assign(**constants)
 

@@ -19,11 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-ALGORITHM_KEYS = {"loss_mode", "clip_ratio_low", "clip_ratio_high", "loss_agg_mode", "use_kl_loss", "kl_loss_coef",
-                  "kl_loss_type", "clip_cov_ratio", "clip_cov_lb", "clip_cov_ub", "kl_cov_ratio", "ppo_kl_coef"}
-POLICY_LOSS_KEYS = ("clip_cov_ratio", "clip_cov_lb", "clip_cov_ub", "kl_cov_ratio", "ppo_kl_coef")
-#: Algorithm keys of the CPU backend only (not verl's ActorConfig): the forking-token mask.
-FORKING_KEYS = ("forking_token_fraction", "forking_token_scope")
+from ead.settings.rl import ACTOR_KEYS, ALGORITHM_KEYS, FORKING_KEYS, POLICY_LOSS_KEYS
+
 FORKING_SCOPES = ("response", "batch")
 TIS_LEVELS = ("none", "token", "sequence")
 
@@ -37,8 +34,7 @@ def actor_config(algorithm: dict, rollout_n: int, mini_batch_size: int):
         raise ValueError(f"unknown algorithm keys {unknown}; known: {sorted(ALGORITHM_KEYS | set(FORKING_KEYS))}")
     policy_loss = PolicyLossConfig(loss_mode=algorithm["loss_mode"],
                                    **{key: algorithm[key] for key in POLICY_LOSS_KEYS if key in algorithm})
-    actor_keys = {key: algorithm[key] for key in ("clip_ratio_low", "clip_ratio_high", "loss_agg_mode",
-                                                  "use_kl_loss", "kl_loss_coef", "kl_loss_type") if key in algorithm}
+    actor_keys = {key: algorithm[key] for key in ACTOR_KEYS if key in algorithm}
     return ActorConfig(strategy="fsdp", rollout_n=rollout_n, ppo_mini_batch_size=mini_batch_size,
                        ppo_micro_batch_size_per_gpu=mini_batch_size, policy_loss=policy_loss, **actor_keys)
 

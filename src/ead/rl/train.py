@@ -23,7 +23,7 @@ Run:
     python -m ead.rl.train --policy-dir results/models/tiny1m --data results/data/countdown.parquet \
         --base-eval results/rl/base/tiny1m/eval_problems.csv --settings "$(cat cell.json)" \
         --out-dir results/rl/tiny1m/dapo/ead/n8/seed0 --checkpoint-dir results/checkpoints/rl/tiny1m/dapo/ead/n8/seed0
-where cell.json is `ead.rl.grid.cell_settings(config, cell)`.
+where cell.json is `ead.settings.rl.cell_settings(config, cell)`.
 """
 
 from __future__ import annotations
@@ -39,20 +39,20 @@ import torch
 from tqdm import tqdm
 
 from ead.checkpoints import discard, job_fingerprint, resumable, stamp
-from ead.evaluation import evaluate, select_problems
+from ead.evaluation import evaluate, first_problems_of_split
 from ead.io import atomic_directory, read_table, setup_logging
 from ead.metrics import mean_group_ess_fraction
 from ead.models import save_hf_model
 from ead.models.tiny_policy import encode_strict
 from ead.rewards import add_grader_argument, configure_grader, grade_many
 from ead.rl.cell_eval import cell_summary
-from ead.rl.grid import table_columns
+from ead.settings.rl import table_columns
 from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
 from ead.samplers.engines import load_hf_model
 from ead.samplers.hf import left_pad, response_logits, sample
 from ead.schedule import FixedTemperature, build_schedule
 from ead.tables import (BASE_PROBLEMS, CELL_COLUMNS, COUNT_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS,
-                        summarise)
+                        pass_worst_summary)
 
 TRAINS_AT = ("behaviour", "one")
 
@@ -83,9 +83,9 @@ class Trainer:
         self.settings, self.log = settings, log
         self.model, self.tokenizer = load_hf_model(resume_from / "model" if resume_from else policy_dir)
         table = read_table(data)
-        self.train_problems = select_problems(table, "train", None, data).reset_index(drop=True)
+        self.train_problems = first_problems_of_split(table, "train", None, data).reset_index(drop=True)
         ev = settings["eval"]
-        self.eval_problems = select_problems(table, ev["split"], ev["limit"], data)
+        self.eval_problems = first_problems_of_split(table, ev["split"], ev["limit"], data)
         self.schedule = build_schedule(settings["schedule"])
         self.train_tau = training_temperature(self.schedule, settings["fixed_tau_trains_at"])
         self.old_is_behaviour = isinstance(self.schedule, FixedTemperature) and self.train_tau != 1.0
@@ -273,7 +273,7 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
             for own_sampler in evaluations:
                 per_problem = trainer.evaluate(step, own_sampler=own_sampler)
                 tables["eval_problems"].extend(per_problem.to_dict("records"))
-                summary = summarise(per_problem, log_ks, seed=settings["eval"]["seed"])
+                summary = pass_worst_summary(per_problem, log_ks, seed=settings["eval"]["seed"])
                 log.info("step %d eval (%s): %s", step, per_problem["evaluated_with"].iloc[0],
                          ", ".join(f"{r.metric} {r.value:.4f}" for r in summary.itertuples()))
         if step % settings["checkpoint_every"] == 0 and step < steps:
@@ -299,7 +299,7 @@ def main(argv=None):
     parser.add_argument("--policy-dir", required=True, help="the policy before RL (HF directory)")
     parser.add_argument("--data", required=True, help="problems table with a train split and the eval split")
     parser.add_argument("--base-eval", required=True, help="the policy's per-problem base evaluation (step 0)")
-    parser.add_argument("--settings", required=True, help="the cell's settings (JSON, from ead.rl.grid)")
+    parser.add_argument("--settings", required=True, help="the cell's settings (JSON, from ead.settings.rl)")
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--checkpoint-dir", required=True)
     parser.add_argument("--threads", type=int, default=1)

@@ -28,6 +28,7 @@ import torch
 from transformers import AttentionInterface, DynamicCache, LogitsProcessor, StaticCache
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
+from ead.metrics import entropy_from_log_probs
 from ead.schedule import Schedule
 
 
@@ -83,13 +84,6 @@ def left_pad(sequences: list[list[int]], pad_id: int) -> tuple[torch.LongTensor,
             input_ids[row, width - len(tokens):] = torch.tensor(tokens, dtype=torch.long)
             attention_mask[row, width - len(tokens):] = 1
     return input_ids, attention_mask
-
-
-def entropy_from_log_probs(log_probs: torch.Tensor) -> torch.Tensor:
-    """Entropy (nats) of each distribution along the last axis, given as log-probabilities over the full vocabulary
-    (a token of probability 0, log-probability -inf, adds 0)."""
-    probabilities = log_probs.exp()
-    return -torch.where(probabilities > 0, probabilities * log_probs, 0.0).sum(-1)
 
 
 def _at_least_float32(logits: torch.Tensor) -> torch.Tensor:

@@ -15,13 +15,13 @@ Inputs of one run (verl 0.9.1):
 ``steps.csv``: one row per training step with every training metric the aggregation reads
 (:data:`ead.tables.TRAIN_METRICS`); verl metric -> column in :data:`STEP_COLUMNS`, columns without a verl
 source (and TIS columns of runs without TIS) are empty; plus ``entropy_temperature`` (the tau verl's entropy was
-computed at), the cell and its settings columns (:func:`ead.rl.grid.table_columns`).
+computed at), the cell and its settings columns (:func:`ead.settings.rl.table_columns`).
 
 ``eval_problems.csv``: from the dumps, per (step, problem): ``problem_id`` (a hash of the prompt text, the same in
 every cell of a policy), ``num_samples``, ``num_correct`` and ``greedy_correct`` = NaN (verl validates with one
 sampling setting per run, so there is no greedy pass; the aggregation then reports no greedy accuracy).
 
-``eval.csv``: one row per (step, metric). Steps with a dump: :func:`ead.tables.summarise` of the per-problem
+``eval.csv``: one row per (step, metric). Steps with a dump: :func:`ead.tables.pass_worst_summary` of the per-problem
 table (unbiased Pass@k / Worst@k with a bootstrap CI over problems, as the CPU evaluation); ``estimator =
 unbiased``. Validated steps without a dump fall back to verl's own aggregates from the JSONL:
 ``val-core/<source>/acc/mean@N`` -> pass@1 and worst@1, ``.../acc/best@k/mean`` -> pass@k,
@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ead.tables import CELL_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS, TRAIN_METRICS, summarise
+from ead.tables import CELL_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS, TRAIN_METRICS, pass_worst_summary
 
 __all__ = ["STEP_COLUMNS", "eval_problems_from_dumps", "eval_table", "eval_table_from_metrics", "read_file_logger",
            "steps_table"]
@@ -141,7 +141,7 @@ def eval_table_from_problems(eval_problems: pd.DataFrame, ks: list[int], seed: i
     """eval rows of the dumped steps: the CPU evaluation's summary (unbiased estimators, bootstrap CI)."""
     parts = []
     for step, group in eval_problems.groupby("step", sort=True):
-        summary = summarise(group, ks, seed=seed)
+        summary = pass_worst_summary(group, ks, seed=seed)
         parts.append(summary.assign(step=step, estimator="unbiased", num_problems=len(group),
                                     num_samples=int(group["num_samples"].min())))
     return pd.concat(parts, ignore_index=True)[EVAL_COLUMNS] if parts else pd.DataFrame(columns=EVAL_COLUMNS)
@@ -205,7 +205,7 @@ def convert_run(run_dir, cell: dict, ks: list[int], out_dir, seed: int = 0,
     """Write steps.csv, eval_problems.csv and eval.csv of one run into ``out_dir``.
 
     ``cell`` holds the columns every table carries: the cell (policy, algorithm, sampler, n, seed) and its settings
-    (:func:`ead.rl.grid.table_columns`).
+    (:func:`ead.settings.rl.table_columns`).
     """
     missing = [key for key in CELL_COLUMNS if key not in cell]
     if missing:

@@ -24,7 +24,7 @@ is one edit. The keys and why (verl 0.9.1 source, paths relative to site-package
 * reward: ``reward.custom_reward_function.path=pkg://ead.rl.verl.reward`` (our grader).
 * validation: ``rollout.val_kwargs`` (do_sample, n, temperature; top_p 1, top_k -1), ``trainer.test_freq``,
   ``trainer.val_before_train``, ``data.val_max_samples``, dumps in ``trainer.validation_data_dir``. Validation
-  rows carry ``agent_name=single_turn_agent`` (see ead.rl.verl.data), so every cell is evaluated by the same
+  rows carry ``agent_name=single_turn_agent`` (written by :mod:`ead.hub`), so every cell is evaluated by the same
   fixed-temperature sampler, never by its own training sampler.
 * metrics: ``trainer.logger=[console,file]``; the file logger writes to ``$VERL_FILE_LOGGER_PATH``
   (utils/tracking.py, FileLogger) set by :mod:`ead.rl.verl.run`.
@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ead.rl.grid import Cell, cell_settings, sampler_schedule, sampler_trains_at
+from ead.settings.rl import POLICY_LOSS_KEYS, Cell, cell_settings, sampler_schedule, sampler_trains_at
 
 __all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "cell_verl_settings", "hydra_value",
            "uses_agent_loop", "verl_overrides"]
@@ -106,7 +106,7 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
     uses_processor = schedule["name"] != "fixed"  # EAD and every other schedule: our vLLM logits processor
     trains_at_one = uses_processor or sampler_trains_at(config, cell.sampler) == "one"
     o: dict[str, object] = {
-        # data (paper_data, converted by ead.rl.verl.data)
+        # data (paper_data, written by ead.hub)
         "data.train_files": paths.train_files,
         "data.val_files": paths.val_files,
         "data.train_batch_size": rl["prompts_per_step"],
@@ -192,7 +192,7 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         o[f"{actor}.kl_loss_coef"] = algorithm["kl_loss_coef"]
         o[f"{actor}.kl_loss_type"] = algorithm["kl_loss_type"]
         o["actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"] = settings["log_prob_micro_batch_size_per_gpu"]
-    for key in ("clip_cov_ratio", "clip_cov_lb", "clip_cov_ub", "kl_cov_ratio", "ppo_kl_coef"):
+    for key in POLICY_LOSS_KEYS:
         if key in algorithm:
             o[f"{actor}.policy_loss.{key}"] = algorithm[key]
     if uses_processor:

@@ -11,7 +11,7 @@ Hydra overrides, one per line: the run's provenance), ``metrics.jsonl`` (verl's 
 ``--out-dir``: steps.csv, eval_problems.csv and eval.csv, the tables of the CPU backend (eval.csv at k = 1, 2, 4, ...
 up to ``rl.eval.n``: the slice leaves rl.eval.k out, so changing it never reruns a GPU job; the aggregation reports
 the config's k from eval_problems.csv). ``--config`` is the cell's slice of the workflow config
-(:func:`ead.rl.grid.cell_config`).
+(:func:`ead.settings.rl.cell_config`).
 A restarted job resumes from the last checkpoint (``trainer.resume_mode=auto``); the previous ``metrics.jsonl`` is
 kept as ``metrics.<k>.jsonl`` because verl's file logger truncates its file on start.
 
@@ -31,8 +31,9 @@ from pathlib import Path
 
 import yaml
 
-from ead.config import ConfigError, validate_rl
-from ead.rl.grid import Cell, cell_settings, reported_ks, table_columns
+from ead.settings import ConfigError
+from ead.settings.rl import validate_rl
+from ead.settings.rl import Cell, cell_settings, reported_ks, table_columns
 from ead.rl.verl.convert import convert_run, metrics_files
 from ead.rl.verl.overrides import CellPaths, agent_loop_entries, compose_verl_config, verl_overrides
 

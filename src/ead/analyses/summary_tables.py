@@ -10,7 +10,7 @@ picks it. The workflow runs it as rule ``analysis_summary`` with ``analyses.boot
 forking's ``k``, so changing those re-summarises and never resamples.
 
 Run:
-    python -m ead.analyses.summarise --analysis forking \
+    python -m ead.analyses.summary_tables --analysis forking \
         --samples results/analyses/forking/smollm2-135m-instruct_samples.parquet --bootstrap 1000 --seed 0 \
         --k 1 3 8 --out results/analyses/forking/smollm2-135m-instruct.csv
 """

@@ -1,0 +1,50 @@
+"""The workflow config -> one job's settings: the one home of config knowledge.
+
+One module per config section, each with its cross-key rules (``check_*``) and the function that makes one job's
+settings: ``rl`` (the grid, a cell's settings), ``analyses``, ``policies``, ``premises``, ``evaluation``; ``layering``
+is how profiles, overlays and ``--config`` combine; ``schema`` the JSON-schema check. The workflow
+(workflow/rules/common.smk) calls :func:`validate_config` once at DAG build time, so a bad config fails before any job
+runs, with one message naming the key and the value; the ``*_inputs.smk`` files turn these settings into paths and
+flags. Nothing here imports a sampler, a model or a backend.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ead.rewards.grader import GraderSettings
+from ead.schedule import AnnealedSchedule
+from ead.settings.analyses import check_analyses
+from ead.settings.base import ConfigError, ead_params
+from ead.settings.evaluation import check_base_eval
+from ead.settings.layering import load_layered_config, with_overlay_claims
+from ead.settings.policies import check_policies
+from ead.settings.premises import check_premises
+from ead.settings.rl import check_claims, validate_rl
+from ead.settings.schema import check_schema
+
+__all__ = ["ConfigError", "ead_params", "load_layered_config", "validate_config", "with_overlay_claims"]
+
+
+def validate_config(config: dict, schema_path: str | Path) -> None:
+    """Raise ConfigError for the first problem found in ``config`` (an overlay's ``extra_claims`` counted with the
+    claims); return None if it is valid. ``config`` is not changed."""
+    check_schema(config, schema_path)
+    config = with_overlay_claims(config)
+    try:  # the schedule's and the grader's own checks are the final word, so config and code cannot disagree
+        AnnealedSchedule(**config["ead"])
+    except ValueError as error:
+        raise ConfigError(f"ead: {error}") from None
+    try:
+        GraderSettings.from_mapping(config["grader"])
+    except (TypeError, ValueError) as error:
+        raise ConfigError(str(error)) from None
+    decays, d_max = config["schedule_figure"]["decays"], config["ead"]["d_max"]
+    if max(decays) > d_max:
+        raise ConfigError(f"schedule_figure.decays = {decays}: every decay rate must be <= ead.d_max = {d_max}")
+    check_base_eval(config)
+    validate_rl(config)
+    check_analyses(config)
+    check_policies(config)
+    check_premises(config)
+    check_claims(config)

@@ -1,0 +1,40 @@
+"""``policies``: the tiny CPU policies (trained by SFT, or sharpened copies of a trained one) and their tasks."""
+
+from __future__ import annotations
+
+from ead.settings.base import ConfigError
+
+
+def trained_policies(config: dict) -> list[str]:
+    """The policies trained by SFT (shape + sft), as opposed to sharpened copies of them."""
+    return [name for name, spec in config["policies"].items() if "sharpen" not in spec]
+
+
+def sharpened_policies(config: dict) -> list[str]:
+    """The policies that are sharpened copies of a trained one (``policies.<name>.sharpen``)."""
+    return [name for name, spec in config["policies"].items() if "sharpen" in spec]
+
+
+def policy_task(config: dict, name: str) -> str:
+    """The synthetic task a tiny policy is trained and evaluated on: ``policies.<name>.task`` (default countdown); a
+    sharpened copy has its source's."""
+    spec = config["policies"][name]
+    if "sharpen" in spec:
+        return policy_task(config, spec["sharpen"]["policy"])
+    return spec.get("task", "countdown")
+
+
+def sft_settings(config: dict, name: str) -> dict:
+    """The settings of one policy's SFT job (``python -m ead.models.sft``): its shape and its sft block."""
+    policy = config["policies"][name]
+    return {**policy["shape"], **policy["sft"]}
+
+
+def check_policies(config: dict) -> None:
+    """A sharpened policy copies a trained one (not another copy, not a missing name)."""
+    trained = trained_policies(config)
+    for name in sharpened_policies(config):
+        source = config["policies"][name]["sharpen"]["policy"]
+        if source not in trained:
+            raise ConfigError(f"policies.{name}.sharpen.policy = {source!r} is not a trained policy "
+                              f"(one with shape and sft; trained: {trained})")

@@ -1,0 +1,324 @@
+"""``rl``: the RL grid (experiments -> cells), everything one cell's job reads, and the section's cross-key rules.
+
+A cell is (policy, algorithm, sampler, n, seed); the grid is the union of the experiments' products, so a cell shared
+by two figures runs once. Both backends resolve a cell here: the CPU job reads :func:`cell_settings`, the verl job
+:func:`cell_config` (the cell's slice of the config, re-checked by :func:`validate_rl` in the job).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import asdict, dataclass
+
+from ead.claims import baseline_algorithm
+from ead.schedule import build_schedule
+from ead.settings.base import ConfigError, ead_params
+from ead.settings.policies import policy_task
+from ead.tables import COUNT_METRIC, TRAIN_METRICS
+
+CELL_PATTERN = "results/rl/{policy}/{algorithm}/{sampler}/n{n}/seed{seed}"
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    policy: str
+    algorithm: str
+    sampler: str
+    n: int
+    seed: int
+
+    @property
+    def directory(self) -> str:
+        return CELL_PATTERN.format(**asdict(self))
+
+
+def expand_grid(rl: dict, experiments: list[str] | None = None) -> list[Cell]:
+    """Sorted, de-duplicated cells of the named experiments (all of them by default)."""
+    names = list(rl["experiments"]) if experiments is None else experiments
+    cells = set()
+    for name in names:
+        if name not in rl["experiments"]:
+            raise KeyError(f"rl.experiments has no experiment {name!r}; known: {sorted(rl['experiments'])}")
+        spec = rl["experiments"][name]
+        for combo in itertools.product(spec["policies"], spec["algorithms"], spec["samplers"], spec["n"],
+                                       spec["seeds"]):
+            cells.add(Cell(*combo))
+    return sorted(cells)
+
+
+def learning_rate(rl: dict, n: int) -> float:
+    """The paper's lr-by-n rule (n = 4 -> 1e-6, 8 -> 2e-6, 16 -> 4e-6 at paper scale), from `rl.lr_by_n`."""
+    table = {int(key): float(value) for key, value in rl["lr_by_n"].items()}
+    if n not in table:
+        raise KeyError(f"rl.lr_by_n has no learning rate for n = {n}; it covers n in {sorted(table)}")
+    return table[n]
+
+
+def reported_ks(n: int) -> list[int]:
+    """The k of a cell's own eval.csv when the config's rl.eval.k is not given to it: 1, 2, 4, ... up to n, and n."""
+    return sorted({1, n, *(2 ** i for i in range(1, n.bit_length()) if 2 ** i <= n)})
+
+
+def cell_eval_settings(rl: dict) -> dict:
+    """`rl.eval` as a cell sees it: without k. A cell writes per-problem counts, which serve every k <= rl.eval.n;
+    ead.rl.cell_eval and the aggregation summarise them, so changing k reruns only those (on either backend, so a
+    GPU run is never redone for it)."""
+    return {key: value for key, value in rl["eval"].items() if key != "k"}
+
+
+def policy_lr_scale(config: dict, policy: str) -> float:
+    """`policies.<policy>.rl_lr_scale` (1 when unset or for hub models): multiplies the lr-by-n rule's value.
+
+    A sharpened copy (logits / T) moves its logits 1/T as far per Adam step (Adam's step size does not depend on the
+    gradient's scale), so T keeps the logit-space step of the policy it copies (README, "The CPU testbed").
+    """
+    return float(config.get("policies", {}).get(policy, {}).get("rl_lr_scale", 1.0))
+
+
+def sampler_schedule(config: dict, sampler: str) -> dict:
+    """The rollout schedule of a sampler as a `build_schedule` document (EAD: top-level `ead` + overrides)."""
+    spec = config["rl"]["samplers"][sampler]
+    if spec["kind"] == "fixed":
+        return {"name": "fixed", "tau": spec["tau"]}
+    if spec["kind"] == "two_stage":
+        return {"name": "two_stage", **{key: spec[key] for key in ("tau_early", "tau_late", "switch")}}
+    if spec["kind"] == "linear":
+        return {"name": "linear", **spec["linear"]}
+    if spec["kind"] == "entropy_aware":
+        return {"name": "entropy_aware", **spec["entropy_aware"]}
+    if spec["kind"] == "ead_mean":
+        return {"name": "ead_mean", **ead_params(config, spec.get("ead")), "length": spec["mean_over"]}
+    return {"name": "ead", **ead_params(config, spec.get("ead"))}
+
+
+def sampler_trains_at(config: dict, sampler: str) -> str:
+    """Where a fixed-tau sampler's trainer computes log-probs: the sampler's own ``trains_at`` (a fair-baseline cell,
+    e.g. tau 1.2 trained at tau = 1 with TIS next to tau 1.2 trained on logits / tau), else rl.fixed_tau_trains_at."""
+    return config["rl"]["samplers"][sampler].get("trains_at", config["rl"]["fixed_tau_trains_at"])
+
+
+def cell_settings(config: dict, cell: Cell) -> dict:
+    """Everything the training job of ``cell`` reads: algorithm, sampler, schedule, lr and the shared settings."""
+    rl = config["rl"]
+    sampler = rl["samplers"][cell.sampler]
+    shared = {key: rl[key] for key in ("task", "steps", "prompts_per_step", "mini_batches", "max_new_tokens",
+                                       "optimizer", "checkpoint_every")}
+    shared["fixed_tau_trains_at"] = sampler_trains_at(config, cell.sampler)
+    shared["eval"] = cell_eval_settings(rl)
+    return {
+        **asdict(cell),
+        **shared,
+        "lr": learning_rate(rl, cell.n) * policy_lr_scale(config, cell.policy),
+        "algorithm_params": rl["algorithms"][cell.algorithm],
+        "schedule": sampler_schedule(config, cell.sampler),
+        "tis": sampler.get("tis", "none"),
+        "tis_cap": sampler.get("tis_cap", rl["tis_cap"]),
+    }
+
+
+def table_columns(settings: dict) -> dict:
+    """The settings columns every result table of a cell carries (from `cell_settings`), for both backends."""
+    return {"lr": settings["lr"], "tis": settings["tis"], "tis_cap": settings["tis_cap"],
+            "loss_mode": settings["algorithm_params"]["loss_mode"],
+            "schedule_params": json.dumps(settings["schedule"], sort_keys=True),
+            "fixed_tau_trains_at": settings["fixed_tau_trains_at"], "eval_tau": settings["eval"]["tau"],
+            "prompts_per_step": settings["prompts_per_step"], "mini_batches": settings["mini_batches"]}
+
+
+def cell_config(config: dict, cell: Cell) -> dict:
+    """The smallest config that determines ``cell`` (valid for :func:`validate_rl`: one experiment, one cell).
+
+    The verl job receives this instead of the whole config, so its parameters (and Snakemake's rerun decisions)
+    change only when something that affects the cell changes.
+    """
+    rl = config["rl"]
+    subset = {
+        "ead": config["ead"],
+        "grader": config["grader"],  # the cell's reward
+        "rl": {
+            **{key: value for key, value in rl.items() if key not in ("algorithms", "samplers", "experiments",
+                                                                       "lr_by_n", "eval")},
+            "eval": cell_eval_settings(rl),
+            "lr_by_n": {cell.n: learning_rate(rl, cell.n)},
+            "algorithms": {cell.algorithm: rl["algorithms"][cell.algorithm]},
+            "samplers": {cell.sampler: rl["samplers"][cell.sampler]},
+            "experiments": {"cell": {"policies": [cell.policy], "algorithms": [cell.algorithm],
+                                     "samplers": [cell.sampler], "n": [cell.n], "seeds": [cell.seed]}},
+        },
+    }
+    if "paper_models" in config:
+        subset["paper_models"] = {cell.policy: config["paper_models"][cell.policy]}
+    if "paper_data" in config:
+        subset["paper_data"] = config["paper_data"]
+    return subset
+
+
+#: Policy-loss parameters (verl's PolicyLossConfig fields) each loss mode needs stated in the config, not left to
+#: verl's defaults.
+POLICY_LOSS_NEEDS = {
+    "clip_cov": ("clip_cov_ratio", "clip_cov_lb", "clip_cov_ub"),
+    "kl_cov": ("kl_cov_ratio", "ppo_kl_coef"),
+}
+POLICY_LOSS_KEYS = tuple(key for keys in POLICY_LOSS_NEEDS.values() for key in keys)
+#: Algorithm keys that are fields of verl's ActorConfig.
+ACTOR_KEYS = ("clip_ratio_low", "clip_ratio_high", "loss_agg_mode", "use_kl_loss", "kl_loss_coef", "kl_loss_type")
+ALGORITHM_KEYS = frozenset({"loss_mode", *ACTOR_KEYS, *POLICY_LOSS_KEYS})
+#: Algorithm keys of the CPU backend only (not verl's ActorConfig): the forking-token mask.
+FORKING_KEYS = ("forking_token_fraction", "forking_token_scope")
+#: Sampler kinds with their own parameter block (kind -> key of the block).
+KIND_BLOCKS = {"linear": "linear", "ead_mean": "mean_over", "entropy_aware": "entropy_aware"}
+TWO_STAGE_KEYS = ("tau_early", "tau_late", "switch")
+
+
+def validate_rl(config: dict) -> None:
+    """Cross-key rules of the RL grid: every name an experiment uses exists, and every cell can run.
+
+    Also called by the verl job on its slice of the config (:func:`cell_config`). ``rl.backend: cpu`` trains the tiny
+    ``policies``; ``rl.backend: verl`` trains the hub models of ``paper_models`` and has its own requirements."""
+    rl = config["rl"]
+    verl = rl["backend"] == "verl"
+    if "k" in rl["eval"] and rl["eval"]["n"] < max(rl["eval"]["k"]):  # a cell's slice (cell_config) has no k
+        raise ConfigError(f"rl.eval.n = {rl['eval']['n']} must be >= every k in rl.eval.k = {rl['eval']['k']} "
+                          "(unbiased Pass@k needs n >= k samples)")
+    if verl:
+        _check_verl_sections(config)
+    for name, algorithm in rl["algorithms"].items():
+        _check_algorithm(f"rl.algorithms.{name}", algorithm,
+                         used_by_verl=verl and any(name in spec["algorithms"] for spec in rl["experiments"].values()))
+    for name, sampler in rl["samplers"].items():
+        _check_sampler(config, name, sampler, verl)
+    _check_experiments(config, verl)
+
+
+def _check_algorithm(key: str, algorithm: dict, used_by_verl: bool) -> None:
+    for needed in POLICY_LOSS_NEEDS.get(algorithm["loss_mode"], ()):
+        if needed not in algorithm:
+            raise ConfigError(f"{key}: loss_mode {algorithm['loss_mode']!r} needs {needed}")
+    if algorithm["use_kl_loss"]:
+        for needed in ("kl_loss_coef", "kl_loss_type"):
+            if needed not in algorithm:
+                raise ConfigError(f"{key}: use_kl_loss = true needs {needed}")
+    if "forking_token_scope" in algorithm and "forking_token_fraction" not in algorithm:
+        raise ConfigError(f"{key}.forking_token_scope is set without forking_token_fraction (the share of tokens "
+                          "kept)")
+    if "forking_token_fraction" in algorithm and used_by_verl:
+        raise ConfigError(f"{key}.forking_token_fraction: forking-token training is a loss option of the CPU "
+                          "backend; verl 0.9.1's actor has no entropy-selected token mask (use rl.backend: cpu)")
+    low, high = algorithm.get("clip_ratio_low"), algorithm.get("clip_ratio_high")
+    if low is not None and high is not None and high < low:
+        raise ConfigError(f"{key}.clip_ratio_high = {high} is below clip_ratio_low = {low}")
+
+
+def _check_sampler(config: dict, name: str, sampler: dict, verl: bool) -> None:
+    """A sampler states exactly the keys of its kind; its schedule's own checks are the final word on values."""
+    key = f"rl.samplers.{name}"
+    kind = sampler["kind"]
+    stage_keys = sorted(set(sampler) & set(TWO_STAGE_KEYS))
+    if sampler.get("trains_at") is not None and kind != "fixed":
+        raise ConfigError(f"{key}.trains_at: only a fixed-tau sampler chooses its training temperature (the "
+                          "others train at tau = 1)")
+    for block_kind, block in KIND_BLOCKS.items():
+        if (kind == block_kind) != (block in sampler):
+            raise ConfigError(f"{key}: `{block}` goes with kind {block_kind!r} and only with it (kind is {kind!r})")
+    if kind in KIND_BLOCKS:
+        if "tau" in sampler or stage_keys or (kind != "ead_mean" and "ead" in sampler):
+            raise ConfigError(f"{key} is kind {kind!r}; tau, two-stage or ead settings would be ignored")
+    elif kind == "two_stage":
+        missing = sorted(set(TWO_STAGE_KEYS) - set(sampler))
+        if missing:
+            raise ConfigError(f"{key} is kind 'two_stage' but has no {', '.join(missing)}")
+        if "tau" in sampler or "ead" in sampler:
+            raise ConfigError(f"{key} is kind 'two_stage'; tau and ead settings would be ignored")
+    elif stage_keys:
+        raise ConfigError(f"{key} is kind {kind!r}; {stage_keys} belong to kind 'two_stage'")
+    elif kind == "fixed":
+        if "tau" not in sampler:
+            raise ConfigError(f"{key} is kind 'fixed' but has no tau")
+        if "ead" in sampler:
+            raise ConfigError(f"{key} is kind 'fixed'; its 'ead' overrides would be ignored")
+    elif "tau" in sampler:
+        raise ConfigError(f"{key} is kind 'ead'; set EAD parameters under {key}.ead, not tau")
+    if kind not in ("fixed", "two_stage"):
+        try:
+            build_schedule(sampler_schedule(config, name))
+        except ValueError as error:
+            where = f"{key}.ead" if kind == "ead" else key
+            raise ConfigError(f"{where}: {error}") from None
+    if verl and sampler.get("tis", "none") != "none" and "tis_cap" not in sampler:
+        raise ConfigError(f"{key}.tis = {sampler['tis']!r} needs {key}.tis_cap (verl's rollout_is_threshold)")
+
+
+def _check_experiments(config: dict, verl: bool) -> None:
+    rl = config["rl"]
+    # The backend's policies: the tiny CPU `policies`, or the hub models of `paper_models` for verl.
+    policy_source = "paper_models" if verl else "policies"
+    fields = [("policies", config[policy_source], "not in paper_models" if verl else "not defined"),
+              ("algorithms", rl["algorithms"], "not defined"), ("samplers", rl["samplers"], "not defined")]
+    lr_ns = {int(n) for n in rl["lr_by_n"]}
+    for name, experiment in rl["experiments"].items():
+        key = f"rl.experiments.{name}"
+        for field, known, problem in fields:
+            unknown = [value for value in experiment[field] if value not in known]
+            if unknown:
+                raise ConfigError(f"{key}.{field} = {unknown}: {problem}; known {field}: {sorted(known)}")
+        if not verl:
+            for policy in experiment["policies"]:
+                if policy_task(config, policy) != rl["task"]:
+                    raise ConfigError(f"{key}.policies: {policy!r} is trained on {policy_task(config, policy)!r}, "
+                                      f"not rl.task = {rl['task']!r}")
+        for n in experiment["n"]:
+            if n not in lr_ns:
+                raise ConfigError(f"{key}.n = {n} has no learning rate in rl.lr_by_n (covers {sorted(lr_ns)})")
+            if (rl["prompts_per_step"] * n) % rl["mini_batches"]:
+                raise ConfigError(f"{key}.n = {n}: rl.prompts_per_step * n = {rl['prompts_per_step'] * n} rollouts "
+                                  f"do not split into rl.mini_batches = {rl['mini_batches']} equal mini-batches")
+
+
+def _check_verl_sections(config: dict) -> None:
+    """What the verl backend needs beyond the shared ``rl`` keys (the schema has checked their types)."""
+    rl = config["rl"]
+    for key in ("paper_models", "paper_data"):
+        if key not in config:
+            raise ConfigError(f"rl.backend = 'verl' needs the top-level `{key}` section (see configs/paper.yaml)")
+    if "verl" not in rl:
+        raise ConfigError("rl.backend = 'verl' needs the rl.verl section (see configs/paper.yaml)")
+    if rl["task"] != "math":
+        raise ConfigError(f"rl.task = {rl['task']!r}: the verl backend trains on paper_data (math); set rl.task: math")
+    if rl["eval"].get("own_sampler"):
+        raise ConfigError("rl.eval.own_sampler = true: the verl backend validates with one sampling setting (the "
+                          "declared rl.eval.tau); set rl.eval.own_sampler: false (see configs/paper.yaml)")
+    if rl["prompts_per_step"] % rl["mini_batches"]:
+        raise ConfigError(f"rl.prompts_per_step = {rl['prompts_per_step']} must be a multiple of rl.mini_batches = "
+                          f"{rl['mini_batches']} (verl's ppo_mini_batch_size = prompts_per_step / mini_batches)")
+
+
+def check_claims(config: dict) -> None:
+    """Every claim compares two cells of the grid (any seed) on a metric the grid records."""
+    grid = {(c.policy, c.algorithm, c.sampler, c.n) for c in expand_grid(config["rl"])}
+    seen = set()
+    for index, claim in enumerate(config["claims"]):
+        key = f"claims[{index}] ({claim['id']})"
+        if claim["id"] in seen:
+            raise ConfigError(f"{key}: the id {claim['id']!r} is used twice")
+        seen.add(claim["id"])
+        for role, algorithm in (("sampler", claim["algorithm"]),
+                                ("baseline", baseline_algorithm(claim))):
+            cell = (claim["policy"], algorithm, claim[role], claim["n"])
+            if cell not in grid:
+                raise ConfigError(f"{key}.{role}: the cell (policy, algorithm, sampler, n) = {cell} is not in the grid "
+                                  "of rl.experiments")
+        metric = claim["metric"]
+        match = COUNT_METRIC.fullmatch(metric)
+        if match and int(match[2]) > config["rl"]["eval"]["n"]:
+            raise ConfigError(f"{key}.metric = {metric!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']} samples")
+        if not match and metric != "greedy_accuracy" and metric not in TRAIN_METRICS:
+            raise ConfigError(f"{key}.metric = {metric!r}: not pass@k, worst@k (or verl's verl_best@k, verl_worst@k), "
+                              f"greedy_accuracy or one of the training metrics {TRAIN_METRICS}")
+        if claim.get("evaluated_with") == "own_sampler":
+            if metric in TRAIN_METRICS:
+                raise ConfigError(f"{key}.evaluated_with = 'own_sampler': {metric!r} is a training metric, not an "
+                                  "evaluation")
+            if not config["rl"]["eval"].get("own_sampler"):
+                raise ConfigError(f"{key}.evaluated_with = 'own_sampler' needs rl.eval.own_sampler: true (the cells' "
+                                  "last-step evaluation with their own sampler)")
