@@ -1,18 +1,10 @@
 """Inference-time scaling with majority voting (paper Figure 9): Maj@N of EAD vs fixed-temperature sampling.
 
-For a seeded random subset of ``--num-questions`` questions, sample ``--samples`` (M) chain-of-thought responses
-per question with each schedule in ``--schedules`` (JSON specs, e.g. the EAD block of the config and fixed
-tau 0.6 / 1.0), grade them with the task's grader, and compute Maj@N for N = 1..M exactly: the mean vote
-correctness over all N-subsets drawn without replacement (voting rule and estimator in :mod:`ead.metrics`:
-math-verify-equivalent answers are one vote, unanswered samples cast none, ties go to the earliest sample).
-The benchmark value per (schedule, N) is the mean over questions with a 95% bootstrap CI over questions
-(the summary, :func:`write_summary`).
-
-Tables: ``--samples-out`` (parquet, :data:`ead.tables.MAJORITY_SAMPLES`, one row per graded sample with its vote
-group among the question's samples of its schedule, plus settings); the summary (csv, :data:`ead.tables.MAJORITY_SCALING`,
-one row per (schedule, N): maj_at_n, ci_low, ci_high, num_units, accuracy (= Maj@1, mean sample accuracy),
-no_answer_rate, settings), written by this job with ``--out`` and ``--bootstrap``, or from the samples table by
-``python -m ead.analyses.summary_tables`` (the workflow's way: a new bootstrap setting does not resample).
+Samples M responses per question with each schedule of ``--schedules`` (JSON specs), grades them, and computes Maj@N
+for N = 1..M exactly (the mean vote correctness over all N-subsets; voting rule and estimator in :mod:`ead.metrics`),
+then the mean over questions with a 95% bootstrap CI over questions. Tables: :data:`ead.tables.MAJORITY_SAMPLES`
+(``--samples-out``) and :data:`ead.tables.MAJORITY_SCALING` (``--out``, or later by
+``python -m ead.analyses.summary_tables``, so a new bootstrap setting never resamples).
 
 Run:
     python -m ead.analyses.majority_scaling --model results/models/smollm2-135m-instruct \
