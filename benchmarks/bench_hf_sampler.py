@@ -107,9 +107,11 @@ def main():
                 seconds[key].append(run())
 
     tokens = args.batch * args.new_tokens
-    baselines = {"generate": ("generate", "no processor"), "ead.samplers.hf.sample": ("ead.samplers.hf.sample", "fixed tau 1.0")}
+    baselines = {"generate": ("generate", "no processor"),
+                 "ead.samplers.hf.sample": ("ead.samplers.hf.sample", "fixed tau 1.0")}
     lines = [
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads; batch {args.batch}, prompt ~{args.prompt_tokens} "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; batch {args.batch}, "
+        f"prompt ~{args.prompt_tokens} "
         f"tokens, {args.new_tokens} new tokens, median of {args.repeats} interleaved repeats.",
         "",
         "| engine | variant | tokens/s | time vs engine baseline |",

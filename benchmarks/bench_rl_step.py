@@ -21,8 +21,8 @@ import torch
 import yaml
 
 from ead.io import atomic_path, setup_logging
-from ead.settings.rl import Cell, cell_settings
 from ead.rl.train import Trainer
+from ead.settings.rl import Cell, cell_settings
 
 CELLS = [("dapo", "tau1.0"), ("dapo", "ead"), ("dapo", "ead_tis"), ("grpo", "ead")]
 

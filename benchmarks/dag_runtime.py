@@ -108,8 +108,10 @@ def render(jobs: list[Job], command_seconds: float | None, label: str) -> str:
     rows = stage_table(jobs)
     origin, end = min(job.start for job in jobs), max(job.finish for job in jobs)
     lines = [
-        f"{label}: {len(jobs)} jobs, first job start to last job finish **{(end - origin).total_seconds() / 60:.1f} min**"
-        + (f" (the `snakemake` command, DAG building included: {command_seconds / 60:.1f} min)" if command_seconds else "")
+        f"{label}: {len(jobs)} jobs, first job start to last job finish "
+        f"**{(end - origin).total_seconds() / 60:.1f} min**"
+        + (f" (the `snakemake` command, DAG building included: {command_seconds / 60:.1f} min)"
+           if command_seconds else "")
         + f"; {sum(job.seconds for job in jobs) / 60:.1f} job-minutes on 2 cores.",
         "",
         "| stage | jobs | runs from - to (min) | job-minutes | longest job |",

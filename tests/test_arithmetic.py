@@ -71,7 +71,8 @@ def test_generation_is_deterministic_with_disjoint_splits_and_bounded_values():
     assert a.equals(b)
     by_split = {split: set(group["expression"]) for split, group in a.groupby("split")}
     assert sum(len(s) for s in by_split.values()) == len(a) and not set.intersection(*by_split.values())
-    assert a["value"].between(0, 99).all() and a.groupby("split").size().to_dict() == {"test": 60, "train": 400, "val": 60}
+    assert a["value"].between(0, 99).all()
+    assert a.groupby("split").size().to_dict() == {"test": 60, "train": 400, "val": 60}
     assert (a["num_orders"] > 1).any()  # balanced four-number expressions fork in their first reduction
 
 

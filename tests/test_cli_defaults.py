@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ead.settings.layering import load_layered_config
 from ead.models.tiny_policy import TinyPolicyShape
 from ead.schedule import AnnealedSchedule
+from ead.settings.layering import load_layered_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = load_layered_config(ROOT / "configs" / "config.yaml")

@@ -29,7 +29,8 @@ from ead.data.answers import last_boxed_span
 from ead.rewards import Grader
 
 LIMIT_S = 3.0
-ANSWERS = [row["answer"] for row in json.loads((Path(__file__).parent / "fixtures" / "math500_answers.json").read_text())]
+ANSWERS = [row["answer"]
+           for row in json.loads((Path(__file__).parent / "fixtures" / "math500_answers.json").read_text())]
 
 
 def _refs(pattern: str, count: int, exclude: str | None = None) -> list[str]:

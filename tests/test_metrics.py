@@ -5,8 +5,16 @@ import itertools
 import numpy as np
 import pytest
 
-from ead.metrics import (bootstrap_mean_ci, bootstrap_ratio_ci, informative_at_k, minimum_detectable_effect, pass_at_k,
-                         verl_best_at_k, verl_worst_at_k, worst_at_k)
+from ead.metrics import (
+    bootstrap_mean_ci,
+    bootstrap_ratio_ci,
+    informative_at_k,
+    minimum_detectable_effect,
+    pass_at_k,
+    verl_best_at_k,
+    verl_worst_at_k,
+    worst_at_k,
+)
 
 
 def brute_force(outcomes, k):
@@ -53,6 +61,7 @@ def test_bootstrap_interval_covers_the_mean_and_shrinks_with_more_problems():
 
 # --- Majority voting and Maj@N ----------------------------------------------------------------------------
 from ead.metrics import group_correctness, maj_at_n_brute_force, maj_at_n_curve, majority_vote, vote_groups  # noqa: E402
+
 
 def _brute_force_majority(groups, correct, n):
     """Independent brute force: every n-subset, Counter.most_common in sample order, representative's score."""

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ead.analyses.premises import main, per_problem_quantities, premise_verdicts, step_dependent, paired_premise_table
+from ead.analyses.premises import main, paired_premise_table, per_problem_quantities, premise_verdicts, step_dependent
 from ead.data.countdown import generate_countdown
 from ead.io import write_table
 from ead.schedule import build_schedule
@@ -54,7 +54,8 @@ def test_summarise_pairs_every_sampler_with_the_baseline_on_the_same_problems():
                    ("b", "x", [0.0], [0.0]), ("b", "x", [0.0], [0.0])])
     quantities = {("tau1.0", 1): per_problem_quantities(base, PROBLEMS, 2.0),
                   ("hot", 1): per_problem_quantities(hot.iloc[::-1], PROBLEMS, 2.0)}  # other problem order
-    table = paired_premise_table(quantities, ("tau1.0", 1), 2, [2], resamples=200, seed=0).set_index(["sampler", "metric"])
+    table = paired_premise_table(quantities, ("tau1.0", 1), 2, [2], resamples=200, seed=0)
+    table = table.set_index(["sampler", "metric"])
     assert table.loc[("tau1.0", "pass@1"), "value"] == pytest.approx(0.25)
     assert table.loc[("hot", "pass@1"), "diff"] == pytest.approx(0.25)  # problem a: 1.0 - 0.5, b: 0 - 0
     assert table.loc[("tau1.0", "pass@1"), ["diff", "diff_ci_low", "diff_ci_high"]].tolist() == [0, 0, 0]

@@ -6,11 +6,24 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from ead.samplers.hf import (GROUPED_SDPA, ScheduleLogitsProcessor, _grouped_kv_attention, left_pad,
-                             response_entropies, sample)
+from ead.samplers.hf import (
+    GROUPED_SDPA,
+    ScheduleLogitsProcessor,
+    _grouped_kv_attention,
+    left_pad,
+    response_entropies,
+    sample,
+)
 from ead.schedule import AnnealedSchedule, EntropyAwareTemperature, FixedTemperature, Schedule
-from tests.conftest import (FLOAT32_ROUNDING, LOGIT_ATOL, entropy_tolerance, log_prob_tolerance, make_tiny_llama,
-                            recorded_logits, sampled_logits)
+from tests.conftest import (
+    FLOAT32_ROUNDING,
+    LOGIT_ATOL,
+    entropy_tolerance,
+    log_prob_tolerance,
+    make_tiny_llama,
+    recorded_logits,
+    sampled_logits,
+)
 
 EOS, PAD = 2, 0
 
@@ -171,7 +184,8 @@ def test_sampled_tokens_follow_softmax_of_logits_over_tau(position, tiny_llama):
                  pad_token_id=PAD, generator=torch.Generator().manual_seed(2))
     if position:
         assert len(torch.unique(out.token_ids[:, :position], dim=0)) == 1  # one shared prefix
-    logits = full_forward_logits(tiny_llama, input_ids[:1], attention_mask[:1], out.token_ids[:1], out.response_mask[:1])
+    logits = full_forward_logits(tiny_llama, input_ids[:1], attention_mask[:1], out.token_ids[:1],
+                                 out.response_mask[:1])
     tau = ead.temperatures(position)
     assert tau == pytest.approx(1.5 if position == 0 else 2.5 - math.exp(0.75))
     probabilities = torch.softmax(logits[0, position].double() / tau, -1)

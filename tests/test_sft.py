@@ -65,7 +65,8 @@ def test_killed_run_resumes_to_identical_weights(countdown_table, tmp_path, kill
 
 def test_missing_train_split_is_named(tmp_path):
     data = tmp_path / "val_only.csv"
-    pd.DataFrame({"question": ["Numbers: 1 2\nTarget: 3\n"], "solution": ["1+2=3\n\\boxed{3}"], "split": ["val"]}).to_csv(data, index=False)
+    pd.DataFrame({"question": ["Numbers: 1 2\nTarget: 3\n"], "solution": ["1+2=3\n\\boxed{3}"],
+                  "split": ["val"]}).to_csv(data, index=False)
     result = subprocess.run(sft_command(data, tmp_path, tmp_path / "ckpt"), capture_output=True, text=True)
     assert result.returncode != 0 and "no rows with split == 'train'" in result.stderr
 
@@ -87,7 +88,8 @@ def test_sharpened_policy_has_every_logit_divided_by_the_temperature(tmp_path):
     from transformers import LlamaForCausalLM
 
     from ead.models import save_hf_model
-    from ead.models.sharpen import main as sharpen_main, sharpen_
+    from ead.models.sharpen import main as sharpen_main
+    from ead.models.sharpen import sharpen_
     from ead.models.tiny_policy import TinyPolicyShape, build_model
 
     tokenizer = build_tokenizer()

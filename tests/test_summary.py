@@ -39,7 +39,8 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
     PREMISE_VERDICTS.write(declared(verdicts, PREMISE_VERDICTS), tmp_path / "tiny1m_verdicts.csv")
     out = tmp_path / "summary.md"
     main(["--profile", "smoke", "--base-eval", str(tmp_path / "tiny1m_base.csv"), "--eval-curves",
-          str(tmp_path / "eval_curves.csv"), "--entropy", "--entropy-roles", "--forking", "--premises", str(tmp_path / "tiny1m_verdicts.csv"), "--premise-metrics", "--claims",
+          str(tmp_path / "eval_curves.csv"), "--entropy", "--entropy-roles", "--forking", "--premises",
+          str(tmp_path / "tiny1m_verdicts.csv"), "--premise-metrics", "--claims",
           "--majority", str(tmp_path / "majority.csv"),
           "--out", str(out)])
     text = out.read_text()

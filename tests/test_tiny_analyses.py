@@ -17,8 +17,7 @@ from ead.analyses.entropy_by_position import main as entropy_main
 from ead.analyses.forking import main as forking_main
 from ead.analyses.majority_scaling import main as majority_main
 from ead.data.countdown import ROLES, response_roles
-from ead.metrics import bootstrap_mean_ci
-from ead.metrics import entropy_from_log_probs
+from ead.metrics import bootstrap_mean_ci, entropy_from_log_probs
 from ead.tables import CLAIMS, ENTROPY_BY_ROLE, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES
 
 LOG = logging.getLogger("test")
@@ -84,8 +83,8 @@ def role_samples():
         roles = response_roles(text) + ["end"] * finished
         entropies = [operator if r == "operator" else value.get(r, 0.1) for r in roles] + [0.1] * extra_tokens
         return {"prompt_id": prompt_id, "sample_id": sample_id, "text": text, "num_tokens": len(entropies),
-                "finished": finished, "mean_entropy": float(np.mean(entropies)), "token_ids": list(range(len(entropies))),
-                "entropies": entropies}
+                "finished": finished, "mean_entropy": float(np.mean(entropies)),
+                "token_ids": list(range(len(entropies))), "entropies": entropies}
 
     rows = [row("q0", 0, "1+2=3\n\\boxed{3}", True), row("q0", 1, "12*3=36\n\\boxed{36}", True),
             row("q1", 0, "4-1=3\n3", False, operator=4.0), row("q1", 1, "2+2=4", True, extra_tokens=1)]
@@ -271,7 +270,8 @@ def test_majority_job_refuses_countdown(tiny_policy, tmp_path, capsys):
         majority_main(["--model", str(model), "--data", str(data), "--task", "countdown", "--num-questions", "1",
                        "--samples", "2", "--max-new-tokens", "8", "--threads", "1", "--schedules",
                        '{"name": "fixed", "tau": 1.0}', "--samples-out", str(tmp_path / "m.parquet")])
-    assert "Maj@N votes on answers, and countdown's correct responses do not share one answer" in capsys.readouterr().err
+    message = "Maj@N votes on answers, and countdown's correct responses do not share one answer"
+    assert message in capsys.readouterr().err
 
 
 def test_figures_draw_the_tiny_policies_tables(tmp_path):
@@ -286,6 +286,7 @@ def test_figures_draw_the_tiny_policies_tables(tmp_path):
                           k=[1, 4], resamples=100, seed=0, log=LOG)
     fig01_main(["--tables", str(tmp_path / "entropy.csv"), "--role-tables", str(tmp_path / "roles.csv"),
                 "--png", str(tmp_path / "1.png"), "--pdf", str(tmp_path / "1.pdf")])
-    fig02_main(["--tables", str(tmp_path / "f.csv"), "--png", str(tmp_path / "2.png"), "--pdf", str(tmp_path / "2.pdf")])
+    fig02_main(["--tables", str(tmp_path / "f.csv"), "--png", str(tmp_path / "2.png"),
+                "--pdf", str(tmp_path / "2.pdf")])
     for name in ("1.png", "1.pdf", "2.png", "2.pdf"):
         assert (tmp_path / name).stat().st_size > 1000, name

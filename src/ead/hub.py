@@ -82,7 +82,8 @@ def download_data(spec: dict, instruction: str, role: str, out: str) -> None:
         raise ValueError(f"{spec['hub_id']}: no record has a reference answer ({dropped} dropped)")
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     write_table(table, out)
-    print(f"{spec['hub_id']}@{spec['revision']} {spec['split']}: {len(table)} prompts ({dropped} without answer dropped)"
+    print(f"{spec['hub_id']}@{spec['revision']} {spec['split']}: {len(table)} prompts "
+          f"({dropped} without answer dropped)"
           f" -> {out}")
 
 

@@ -280,7 +280,8 @@ class LinearAnneal(Schedule):
 
             t = positions.to(torch.float64)
             fraction = ((t - self.warmup) / self.length).clamp(0.0, 1.0)
-            return torch.where(t < self.warmup, torch.ones_like(t), self.tau_max - (self.tau_max - self.tau_min) * fraction)
+            annealed = self.tau_max - (self.tau_max - self.tau_min) * fraction
+            return torch.where(t < self.warmup, torch.ones_like(t), annealed)
         t = np.asarray(positions, dtype=np.float64)
         fraction = np.clip((t - self.warmup) / self.length, 0.0, 1.0)
         tau = np.where(t < self.warmup, 1.0, self.tau_max - (self.tau_max - self.tau_min) * fraction)
@@ -305,7 +306,7 @@ class EADMeanTemperature(Schedule):
     def __post_init__(self):
         if self.length < 1:
             raise ValueError(f"ead_mean schedule: length must be >= 1, got length={self.length}")
-        self.ead  # validates the EAD parameters
+        _ = self.ead  # builds the AnnealedSchedule, whose checks validate the EAD parameters
 
     @property
     def ead(self) -> AnnealedSchedule:

@@ -22,8 +22,17 @@ import pandas as pd
 
 from ead.claims import comparison_label
 from ead.io import atomic_path, setup_logging
-from ead.tables import (BASE_SUMMARY, CLAIMS, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, EVAL_CURVES, FORKING,
-                        MAJORITY_SCALING, PREMISE_VERDICTS, PREMISES)
+from ead.tables import (
+    BASE_SUMMARY,
+    CLAIMS,
+    ENTROPY_BY_POSITION,
+    ENTROPY_BY_ROLE,
+    EVAL_CURVES,
+    FORKING,
+    MAJORITY_SCALING,
+    PREMISE_VERDICTS,
+    PREMISES,
+)
 
 ENTROPY_POSITIONS = (0, 2, 4, 8, 16, 24, 32, 64, 127)  # positions quoted from the entropy-by-position curve
 
@@ -133,7 +142,8 @@ def forking_section(paths: list[str]) -> str:
                      *(percent_with_ci(by_k.loc[k]) if k in by_k.index else "" for k in ks)])
     return ("## Forking (Fig. 2)\n\nFrom `" + "`, `".join(paths) + "`: Pass@K (and Maj@K where the task's answers are "
             "unique) of continuations forked after p tokens (p = 0: normal sampling), percent with 95% CIs over "
-            "references.\n\n" + markdown_table(["model", "task", "metric", "p", "references", *(f"K = {k}" for k in ks)],
+            "references.\n\n"
+            + markdown_table(["model", "task", "metric", "p", "references", *(f"K = {k}" for k in ks)],
                                                 rows))
 
 

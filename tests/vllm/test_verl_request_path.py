@@ -14,10 +14,15 @@ import pytest
 
 vllm = pytest.importorskip("vllm", reason="vLLM is only installed in .venv-vllm (workflow/scripts/setup_vllm_venv.sh)")
 
-from ead.samplers import vllm_processors  # noqa: E402
-from ead.schedule import (AnnealedSchedule, EADMeanTemperature, EntropyAwareTemperature, LinearAnneal,  # noqa: E402
-                          TwoStageTemperature)
 from ead.rl.verl.agent_loop import schedule_sampling_params  # noqa: E402
+from ead.samplers import vllm_processors  # noqa: E402
+from ead.schedule import (  # noqa: E402
+    AnnealedSchedule,
+    EADMeanTemperature,
+    EntropyAwareTemperature,
+    LinearAnneal,
+    TwoStageTemperature,
+)
 
 
 @pytest.mark.parametrize("step", [1, 50, 9000])

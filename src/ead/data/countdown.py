@@ -283,7 +283,8 @@ def verify_chain(response: str, problem: CountdownProblem) -> ChainCheck:
         match = _EQUATION_RE.match(line)
         if match is None:
             return rejected(f"not an equation: {line[:40]!r}", "rule")
-        a, op, b, c = int(match.group(1)), _OPS.get(match.group(2), match.group(2)), int(match.group(3)), int(match.group(4))
+        a, b, c = int(match.group(1)), int(match.group(3)), int(match.group(4))
+        op = _OPS.get(match.group(2), match.group(2))
         for operand in (a, b):
             if operand not in pool:
                 return rejected(f"{operand} is not available in {line!r}", "rule")

@@ -112,7 +112,8 @@ def _math_rows(archive: zipfile.ZipFile, subject: str) -> list[dict]:
         doc = request["doc"]
         answer = extract_boxed(doc["solution"])
         if answer is None:
-            raise DataError(f"{archive.filename}: MATH {subject} item {doc['index']} has no \\boxed{{}} in its solution")
+            raise DataError(f"{archive.filename}: MATH {subject} item {doc['index']} has no \\boxed{{}} in its "
+                            "solution")
         level = str(doc["level"]).removeprefix("Level ").strip()
         rows.append(
             {

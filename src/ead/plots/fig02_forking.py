@@ -18,7 +18,6 @@ import seaborn as sns
 from ead.plots.style import apply_style, panel_per_model, run_table_figure, set_percent_ylim
 from ead.tables import FORKING
 
-
 LINESTYLES = {"pass@k": "-", "maj@k": "--"}
 LABELS = {"pass@k": "Pass@K", "maj@k": "Maj@K"}
 

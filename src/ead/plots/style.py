@@ -11,6 +11,7 @@ import seaborn as sns  # noqa: E402
 
 from ead.io import atomic_path, setup_logging  # noqa: E402
 
+
 def apply_style() -> None:
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
     plt.rcParams.update({"figure.dpi": 150, "savefig.bbox": "tight", "legend.frameon": False})

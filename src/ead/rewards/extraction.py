@@ -14,7 +14,7 @@ The math-verify calls (:func:`parse_text`, :func:`canonical_key`) run inside the
 (:mod:`ead.rewards.worker`), never in the calling process: they have no time limit of their own there.
 math_verify and sympy are imported inside those functions so the calling process never loads them.
 
-Run: ``python -c "from ead.rewards.extraction import prediction_text; print(prediction_text('so \\\\boxed{7}', True))"``.
+Run: ``python -c "from ead.rewards.extraction import prediction_text as p; print(p('so \\\\boxed{7}', True))"``.
 """
 
 from __future__ import annotations

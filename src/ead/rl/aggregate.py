@@ -23,8 +23,17 @@ import pandas as pd
 
 from ead.io import setup_logging
 from ead.metrics import bootstrap_mean_ci, two_way_bootstrap_mean_ci
-from ead.tables import (CONFIG_COLUMNS, EVAL_CURVES, EVAL_PROBLEMS, GROUP, LATER_TRAIN_METRICS, STEPS, TRAIN_CURVES,
-                        TRAIN_METRICS, per_problem_metric)
+from ead.tables import (
+    CONFIG_COLUMNS,
+    EVAL_CURVES,
+    EVAL_PROBLEMS,
+    GROUP,
+    LATER_TRAIN_METRICS,
+    STEPS,
+    TRAIN_CURVES,
+    TRAIN_METRICS,
+    per_problem_metric,
+)
 
 __all__ = ["eval_curves", "train_curves"]
 

@@ -8,7 +8,8 @@ every cell is evaluated on the same problems with the same evaluation draws (``e
 the mean over (seed, problem) of the per-problem difference at the last evaluated step, on the seeds both samplers
 ran, with a 95% CI from the two-way bootstrap over seeds and problems (``ead.metrics.two_way_bootstrap_means``).
 A claim's ``evaluated_with`` picks the evaluation at the declared ``rl.eval.tau`` (default, what the figures draw) or
-each cell's last-step evaluation with its own sampler (``rl.eval.own_sampler``). Training metrics (e.g. ``entropy``) are compared per seed, averaged over the last ``window`` steps, with a bootstrap
+each cell's last-step evaluation with its own sampler (``rl.eval.own_sampler``). Training metrics (e.g.
+``entropy``) are compared per seed, averaged over the last ``window`` steps, with a bootstrap
 over seeds. The minimum detectable effect (80% power, two-sided 5%) is (z_0.975 + z_0.8) x the bootstrap standard
 error. The verdict is ``ead.claims.decide`` on the CI (threshold 0, in the claimed direction), and inconclusive
 whatever the CI for a claim run on one seed (its CI covers the evaluation problems, not the training noise between

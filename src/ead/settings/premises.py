@@ -1,4 +1,4 @@
-"""``premises``: the premise probe's cross-key rules and the settings of its job (``python -m ead.analyses.premises``)."""
+"""``premises``: the premise probe's cross-key rules and the settings of its job (python -m ead.analyses.premises)."""
 
 from __future__ import annotations
 
