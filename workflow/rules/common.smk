@@ -16,6 +16,7 @@ from ead.data import SYNTHETIC_TASKS
 from ead.config import (ConfigError, analysis_model_names, analysis_model_settings, analysis_schedule,
                         analysis_task, apply_command_line_overrides, check_configfile_flags, check_overlays,
                         command_line_overrides, policy_task, sharpened_policies, trained_policies, validate_config)
+from ead.config_files import read_config_file
 from ead.rl.grid import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule
 
 try:
@@ -27,7 +28,7 @@ try:
     apply_command_line_overrides(config, cli_config)
     check_overlays(
         yaml.safe_load((Path(workflow.basedir) / "configs" / "config.yaml").read_text()),
-        [(str(path), yaml.safe_load(Path(path).read_text()) or {}) for path in workflow.config_settings.configfiles]
+        [(str(path), read_config_file(path)) for path in workflow.config_settings.configfiles]
         + [("--config", command_line_overrides(cli_config))],
     )
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
