@@ -131,6 +131,8 @@ def get_final_tables():
     return datasets + [
         "results/data/countdown.parquet",
         "results/models/smollm2-135m-instruct",
+    ] + [  # every model is a target: a failed job deletes its output, and a missing model must be rebuilt
+        f"results/models/{policy}" for policy in trained_policies(config) + sharpened_policies(config)
     ] + get_base_eval_tables() + get_premise_outputs() + get_cell_outputs("eval")  # eval.csv: rule rl_cell_eval
 
 
