@@ -2,9 +2,22 @@
 #   snakemake --cores all                                   # default CPU profile (configs/config.yaml)
 #   snakemake --cores all --configfile configs/smoke.yaml   # tiny CI-sized run (deltas over the default), in runs/smoke/
 #   snakemake --configfile configs/paper.yaml --workflow-profile workflow/profiles/slurm   # paper scale, GPUs
+import sys
+
 from snakemake.utils import min_version
 
 min_version("9.0")
+
+
+# Parsed here first so a YAML syntax error names the file and line (Snakemake's own message names neither).
+from ead.settings import ConfigError
+from ead.config_files import read_config_file
+
+try:
+    read_config_file(f"{workflow.basedir}/configs/config.yaml")
+except ConfigError as error:
+    print(f"Config error: {error}", file=sys.stderr)
+    sys.exit(1)
 
 
 # Anchored at the workflow (not the working directory): each profile runs in its own root (workdir: below).

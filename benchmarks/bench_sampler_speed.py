@@ -30,7 +30,8 @@ import torch
 from ead.analyses.common import task_prompt, sample_questions
 from ead.io import atomic_path, read_table
 from ead.samplers import hf as current
-from ead.samplers.engines import encode_prompts, load_hf_model
+from ead.models import load_hf_model
+from ead.samplers.engines import encode_prompts
 from ead.schedule import FixedTemperature
 
 

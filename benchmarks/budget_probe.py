@@ -24,7 +24,8 @@ import torch
 from ead.analyses.common import task_prompt, sample_questions
 from ead.io import atomic_path, read_table
 from ead.rewards import grade_many
-from ead.samplers.engines import load_hf_model, sample_hf
+from ead.models import load_hf_model
+from ead.samplers.engines import sample_hf
 from ead.schedule import FixedTemperature
 
 

@@ -1,6 +1,7 @@
 """Config validation: each bad value fails with one message naming the key and the value."""
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,10 @@ def with_change(section, key, value):
                                    "metric": "pass@16"}),
          r"claims\[1\] \(C1\): the id 'C1' is used twice"),
         (with_change("premises", "ead", "tau1.0"), r"premises\.ead = 'tau1\.0' is kind 'fixed', not 'ead'"),
+        # k is a set: a repeated k duplicated every Pass@k / Worst@k row of the evaluation tables
+        (with_change("base_eval", "k", [1, 16, 16]), r"base_eval\.k = \[1, 16, 16\]: .* non-unique elements"),
+        (with_change("rl", "eval", {**load("config.yaml")["rl"]["eval"], "k": [4, 4]}),
+         r"rl\.eval\.k = \[4, 4\]: .* non-unique elements"),
     ],
 )
 def test_bad_values_name_key_and_value(config, expected):
@@ -353,6 +358,29 @@ def test_a_repeated_configfile_flag_is_an_error():
         check_configfile_flags(["snakemake", "--configfile", "a.yaml", "--configfile", "b.yaml"])
 
 
+@pytest.mark.parametrize("argv", [
+    ["--configfile=configs/smoke.yaml", "--configfile=configs/ablations/decay_scale_20.yaml"],
+    ["--configfile=configs/smoke.yaml", "--configfile", "configs/ablations/decay_scale_20.yaml"],
+    ["--configfiles", "a.yaml", "--configfile=b.yaml"],
+    ["--configfiles=a.yaml", "--configfiles=b.yaml"],
+    ["--configf", "a.yaml", "--configfile", "b.yaml"],  # argparse accepts a unique prefix
+])
+def test_every_spelling_of_the_configfile_flag_is_counted(argv):
+    """`--configfile=F` used to pass uncounted, so Snakemake silently dropped the first overlay."""
+    from ead.settings.layering import check_configfile_flags
+
+    with pytest.raises(ConfigError, match="--configfile given 2 times"):
+        check_configfile_flags(["snakemake", "-n", *argv])
+
+
+def test_one_configfile_flag_in_any_spelling_passes():
+    from ead.settings.layering import check_configfile_flags
+
+    for argv in (["--configfile=a.yaml"], ["--configfiles", "a.yaml", "b.yaml"], ["--config", "x=1", "--configf=a"],
+                 ["--config=a=1", "--configfile", "a.yaml"]):
+        check_configfile_flags(["snakemake", *argv])
+
+
 #: Ablations meant for some profiles only, and the error that names why over the others: beyond_the_paper trains the
 #: tiny CPU policies with CPU-only schedules and claims Pass@16 (smoke evaluates 4 samples).
 REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.dapo_fork20\.forking_token_fraction: "
@@ -374,3 +402,20 @@ def test_shipped_ablations_layer_over_every_profile(ablation, profile):
     base = load("config.yaml")
     assert restated_keys(base, delta) == []  # an ablation states only what it changes
     assert len(list((ROOT / "configs" / "ablations").glob("*.yaml"))) >= 2
+
+
+def test_a_yaml_syntax_error_in_a_config_file_names_the_file_and_line(tmp_path):
+    """Snakemake's own message ("Config file is not valid JSON or YAML") names neither."""
+    from ead.config_files import main, read_config_file
+
+    broken = tmp_path / "overlay.yaml"
+    broken.write_text("rl:\n  steps: 4\n  eval: {k: [1, 2}\n")
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(broken))}:3:\d+: YAML syntax error"):
+        read_config_file(broken)
+    not_a_mapping = tmp_path / "list.yaml"
+    not_a_mapping.write_text("- 1\n- 2\n")
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(not_a_mapping))}: must hold a mapping"):
+        read_config_file(not_a_mapping)
+    assert read_config_file(ROOT / "configs" / "smoke.yaml") == yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text())
+    assert main([str(ROOT / "configs" / "smoke.yaml")]) == 0
+    assert main([str(ROOT / "configs" / "smoke.yaml"), str(broken)]) == 1

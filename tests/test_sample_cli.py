@@ -57,7 +57,8 @@ def test_missing_prompt_column_is_named(tiny_model_dir, prompts_csv, tmp_path):
 def test_each_batch_has_its_own_stream_so_other_batches_cannot_shift_its_draws(tiny_model_dir):
     """Common random numbers across schedules and cells: a batch's samples depend on the seed and its position only,
     not on how many decoding steps the batches before it ran."""
-    from ead.samplers.engines import load_hf_model, sample_hf
+    from ead.models import load_hf_model
+    from ead.samplers.engines import sample_hf
     from ead.schedule import FixedTemperature
 
     model, tokenizer = load_hf_model(tiny_model_dir)

@@ -24,7 +24,8 @@ import pandas as pd
 
 from ead.io import read_table, setup_logging
 from ead.rewards import add_grader_argument, configure_grader, grade_many
-from ead.samplers.engines import load_hf_model, sample_hf
+from ead.models import load_hf_model
+from ead.samplers.engines import sample_hf
 from ead.schedule import FixedTemperature, Schedule, build_schedule
 from ead.tables import BASE_PROBLEMS, BASE_SUMMARY, pass_worst_summary
 

@@ -55,8 +55,22 @@ def atomic_directory(path: str | Path):
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    honour_umask(staging)
     shutil.rmtree(path, ignore_errors=True)
     staging.rename(path)
+
+
+def honour_umask(directory: str | Path) -> None:
+    """Give ``directory`` and everything under it the modes the user's umask grants (files 0666 & ~umask, directories
+    0777 & ~umask): libraries write some outputs 0600 (transformers' ``save_pretrained`` writes the weights so)."""
+    mask = _umask()
+    directory = Path(directory)
+    os.chmod(directory, 0o777 & ~mask)
+    for root, folders, files in os.walk(directory):
+        for name in folders:
+            os.chmod(os.path.join(root, name), 0o777 & ~mask)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o666 & ~mask)
 
 
 def write_table(df: pd.DataFrame, path: str | Path) -> None:
@@ -76,11 +90,17 @@ def read_table(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"Result table {path} does not exist; run the rule that produces it first")
-    if path.suffix == ".csv":
-        return pd.read_csv(path)
-    if path.suffix == ".parquet":
-        return pd.read_parquet(path)
-    raise ValueError(f"Unsupported table format {path.suffix!r} for {path}; use .csv or .parquet")
+    if path.suffix not in (".csv", ".parquet"):
+        raise ValueError(f"Unsupported table format {path.suffix!r} for {path}; use .csv or .parquet")
+    try:
+        return pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
+    except Exception as error:  # pyarrow / pandas name neither the file nor what to do
+        raise DamagedFileError(f"{path}: cannot be read as {path.suffix[1:]} ({type(error).__name__}: {error}); the file "
+                               "is damaged: restore it, or delete it and rerun snakemake to rebuild it") from error
+
+
+class DamagedFileError(OSError):
+    """An input file exists but cannot be read (a truncated or corrupt table); the message names the file."""
 
 
 def file_sha256(path: str | Path) -> str:

@@ -22,6 +22,7 @@ from ead.settings.layering import (apply_command_line_overrides, check_configfil
 from ead.settings.policies import policy_task, sft_settings, sharpened_policies, trained_policies
 from ead.settings.premises import premise_settings
 from ead.settings.rl import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid
+from ead.config_files import read_config_file
 
 try:
     # Overlays (--configfile a.yaml b.yaml) and --config overrides (README, "Changing an experiment"): Snakemake has
@@ -32,7 +33,7 @@ try:
     apply_command_line_overrides(config, cli_config)
     check_overlays(
         yaml.safe_load((Path(workflow.basedir) / "configs" / "config.yaml").read_text()),
-        [(str(path), yaml.safe_load(Path(path).read_text()) or {}) for path in workflow.config_settings.configfiles]
+        [(str(path), read_config_file(path)) for path in workflow.config_settings.configfiles]
         + [("--config", command_line_overrides(cli_config))],
     )
     # an overlay's extra_claims join the profile's claims (an overlay's `claims` list would replace them)
@@ -139,6 +140,8 @@ def get_final_tables():
     return datasets + [
         "results/data/countdown.parquet",
         "results/models/smollm2-135m-instruct",
+    ] + [  # every model is a target: a failed job deletes its output, and a missing model must be rebuilt
+        f"results/models/{policy}" for policy in trained_policies(config) + sharpened_policies(config)
     ] + get_base_eval_tables() + get_premise_outputs() + get_cell_outputs("eval")  # eval.csv: rule rl_cell_eval
 
 

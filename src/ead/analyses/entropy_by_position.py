@@ -29,7 +29,8 @@ from ead.analyses.common import (add_common_arguments, analysis_settings, load_q
 from ead.data.countdown import ROLES, response_roles
 from ead.io import setup_logging
 from ead.metrics import bootstrap_mean_ci
-from ead.samplers.engines import encode_prompts, load_hf_model, torch_dtype
+from ead.models import load_hf_model
+from ead.samplers.engines import encode_prompts, torch_dtype
 from ead.samplers.hf import response_entropies
 from ead.schedule import FixedTemperature
 from ead.tables import ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, ENTROPY_SAMPLES

@@ -47,7 +47,8 @@ from ead.evaluation import first_problems_of_split
 from ead.io import read_table, setup_logging
 from ead.metrics import (bootstrap_mean_ci, bootstrap_ratio_ci, ess_fraction, informative_at_k,
                          minimum_detectable_effect, pass_at_k)
-from ead.samplers.engines import load_hf_model, sample_hf
+from ead.models import load_hf_model
+from ead.samplers.engines import sample_hf
 from ead.schedule import build_schedule
 from ead.tables import PREMISE_VERDICTS, PREMISES
 

@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from ead.checkpoints import discard, job_fingerprint, resumable, stamp
 from ead.io import atomic_directory, read_table, setup_logging, write_table
-from ead.models import save_hf_model
+from ead.models import check_model_digest, save_hf_model, write_model_digest
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 
 IGNORE = -100
@@ -59,6 +59,7 @@ def learning_rate(step: int, total: int, peak: float, warmup: int) -> float:
 def _save_checkpoint(directory: Path, model, optimizer, step: int, log_rows: list[dict], fingerprint: str) -> None:
     with atomic_directory(directory) as staging:
         model.save_pretrained(staging / "model", safe_serialization=True)
+        write_model_digest(staging / "model")
         torch.save({"optimizer": optimizer.state_dict(), "step": step}, staging / "trainer_state.pt")
         (staging / "log.json").write_text(json.dumps(log_rows))
         stamp(staging, fingerprint)
@@ -87,6 +88,7 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
     fingerprint = job_fingerprint(run_settings, [data])
     resuming = resumable(checkpoint, fingerprint, log)
     if resuming:
+        check_model_digest(checkpoint / "model")
         model = LlamaForCausalLM.from_pretrained(checkpoint / "model", local_files_only=True, use_safetensors=True,
                                                  dtype=torch.float32)
     else:

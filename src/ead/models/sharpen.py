@@ -23,8 +23,7 @@ import math
 import torch
 
 from ead.io import setup_logging
-from ead.models import save_hf_model
-from ead.samplers.engines import load_hf_model
+from ead.models import load_hf_model, save_hf_model
 
 
 def sharpen_(model, temperature: float):

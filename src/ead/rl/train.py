@@ -42,13 +42,12 @@ from ead.checkpoints import discard, job_fingerprint, resumable, stamp
 from ead.evaluation import evaluate, first_problems_of_split
 from ead.io import atomic_directory, read_table, setup_logging
 from ead.metrics import mean_group_ess_fraction
-from ead.models import save_hf_model
+from ead.models import load_hf_model, save_hf_model
 from ead.models.tiny_policy import encode_strict
 from ead.rewards import add_grader_argument, configure_grader, grade_many
 from ead.rl.cell_eval import cell_summary
 from ead.settings.rl import table_columns
 from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
-from ead.samplers.engines import load_hf_model
 from ead.samplers.hf import left_pad, response_logits, sample
 from ead.schedule import FixedTemperature, build_schedule
 from ead.tables import (BASE_PROBLEMS, CELL_COLUMNS, COUNT_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS,

@@ -7,7 +7,8 @@ mean_entropy (tau = 1, full vocabulary; HF only), and the per-token arrays (toke
 target_logprobs, entropies) as list columns, plus the settings that produced them (engine, model, schedule,
 step, seed, max_new_tokens).
 
-* :func:`load_hf_model`, :func:`encode_prompts`, :func:`torch_dtype`: model and prompt loading;
+* :func:`encode_prompts`, :func:`torch_dtype`: prompt encoding and dtype names (models load with
+  :func:`ead.models.load_hf_model`);
 * :func:`sample_hf` (over :func:`ead.samplers.hf.sample`) and :func:`sample_vllm` (the EAD processor of
   :mod:`ead.samplers.vllm_processors`): the two samplers;
 * :class:`HFEngine`, :class:`VLLMEngine` and :func:`open_engine`: one interface for the analyses and the CLI
@@ -24,22 +25,11 @@ import pandas as pd
 import torch
 
 from ead.io import progress
+from ead.models import check_model_digest, load_hf_model
 from ead.samplers.hf import left_pad, sample
 from ead.schedule import FixedTemperature, Schedule
 
 ENGINES = ("hf", "vllm")
-
-
-def load_hf_model(model_dir: str | Path, dtype: torch.dtype = torch.float32, device: str = "cpu"):
-    """Load a local HF model + tokenizer (safetensors only, no remote code, no hub access) onto ``device``."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    model_dir = Path(model_dir)
-    if not (model_dir / "config.json").exists():
-        raise FileNotFoundError(f"{model_dir} is not a saved HF model directory (no config.json)")
-    tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, use_safetensors=True, dtype=dtype)
-    return model.to(device).eval(), tokenizer
 
 
 def encode_prompts(tokenizer, prompts: list[str], chat_template: bool) -> list[list[int]]:
@@ -159,6 +149,7 @@ def build_vllm(model_dir: str | Path, dtype: str = "float32", **engine_kwargs):
     """A vLLM engine with the EAD processor registered and processed (post-schedule) log-probs returned."""
     from vllm import LLM
 
+    check_model_digest(model_dir)
     return LLM(model=str(model_dir), dtype=dtype, logprobs_mode="processed_logprobs",
                logits_processors=["ead.samplers.vllm_processors:EADLogitsProcessor"], **engine_kwargs)
 

@@ -125,13 +125,20 @@ def check_overlays(base: dict, overlays: list[tuple[str, dict]]) -> None:
         update_config(merged, overlay)
 
 
+def _configfile_flag(arg: str) -> bool:
+    """Whether ``arg`` is Snakemake's --configfile option in any spelling argparse accepts: ``--configfile``,
+    ``--configfiles``, a unique prefix (``--configf``), each also as ``--configfile=FILE``."""
+    name = arg.split("=", 1)[0]
+    return len(name) >= len("--configf") and ("--configfiles".startswith(name))
+
+
 def check_configfile_flags(argv: list[str]) -> None:
     """Raise ConfigError if ``--configfile`` appears more than once: Snakemake keeps only the last flag's files."""
-    flags = [arg for arg in argv if arg in ("--configfile", "--configfiles")]
+    flags = [arg.split("=", 1)[0] for arg in argv[1:] if _configfile_flag(arg)]
     if len(flags) > 1:
-        raise ConfigError(f"--configfile given {len(flags)} times: Snakemake keeps only the files of the last one and "
-                          "silently drops the others; list every overlay after one flag, in layering order: "
-                          "--configfile configs/smoke.yaml configs/ablations/decay_scale_20.yaml")
+        raise ConfigError(f"--configfile given {len(flags)} times ({', '.join(flags)}): Snakemake keeps only the files "
+                          "of the last one and silently drops the others; list every overlay after one flag, in "
+                          "layering order: --configfile configs/smoke.yaml configs/ablations/decay_scale_20.yaml")
 
 
 def with_overlay_claims(config: dict) -> dict:

@@ -1,0 +1,96 @@
+"""Integrity of what the pipeline makes and reads: model digests (written at save, checked at load), the modes of
+saved models, and damaged tables that name their file (README "Reliability")."""
+
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ead.io import DamagedFileError, read_table, write_table
+from ead.models import DIGEST_FILE, ModelIntegrityError, check_model_digest, load_hf_model, save_hf_model
+from ead.models.tiny_policy import build_tokenizer
+
+from .conftest import make_tiny_llama
+
+
+@pytest.fixture
+def saved_model(tmp_path):
+    tokenizer = build_tokenizer()
+    model = make_tiny_llama(vocab_size=len(tokenizer), hidden_size=32)
+    save_hf_model(tmp_path / "policy", model, tokenizer)
+    return tmp_path / "policy"
+
+
+def damage(path, offset=4096, size=4096):
+    """Overwrite ``size`` bytes at ``offset`` with a pattern (the issue's probe: 4 KB after the safetensors header)."""
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(bytes(range(256)) * (size // 256))
+
+
+def test_a_saved_model_records_and_passes_its_digest(saved_model):
+    assert (saved_model / DIGEST_FILE).exists()
+    assert check_model_digest(saved_model, required=True)
+    model, tokenizer = load_hf_model(saved_model)
+    assert model.config.hidden_size == 32 and len(tokenizer) > 0
+
+
+def test_damaged_weights_fail_at_load_naming_the_file(saved_model):
+    """Overwriting 4 KB of the weights used to load silently and sample garbage."""
+    weights = saved_model / "model.safetensors"
+    assert weights.stat().st_size > 8192
+    damage(weights)
+    with pytest.raises(ModelIntegrityError, match=rf"{weights}: damaged .* delete {saved_model} and rerun snakemake"):
+        load_hf_model(saved_model)
+
+
+def test_a_missing_or_damaged_tokenizer_file_fails_naming_it(saved_model):
+    (saved_model / "tokenizer.json").write_text("{}")
+    with pytest.raises(ModelIntegrityError, match=r"tokenizer\.json: damaged"):
+        load_hf_model(saved_model)
+    (saved_model / "tokenizer.json").unlink()
+    with pytest.raises(ModelIntegrityError, match=r"tokenizer\.json: missing"):
+        check_model_digest(saved_model)
+
+
+def test_a_model_without_digest_that_cannot_load_names_its_directory(saved_model):
+    (saved_model / DIGEST_FILE).unlink()
+    assert not check_model_digest(saved_model)
+    with pytest.raises(ModelIntegrityError, match=rf"{saved_model / DIGEST_FILE}: missing"):
+        check_model_digest(saved_model, required=True)
+    (saved_model / "model.safetensors").write_bytes(b"\xff" * 64)  # a damaged header
+    with pytest.raises(ModelIntegrityError, match=rf"{saved_model}: cannot be loaded"):
+        load_hf_model(saved_model)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_saved_models_honour_the_umask(tmp_path, umask):
+    """transformers writes model.safetensors 0600; every other output follows the umask."""
+    out = tmp_path / f"policy_{umask:o}"
+    code = (f"import os; os.umask({umask}); from ead.models import save_hf_model; "
+            "from ead.models.tiny_policy import build_tokenizer; from tests.conftest import make_tiny_llama; "
+            "t = build_tokenizer(); "
+            f"save_hf_model({str(out)!r}, make_tiny_llama(vocab_size=len(t)), t)")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1])
+    modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in out.iterdir()}
+    assert "model.safetensors" in modes and DIGEST_FILE in modes
+    assert modes == {name: 0o666 & ~umask for name in modes}
+    assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~umask
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_damaged_table_names_its_file(tmp_path, suffix):
+    """A corrupt parquet used to give a bare `OSError: Corrupt snappy compressed data.`"""
+    path = tmp_path / f"countdown{suffix}"
+    write_table(pd.DataFrame({"question": ["a" * 50] * 200, "answer": list(range(200))}), path)
+    if suffix == ".parquet":
+        data = bytearray(path.read_bytes())
+        data[100:900] = bytes(range(200)) * 4
+        path.write_bytes(bytes(data))
+    else:
+        path.write_bytes(b'a,"b\n1,"2\n"\x00')  # an unterminated quote
+    with pytest.raises(DamagedFileError, match=rf"(?s){path}: cannot be read as {suffix[1:]} .* restore it, or delete"):
+        read_table(path)
