@@ -24,10 +24,29 @@ rule rl_tables:
         " {params.args} --train-curves {output.train_curves} --eval-curves {output.eval_curves} > {log} 2>&1"
 
 
+# Each sampler minus each of `paired_baselines` at every evaluated step, paired by seed and problem (the claims'
+# estimator over training): the RL figures' paired panels read it.
+rule rl_paired_curves:
+    input:
+        eval_problems=get_cell_outputs("eval_problems"),
+    output:
+        "results/rl/paired_curves.csv",
+    params:
+        args=cli_args({"baselines": config["paired_baselines"], "k": config["rl"]["eval"]["k"],
+                       "resamples": config["claims_bootstrap"], "seed": config["rl"]["eval"]["seed"]}),
+    log:
+        "results/logs/rl/paired_curves.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.rl.paired --eval-problems {input.eval_problems} {params.args} --out {output} > {log} 2>&1"
+
+
 rule rl_figure:
     input:
         eval_curves=rules.rl_tables.output.eval_curves,
         train_curves=rules.rl_tables.output.train_curves,
+        paired_curves=rules.rl_paired_curves.output[0],
         code=get_plot_code,
     output:
         png=report("figures/{figure}.png", caption="../report/rl_figure.rst", category="Figures"),
@@ -43,7 +62,8 @@ rule rl_figure:
         CONDA_ENV
     shell:
         "python -m ead.plots.{wildcards.figure} --eval-curves {input.eval_curves}"
-        " --train-curves {input.train_curves} --experiment {params.experiment} --k {params.k}"
+        " --train-curves {input.train_curves} --paired-curves {input.paired_curves}"
+        " --experiment {params.experiment} --k {params.k}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 
