@@ -108,3 +108,38 @@ rule claims_figure:
     shell:
         "python -m ead.plots.claims_forest --claims {input.claims} --figure {wildcards.claims_figure}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+# The schedule-shapes figure (config `schedule_shapes`, added by configs/ablations/beyond_the_paper.yaml): the tau each
+# shape's cells sample with, by position and step, then the figure from that table and the paired curves.
+rule schedule_shapes_table:
+    output:
+        "results/rl/schedule_shapes.csv",
+    params:
+        schedules=get_shape_schedules,
+        args=get_shape_table_args,
+    log:
+        "results/logs/rl/schedule_shapes.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.analyses.sampler_schedules --schedules {params.schedules} {params.args} --out {output}"
+        " > {log} 2>&1"
+
+
+rule schedule_shapes_figure:
+    input:
+        schedules=rules.schedule_shapes_table.output[0],
+        paired_curves=rules.rl_paired_curves.output[0],
+        code=plot_code("schedule_shapes", shared=("style.py", "rl_curves.py")),
+    output:
+        **figure_outputs("schedule_shapes", caption="rl_figure"),
+    params:
+        spec=get_shape_spec,
+    log:
+        "results/logs/figures/schedule_shapes.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.plots.schedule_shapes --schedules {input.schedules} --paired-curves {input.paired_curves}"
+        " --spec {params.spec} --png {output.png} --pdf {output.pdf} > {log} 2>&1"

@@ -21,7 +21,10 @@ from ead.tables import EVAL_CURVES, PAIRED_CURVES, TRAIN_CURVES
 
 SAMPLER_LABELS = {"tau0.6": r"$\tau$ = 0.6", "tau1.0": r"$\tau$ = 1.0", "tau1.2": r"$\tau$ = 1.2", "ead": "EAD",
                   "ead_tis": "EAD + TIS", "ead_tmin0.8": r"EAD ($\tau_{min}$ = 0.8)",
-                  "ead_aggressive": "aggressive EAD", "ead_aggressive_tis": "aggressive EAD + TIS"}
+                  "ead_aggressive": "aggressive EAD", "ead_aggressive_tis": "aggressive EAD + TIS",
+                  # the schedule shapes of configs/ablations/beyond_the_paper.yaml, named as the authors' ablation
+                  "linear_tis": "linear + TIS", "two_stage_tis": "two-stage + TIS",
+                  "ead_mean_tis": "EAD's mean tau (mean-matched) + TIS"}
 METRIC_LABELS = {"entropy": r"entropy at $\tau$ = 1 (nats/token)", "response_length": "response length (tokens)",
                  "pg_clipfrac": "clip fraction", "grad_norm": "gradient norm", "reward_mean": "train reward",
                  "greedy_accuracy": "greedy accuracy"}
