@@ -26,6 +26,8 @@ table fails with the file name and the column. The tables:
 * :data:`ENTROPY_SAMPLES`, :data:`FORKING_SAMPLES`, :data:`MAJORITY_SAMPLES`: what the sampling analyses sampled
   and graded (``results/analyses/<analysis>/<model>_samples.parquet``), from which their summary tables are made;
 * :data:`PREMISES`, :data:`PREMISE_VERDICTS`: the premise probe (``results/premises/<policy>{,_verdicts}.csv``);
+* :data:`PAIRED_CURVES` (``results/rl/paired_curves.csv``): each sampler minus a baseline at every evaluated step;
+* :data:`SAMPLER_SCHEDULES` (``results/rl/schedule_shapes.csv``): tau by position and step of RL samplers;
 * :data:`CLAIMS` (``results/claims.csv``): the paper's claims as paired comparisons with verdicts (the RL claims,
   and those of Figs. 1 and 2, first written to ``results/analyses/claims.csv`` by ``ead.analyses.claims``).
 
@@ -58,8 +60,8 @@ __all__ = [
     "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "COUNT_COLUMNS", "COUNT_METRIC",
     "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVALUATED_WITH", "EVAL_CURVES",
     "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS",
-    "MAJORITY_SAMPLES", "MAJORITY_SCALING", "PREMISES", "PREMISE_VERDICTS",
-    "PROBLEM_COLUMNS", "PROFILE_COLUMN", "PROFILE_ENV", "SCHEDULE_TABLE",
+    "MAJORITY_SAMPLES", "MAJORITY_SCALING", "PAIRED_CURVES", "PREMISES", "PREMISE_VERDICTS",
+    "PROBLEM_COLUMNS", "PROFILE_COLUMN", "SAMPLER_SCHEDULES", "PROFILE_ENV", "SCHEDULE_TABLE",
     "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table",
     "TableError",
     "job_profile", "per_problem_metric", "pass_worst_summary",
@@ -255,11 +257,25 @@ CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "
                           "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"},
                optional={"baseline_algorithm": "str"})
 
+#: Paired-difference curves (``ead.rl.paired``): per (policy, algorithm, n, evaluated_with, sampler, baseline, step,
+#: metric) the mean over (seed, problem) of sampler - baseline with its two-way bootstrap CI, standard error and
+#: minimum detectable effect (80% power): a claims row's estimator at every evaluated step; the figures' paired panels.
+PAIRED_CURVES = Table("paired_curves", {"policy": "str", "algorithm": "str", "n": "int", "evaluated_with": "str",
+                                        "sampler": "str", "baseline": "str", "step": "int", "metric": "str",
+                                        "effect": "float", **_CI, "standard_error": "float", "mde": "float",
+                                        "num_seeds": "int", "num_problems": "int"})
+
+#: The temperature each RL sampler gives by (step, position) (``ead.analyses.sampler_schedules``), with its schedule
+#: document: the top row of the schedule-shapes figure.
+SAMPLER_SCHEDULES = Table("sampler_schedules", {"sampler": "str", "step": "int", "position": "int", "tau": "float",
+                                                "schedule_params": "str"})
+
 #: Every declared table by name.
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
                                           BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, FORKING,
                                           MAJORITY_SCALING, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES,
-                                          PREMISES, PREMISE_VERDICTS, CLAIMS)}
+                                          PREMISES, PREMISE_VERDICTS, CLAIMS, PAIRED_CURVES,
+                                          SAMPLER_SCHEDULES)}
 
 
 # --- per-problem counts -> metrics ------------------------------------------------------------------------

@@ -125,7 +125,8 @@ def get_final_figures():
     rl_inputs.smk). A figure joins this list only once its pipeline is real."""
     figures = ["fig03_annealing_schedule", *ANALYSIS_FIGURES, *RL_FIGURES,
                *(name for name, experiment in OVERLAY_RL_FIGURES.items() if experiment in config["rl"]["experiments"]),
-               *(f"claims_{figure}" for figure in CLAIM_FIGURES if any(c["figure"] == figure for c in config["claims"]))]
+               *(f"claims_{figure}" for figure in CLAIM_FIGURES if any(c["figure"] == figure for c in config["claims"])),
+               *(name for name, key in CONFIG_KEY_FIGURES.items() if key in config)]
     return [path for name in figures for path in figure_paths(name).values()]
 
 

@@ -24,10 +24,29 @@ rule rl_tables:
         " {params.args} --train-curves {output.train_curves} --eval-curves {output.eval_curves} > {log} 2>&1"
 
 
+# Each sampler minus each of `paired_baselines` at every evaluated step, paired by seed and problem (the claims'
+# estimator over training): the RL figures' paired panels read it.
+rule rl_paired_curves:
+    input:
+        eval_problems=get_cell_outputs("eval_problems"),
+    output:
+        "results/rl/paired_curves.csv",
+    params:
+        args=cli_args({"baselines": config["paired_baselines"], "k": config["rl"]["eval"]["k"],
+                       "resamples": config["claims_bootstrap"], "seed": config["rl"]["eval"]["seed"]}),
+    log:
+        "results/logs/rl/paired_curves.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.rl.paired --eval-problems {input.eval_problems} {params.args} --out {output} > {log} 2>&1"
+
+
 rule rl_figure:
     input:
         eval_curves=rules.rl_tables.output.eval_curves,
         train_curves=rules.rl_tables.output.train_curves,
+        paired_curves=rules.rl_paired_curves.output[0],
         code=get_plot_code,
     output:
         png=report("figures/{figure}.png", caption="../report/rl_figure.rst", category="Figures"),
@@ -43,7 +62,8 @@ rule rl_figure:
         CONDA_ENV
     shell:
         "python -m ead.plots.{wildcards.figure} --eval-curves {input.eval_curves}"
-        " --train-curves {input.train_curves} --experiment {params.experiment} --k {params.k}"
+        " --train-curves {input.train_curves} --paired-curves {input.paired_curves}"
+        " --experiment {params.experiment} --k {params.k}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 
@@ -88,3 +108,38 @@ rule claims_figure:
     shell:
         "python -m ead.plots.claims_forest --claims {input.claims} --figure {wildcards.claims_figure}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+# The schedule-shapes figure (config `schedule_shapes`, added by configs/ablations/beyond_the_paper.yaml): the tau each
+# shape's cells sample with, by position and step, then the figure from that table and the paired curves.
+rule schedule_shapes_table:
+    output:
+        "results/rl/schedule_shapes.csv",
+    params:
+        schedules=get_shape_schedules,
+        args=get_shape_table_args,
+    log:
+        "results/logs/rl/schedule_shapes.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.analyses.sampler_schedules --schedules {params.schedules} {params.args} --out {output}"
+        " > {log} 2>&1"
+
+
+rule schedule_shapes_figure:
+    input:
+        schedules=rules.schedule_shapes_table.output[0],
+        paired_curves=rules.rl_paired_curves.output[0],
+        code=plot_code("schedule_shapes", shared=("style.py", "rl_curves.py")),
+    output:
+        **figure_outputs("schedule_shapes", caption="rl_figure"),
+    params:
+        spec=get_shape_spec,
+    log:
+        "results/logs/figures/schedule_shapes.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.plots.schedule_shapes --schedules {input.schedules} --paired-curves {input.paired_curves}"
+        " --spec {params.spec} --png {output.png} --pdf {output.pdf} > {log} 2>&1"

@@ -4,7 +4,7 @@
 
 # RL training figures -> the rl.experiments entry each one draws (all rendered by rule rl_figure).
 # Claim figures beyond the paper's, drawn by claims_figure in rl.smk: a forest plot of every claim with this `figure`.
-CLAIM_FIGURES = ["beyond"]
+CLAIM_FIGURES = ["beyond", "d_max"]
 RL_FIGURES = {
     "fig04_pass_worst_at_16": "main",
     "fig05_larger_model": "larger_model",
@@ -15,8 +15,11 @@ RL_FIGURES = {
     "fig11_off_policy": "off_policy",
     "fig12_response_length": "main",
 }
-# RL figures of experiments an overlay adds (configs/ablations/beyond_the_paper.yaml): in rule all when it is defined.
-OVERLAY_RL_FIGURES = {"beyond_off_policy_cost": "beyond"}
+# RL figures of experiments an overlay adds (configs/ablations/beyond_the_paper.yaml, d_max_sweep.yaml): in rule all
+# when it is defined.
+OVERLAY_RL_FIGURES = {"beyond_off_policy_cost": "beyond", "d_max_sweep": "d_max_sweep"}
+# Figures of their own rule, in rule all when the config has their key (an overlay's): figure -> config key.
+CONFIG_KEY_FIGURES = {"schedule_shapes": "schedule_shapes"}
 
 
 def get_cell_outputs(table, experiments=None):
@@ -49,3 +52,19 @@ def get_verl_cell_config(wildcards):
     """The part of the config that determines this cell (a JSON string): editing another cell's settings
     or an unrelated experiment leaves this job's params, and so its results, untouched."""
     return shlex.quote(json.dumps(cell_config(config, wildcards_cell(wildcards)), sort_keys=True))
+
+
+# --- the schedule-shapes figure (config `schedule_shapes`) ---
+def get_shape_schedules(wildcards):
+    """sampler -> the schedule its cells sample with, for the shapes the figure draws (shell-quoted JSON)."""
+    return shlex.quote(json.dumps({s: sampler_schedule(config, s) for s in config["schedule_shapes"]["samplers"]},
+                                  sort_keys=True))
+
+
+def get_shape_table_args(wildcards):
+    spec = config["schedule_shapes"]
+    return cli_args({"steps": spec["steps"], "max_position": spec["max_position"]})
+
+
+def get_shape_spec(wildcards):
+    return shlex.quote(json.dumps(config["schedule_shapes"], sort_keys=True))

@@ -1,12 +1,15 @@
 """Shared drawing for the RL training figures (4-8, 10-12): metric-vs-step curves with CI bands, one line per sampler.
 
 Every figure module reads the aggregated curves (`ead.rl.aggregate`) and an experiment spec (the cells of one
-`rl.experiments` entry) and calls :func:`facet_curves`; :func:`run` is their common command line.
+`rl.experiments` entry) and calls :func:`facet_curves`; :func:`run` is their common command line. Figures whose
+``plot`` takes ``paired_curves`` also get the paired-difference table (`ead.rl.paired`) and draw, under the curves,
+each sampler minus a baseline with the CI the claims use (:func:`draw_paired`).
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 
 import matplotlib.pyplot as plt
@@ -14,11 +17,14 @@ import pandas as pd
 import seaborn as sns
 
 from ead.plots.style import apply_style, figure_logger, save_figure
-from ead.tables import EVAL_CURVES, TRAIN_CURVES
+from ead.tables import EVAL_CURVES, PAIRED_CURVES, TRAIN_CURVES
 
 SAMPLER_LABELS = {"tau0.6": r"$\tau$ = 0.6", "tau1.0": r"$\tau$ = 1.0", "tau1.2": r"$\tau$ = 1.2", "ead": "EAD",
                   "ead_tis": "EAD + TIS", "ead_tmin0.8": r"EAD ($\tau_{min}$ = 0.8)",
-                  "ead_aggressive": "aggressive EAD", "ead_aggressive_tis": "aggressive EAD + TIS"}
+                  "ead_aggressive": "aggressive EAD", "ead_aggressive_tis": "aggressive EAD + TIS",
+                  # the schedule shapes of configs/ablations/beyond_the_paper.yaml, named as the authors' ablation
+                  "linear_tis": "linear + TIS", "two_stage_tis": "two-stage + TIS",
+                  "ead_mean_tis": "EAD's mean tau (mean-matched) + TIS"}
 METRIC_LABELS = {"entropy": r"entropy at $\tau$ = 1 (nats/token)", "response_length": "response length (tokens)",
                  "pg_clipfrac": "clip fraction", "grad_norm": "gradient norm", "reward_mean": "train reward",
                  "greedy_accuracy": "greedy accuracy"}
@@ -77,20 +83,58 @@ def draw_curves(ax, rows: pd.DataFrame, samplers: list[str]) -> None:
         ax.fill_between(line["step"], line["ci_low"], line["ci_high"], color=colors[sampler], alpha=0.18, lw=0)
 
 
+def select_paired(paired: pd.DataFrame, experiment: dict, metric: str, baseline: str, **fixed) -> pd.DataFrame:
+    """Rows of one metric's paired differences against ``baseline`` for the experiment's cells, narrowed by ``fixed``
+    (at the declared evaluation temperature unless ``fixed`` says otherwise)."""
+    fixed = {"evaluated_with": "eval_tau", **fixed}
+    rows = paired[(paired["metric"] == metric) & (paired["baseline"] == baseline)
+                  & paired["policy"].isin(experiment["policies"]) & paired["algorithm"].isin(experiment["algorithms"])
+                  & paired["sampler"].isin(experiment["samplers"]) & paired["n"].isin(experiment["n"])]
+    for column, value in fixed.items():
+        rows = rows[rows[column] == value]
+    if rows.empty:
+        raise ValueError(f"no paired differences of {metric!r} against {baseline!r} for cells {experiment} {fixed}; "
+                         f"is {baseline!r} in paired_baselines and in the experiment?")
+    return rows
+
+
+def draw_paired(ax, rows: pd.DataFrame, samplers: list[str]) -> None:
+    """One line per sampler: its paired difference to the baseline over training, with the 95% CI band, and 0."""
+    colors = sampler_colors(samplers)
+    ax.axhline(0.0, color="0.4", lw=0.8, ls="--")
+    for sampler in samplers:
+        line = rows[rows["sampler"] == sampler].sort_values("step")
+        if line.empty:
+            continue
+        ax.plot(line["step"], line["effect"], marker="o", ms=3, lw=1.6, color=colors[sampler],
+                label=sampler_label(sampler))
+        ax.fill_between(line["step"], line["ci_low"], line["ci_high"], color=colors[sampler], alpha=0.18, lw=0)
+
+
 def facet_curves(curves: pd.DataFrame, experiment: dict, metrics: list[str], facet: str, facet_values: list,
-                 title: str, **fixed):
-    """Grid of panels: one row per metric, one column per value of ``facet``; lines are the samplers."""
+                 title: str, *, paired: pd.DataFrame | None = None, paired_metrics: list[str] = (),
+                 baseline: str = "tau1.0", **fixed):
+    """Grid of panels: one row per metric, one column per value of ``facet``; lines are the samplers. With ``paired``
+    (the paired-curves table), one more row per ``paired_metrics`` entry: each sampler minus ``baseline``, paired."""
     apply_style()
-    fig, axes = plt.subplots(len(metrics), len(facet_values), figsize=(3.6 * len(facet_values), 2.8 * len(metrics)),
+    rows_total = len(metrics) + len(paired_metrics)
+    fig, axes = plt.subplots(rows_total, len(facet_values), figsize=(3.6 * len(facet_values), 2.8 * rows_total),
                              squeeze=False, sharex=True)
-    for row, metric in enumerate(metrics):
+    for row, metric in enumerate([*metrics, *paired_metrics]):
+        is_paired = row >= len(metrics)
         for column, value in enumerate(facet_values):
             ax = axes[row][column]
-            draw_curves(ax, select(curves, experiment, metric, **{facet: value}, **fixed), experiment["samplers"])
-            ax.set_ylabel(metric_label(metric) if column == 0 else "")
+            if is_paired:
+                draw_paired(ax, select_paired(paired, experiment, metric, baseline, **{facet: value}, **fixed),
+                            experiment["samplers"])
+                ax.set_ylabel(f"{metric_label(metric)} $-$ {sampler_label(baseline)}\n(paired, 95% CI)"
+                              if column == 0 else "")
+            else:
+                draw_curves(ax, select(curves, experiment, metric, **{facet: value}, **fixed), experiment["samplers"])
+                ax.set_ylabel(metric_label(metric) if column == 0 else "")
             if row == 0:
                 ax.set_title(f"{facet} = {value}" if facet == "n" else str(value))
-            if row == len(metrics) - 1:
+            if row == rows_total - 1:
                 ax.set_xlabel("RL step")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(labels), 6),
@@ -105,12 +149,16 @@ def run(plot, description: str, argv=None) -> None:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--eval-curves", required=True)
     parser.add_argument("--train-curves", required=True)
+    parser.add_argument("--paired-curves", required=True, help="paired differences (ead.rl.paired)")
     parser.add_argument("--experiment", required=True, help="the rl.experiments entry (JSON)")
     parser.add_argument("--k", type=int, required=True, help="the k of Pass@k / Worst@k to plot")
     parser.add_argument("--png", required=True)
     parser.add_argument("--pdf", required=True)
     args = parser.parse_args(argv)
     log = figure_logger(plot)
-    fig = plot(EVAL_CURVES.read(args.eval_curves), TRAIN_CURVES.read(args.train_curves), json.loads(args.experiment), args.k)
+    extra = ({"paired_curves": PAIRED_CURVES.read(args.paired_curves)}
+             if "paired_curves" in inspect.signature(plot).parameters else {})
+    fig = plot(EVAL_CURVES.read(args.eval_curves), TRAIN_CURVES.read(args.train_curves), json.loads(args.experiment),
+               args.k, **extra)
     save_figure(fig, args.png, args.pdf)
     log.info("wrote %s and %s", args.png, args.pdf)

@@ -48,3 +48,7 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     check_policies(config)
     check_premises(config)
     check_claims(config)
+    from ead.config_checks import revised_config_problems
+
+    for problem in revised_config_problems(config)[:1]:
+        raise ConfigError(problem)

@@ -1,0 +1,55 @@
+"""The d_max sweep overlay end to end at smoke size: its cells train, the paired curves, claims and both figures come
+out of the DAG (configs/smoke.yaml + configs/ablations/d_max_sweep.yaml + a smoke-sized delta: Pass@4 claims, since
+smoke evaluates 4 samples, and 2 seeds)."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ead.tables import CLAIMS, PAIRED_CURVES
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE_DELTA = {
+    "profile": "smoke_dmax",
+    "rl": {"experiments": {"d_max_sweep": {"seeds": [0, 1]}}},
+    "extra_claims": [
+        {"id": "D1", "figure": "d_max", "statement": "Capping d_s at d_max = 25 lowers Pass@4 below the uncapped schedule",
+         "policy": "tiny1m_sharp", "algorithm": "dapo", "n": 8, "sampler": "ead_tis_dmax25", "baseline": "ead_tis",
+         "metric": "pass@4", "direction": "less"},
+        {"id": "D4", "figure": "d_max", "statement": "Capping d_s at d_max = 25 lowers Pass@1 below the uncapped schedule",
+         "policy": "tiny1m_sharp", "algorithm": "dapo", "n": 8, "sampler": "ead_tis_dmax25", "baseline": "ead_tis",
+         "metric": "pass@1", "direction": "less"},
+    ],
+}
+
+
+@pytest.mark.slow
+def test_d_max_sweep_runs_at_smoke_size(tmp_path):
+    for name in ("Snakefile", "environment.yml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    for folder in ("workflow", "configs"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    (tmp_path / "smoke_dmax.yaml").write_text(yaml.safe_dump(SMOKE_DELTA))
+    targets = ["figures/d_max_sweep.png", "figures/claims_d_max.png", "results/claims.csv"]
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "configs/smoke.yaml",
+                             "configs/ablations/d_max_sweep.yaml", "smoke_dmax.yaml", "--config",
+                             f"cache_dir={ROOT / '.cache' / 'wheels'}", "--", *targets], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = tmp_path / "runs" / "smoke_dmax"
+    for target in targets:
+        assert (out / target).stat().st_size > 0
+    claims = CLAIMS.read(out / "results" / "claims.csv")
+    rows = claims[claims["figure"] == "d_max"].set_index("claim")
+    assert list(rows.index) == ["D1", "D4"] and set(rows["num_seeds"]) == {2}
+    assert rows["verdict"].isin(["supported", "contradicted", "inconclusive"]).all() and rows["mde"].notna().all()
+    paired = PAIRED_CURVES.read(out / "results" / "rl" / "paired_curves.csv")
+    capped = paired[(paired["baseline"] == "ead_tis") & paired["sampler"].str.startswith("ead_tis_dmax")]
+    assert set(capped["sampler"]) == {"ead_tis_dmax25", "ead_tis_dmax41", "ead_tis_dmax73"}
+    last = capped[(capped["sampler"] == "ead_tis_dmax25") & (capped["metric"] == "pass@4")
+                  & (capped["step"] == capped["step"].max())].iloc[0]
+    assert last["effect"] == pytest.approx(rows.loc["D1", "effect"])  # the figure's last point is the claim
