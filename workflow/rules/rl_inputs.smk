@@ -49,3 +49,11 @@ def get_verl_cell_config(wildcards):
     """The part of the config that determines this cell (a JSON string): editing another cell's settings
     or an unrelated experiment leaves this job's params, and so its results, untouched."""
     return shlex.quote(json.dumps(cell_config(config, wildcards_cell(wildcards)), sort_keys=True))
+
+
+def get_completeness_args():
+    """The extent every RL cell's tables must hold (ead.rl.cells): ead.rl.aggregate and ead.rl.compare refuse a cell
+    that lacks a step 1..rl.steps or an evaluation step, naming its file."""
+    evaluation = config["rl"]["eval"]
+    own_sampler = "--own-sampler" if evaluation.get("own_sampler", False) else "--no-own-sampler"
+    return f"--expect-steps {config['rl']['steps']} --eval-every {evaluation['every']} {own_sampler}"
