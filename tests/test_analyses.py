@@ -261,3 +261,26 @@ def test_summary_options_go_together(tiny_model_dir, mmlu_like, tmp_path, capsys
                         "--out", "f.csv"])
     assert "--k (K of Pass@K and Maj@K) is forking's summary option" in capsys.readouterr().err
     assert not (tmp_path / "entropy_samples.parquet").exists()  # refused before sampling
+
+
+def test_graded_samples_carry_the_graders_status(monkeypatch):
+    """A timeout scores 0 like a wrong answer; the samples table says which it was, and too many fail the job."""
+    import ead.analyses.common as common
+    from ead.rewards import Grade, TooManyTimeouts, configure_grader
+
+    samples = pd.DataFrame({"text": ["so \\boxed{4}", "so \\boxed{5}", "no idea", "\\boxed{(x+1)^2}"]})
+    timed_out = {"\\boxed{(x+1)^2}"}
+    real = common.grade_many
+    monkeypatch.setattr(common, "grade_many", lambda texts, refs, task: [
+        Grade(0.0, "(x+1)^2", "timeout") if text in timed_out else grade
+        for text, grade in zip(texts, real(texts, refs, task))])
+    configure_grader(max_timeout_share=0.25)
+    try:
+        graded = common.grade_samples(samples.copy(), ["4"] * 4, "math", "test job")
+        assert graded["grade_status"].tolist() == ["correct", "wrong", "no_answer", "timeout"]
+        assert graded["correct"].tolist() == [1.0, 0.0, 0.0, 0.0]
+        timed_out.add("so \\boxed{5}")
+        with pytest.raises(TooManyTimeouts, match=r"test job: 2 of 4 answers \(50\.0%\) timed out"):
+            common.grade_samples(samples.copy(), ["4"] * 4, "math", "test job")
+    finally:
+        configure_grader()

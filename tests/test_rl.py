@@ -572,3 +572,41 @@ def test_the_last_evaluation_with_the_cells_own_sampler_draws_the_declared_evalu
 
     warm = trainer("ead", warmup=100)  # tau = 1 at every position of a 24-token response
     pd.testing.assert_frame_equal(declared[counts], warm.evaluate(2, own_sampler=True)[counts])
+
+
+def test_timeouts_are_counted_per_step_and_per_problem_and_fail_the_job_past_the_bound(rl_inputs, monkeypatch):
+    """A timed-out answer scores 0 like a wrong one: the step row and the evaluation's per-problem rows count them,
+    and a job whose share passes grader.max_timeout_share fails with a message (issue #28)."""
+    import logging
+
+    import ead.evaluation as evaluation
+    import ead.rl.train as train
+    from ead.rewards import Grade, TooManyTimeouts, configure_grader
+    from ead.rewards import grade_many as real_grade_many
+
+    def grade_with_timeouts(every):
+        def grade_many(responses, references, task):
+            grades = real_grade_many(responses, references, task)
+            return [Grade(0.0, None, "timeout") if i % every == 0 else g for i, g in enumerate(grades)]
+        return grade_many
+
+    config = json.loads(json.dumps(CONFIG))
+    config["rl"].update(prompts_per_step=2, max_new_tokens=24)
+    config["rl"]["eval"].update(limit=4, n=4)
+    configure_grader(max_timeout_share=0.5)
+    try:
+        trainer = train.Trainer(cell_settings(config, Cell("tiny", "dapo", "tau1.0", 4, 0)),
+                                str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"),
+                                logging.getLogger("test"))
+        monkeypatch.setattr(train, "grade_many", grade_with_timeouts(4))  # 2 of the 8 rollouts
+        row = trainer.train_step(1)
+        assert row["grader_timeouts"] == 2.0
+        monkeypatch.setattr(evaluation, "grade_many", grade_with_timeouts(4))
+        rows = trainer.evaluate(1)
+        # 16 samples (every 4th: the first of each problem) and 4 greedy answers (the first)
+        assert rows["num_timeouts"].tolist() == [2.0, 1.0, 1.0, 1.0]
+        monkeypatch.setattr(train, "grade_many", grade_with_timeouts(1))  # every rollout: 10 of 16 so far
+        with pytest.raises(TooManyTimeouts, match=r"rollouts of steps 1-2: 10 of 16 answers \(62\.5%\) timed out"):
+            trainer.train_step(2)
+    finally:
+        configure_grader()

@@ -400,7 +400,8 @@ def test_file_logger_jsonl_becomes_steps_table():
 def test_validation_dumps_become_per_problem_counts_without_greedy():
     problems = convert.eval_problems_from_dumps(FIXTURE / "validation")
     assert list(problems.columns) == ["step", "evaluated_with", "problem_id", "num_samples", "num_correct",
-                                      "greedy_correct"]
+                                      "greedy_correct", "num_timeouts"]
+    assert problems["num_timeouts"].isna().all()  # the fixture's dumps predate the reward's `timeout` key
     assert (problems["evaluated_with"] == "eval_tau").all()
     assert sorted(set(problems["step"])) == [0, 2]
     assert problems["greedy_correct"].isna().all() and (problems["num_samples"] == 16).all()
@@ -540,7 +541,9 @@ def test_verls_dataset_reads_our_parquet(tmp_path):
 def test_reward_is_our_grader_with_acc_and_pred():
     from ead.rl.verl.reward import compute_score
 
-    assert compute_score("math", "so the answer is \\boxed{0.5}", "1/2") == {"score": 1.0, "acc": 1.0, "pred": "1/2"}
+    assert compute_score("math", "so the answer is \\boxed{0.5}", "1/2") == {
+        "score": 1.0, "acc": 1.0, "pred": "1/2", "status": "correct", "timeout": 0.0}
+    assert compute_score("math", "I do not know", "3")["status"] == "no_answer"
     assert compute_score("math", "I do not know", "3")["score"] == 0.0
     with pytest.raises(ValueError, match="'chess' is not a grader task"):
         compute_score("chess", "x", "y")
@@ -710,3 +713,14 @@ def test_paper_profile_dry_run_with_the_slurm_profile(workdir):
 def test_cpu_profiles_never_plan_a_hub_download(workdir, profile):
     counts = job_counts(dry_run(workdir, "--forceall", *profile))
     assert not {"paper_model", "paper_data", "rl_cell_verl"} & set(counts)
+
+
+def test_validation_dumps_count_the_rewards_timeouts(tmp_path):
+    """Our reward's `timeout` key (ead.rl.verl.reward) becomes num_timeouts per problem."""
+    lines = [{"input": "q1", "output": "a", "score": 1.0, "acc": 1.0, "status": "correct", "timeout": 0.0},
+             {"input": "q1", "output": "b", "score": 0.0, "acc": 0.0, "status": "timeout", "timeout": 1.0},
+             {"input": "q2", "output": "c", "score": 0.0, "acc": 0.0, "status": "timeout", "timeout": 1.0},
+             {"input": "q2", "output": "d", "score": 0.0, "acc": 0.0, "status": "timeout", "timeout": 1.0}]
+    (tmp_path / "4.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    problems = convert.eval_problems_from_dumps(tmp_path)
+    assert problems[["num_samples", "num_correct", "num_timeouts"]].values.tolist() == [[2, 1, 1.0], [2, 0, 2.0]]

@@ -23,11 +23,11 @@ import numpy as np
 import pandas as pd
 
 from ead.io import read_table, setup_logging
-from ead.rewards import add_grader_argument, configure_grader, grade_many
+from ead.rewards import add_grader_argument, configure_grader, grade_many, report_grades
 from ead.models import load_hf_model
 from ead.samplers.engines import sample_hf
 from ead.schedule import FixedTemperature, Schedule, build_schedule
-from ead.tables import BASE_PROBLEMS, BASE_SUMMARY, pass_worst_summary
+from ead.tables import BASE_PROBLEMS, BASE_SUMMARY, TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN, pass_worst_summary
 
 
 def first_problems_of_split(table: pd.DataFrame, split: str | None, limit: int | None, source: str) -> pd.DataFrame:
@@ -50,17 +50,26 @@ def evaluate(model, tokenizer, problems: pd.DataFrame, task: str, *, n: int, ks:
                    step=step)
     sampled = sample_hf(model, tokenizer, ids, prompts, schedule, n=n, **options)
     reference_of = dict(zip(ids, references))
-    sampled["correct"] = [g.score for g in grade_many(sampled["text"].tolist(),
-                                                      [reference_of[p] for p in sampled["prompt_id"]], task)]
-    per_problem = (sampled.groupby("prompt_id", sort=False)["correct"].agg(num_samples="size", num_correct="sum")
+    grades = grade_many(sampled["text"].tolist(), [reference_of[p] for p in sampled["prompt_id"]], task)
+    sampled["correct"] = [g.score for g in grades]
+    sampled[TIMEOUT_PROBLEM_COLUMN] = [float(g.status == "timeout") for g in grades]
+    per_problem = (sampled.groupby("prompt_id", sort=False)
+                   .agg(num_samples=("correct", "size"), num_correct=("correct", "sum"),
+                        **{TIMEOUT_PROBLEM_COLUMN: (TIMEOUT_PROBLEM_COLUMN, "sum")})
                    .reindex(ids).rename_axis("problem_id").reset_index())
     if greedy:
         decoded = sample_hf(model, tokenizer, ids, prompts, FixedTemperature(1.0), n=1, greedy=True, **options)
-        per_problem["greedy_correct"] = [g.score for g in grade_many(decoded["text"].tolist(), references, task)]
+        greedy_grades = grade_many(decoded["text"].tolist(), references, task)
+        per_problem["greedy_correct"] = [g.score for g in greedy_grades]
+        per_problem[TIMEOUT_PROBLEM_COLUMN] += [float(g.status == "timeout") for g in greedy_grades]
+        grades = grades + greedy_grades
+    # a timeout scores 0 like a wrong answer: count it, log it, and fail past grader.max_timeout_share
+    report_grades(grades, f"evaluation with {schedule.name} at step {step}")
     summary = pass_worst_summary(per_problem, ks, seed=seed)
     settings = {"task": task, "num_problems": len(problems), "n": n, "schedule": schedule.name,
                 "schedule_params": json.dumps(schedule.to_dict(), sort_keys=True), "seed": seed, "step": step,
-                "max_new_tokens": max_new_tokens, "mean_response_tokens": float(sampled["num_tokens"].mean())}
+                "max_new_tokens": max_new_tokens, "mean_response_tokens": float(sampled["num_tokens"].mean()),
+                TIMEOUT_STEP_COLUMN: float(per_problem[TIMEOUT_PROBLEM_COLUMN].sum())}
     return per_problem.assign(**settings), summary.assign(**settings)
 
 

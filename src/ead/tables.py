@@ -47,7 +47,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -61,10 +61,11 @@ __all__ = [
     "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVALUATED_WITH", "EVAL_CURVES",
     "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS",
     "MAJORITY_SAMPLES", "MAJORITY_SCALING", "PAIRED_CURVES", "PREMISES", "PREMISE_VERDICTS",
-    "PROBLEM_COLUMNS", "PROFILE_COLUMN", "SAMPLER_SCHEDULES", "PROFILE_ENV", "SCHEDULE_TABLE",
+    "PROBLEM_COLUMNS", "PROFILE_COLUMN", "SAMPLER_SCHEDULES", "PROFILE_ENV", "SCHEDULE_TABLE", "STATUS_COLUMN",
+    "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN",
     "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table",
-    "TableError",
-    "job_profile", "per_problem_metric", "pass_worst_summary",
+    "TableError", "Coverage", "IncompleteTableError",
+    "expected_eval_steps", "expected_steps", "job_profile", "per_problem_metric", "pass_worst_summary",
 ]
 
 #: Column kinds and what they accept.
@@ -84,6 +85,44 @@ class TableError(ValueError):
     """A result table breaks its declaration; the message names the file (or table) and the column."""
 
 
+class IncompleteTableError(TableError):
+    """A result table lacks rows its declaration says it must hold (a step, an evaluation, a problem); the message
+    names the file, the group (e.g. the cell) and what is missing."""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a table must hold: within each group of rows sharing the ``within`` columns, ``column`` takes every expected
+    value. The expected values are given to :meth:`Table.read` / :meth:`Table.read_all` (e.g. the steps 1..rl.steps),
+    or else they are every value ``column`` takes among the rows sharing the ``reference`` columns (e.g. every problem
+    some evaluation of the policy holds), so a cut table is caught even without the config."""
+
+    column: str
+    within: tuple[str, ...]
+    reference: tuple[str, ...] = ()
+
+
+#: Where an expected value is a function: it gets the group's {column: value} (e.g. {"evaluated_with": "own_sampler",
+#: ...}) and returns the values that group must hold.
+Expected = Iterable | Callable[[dict], Iterable] | None
+#: The column :meth:`Table.read_all` adds while checking, so a missing row is reported with its file.
+_SOURCE = "__source_file__"
+
+
+def _compact(values) -> str:
+    """[1, 2, 3, 5] -> '1-3, 5' for integers; else the sorted values, the first 10."""
+    values = sorted(values, key=lambda v: (str(type(v)), v))
+    if values and all(isinstance(v, (int, np.integer)) for v in values):
+        runs, start = [], values[0]
+        for previous, current in zip(values, values[1:] + [None]):
+            if current is None or current != previous + 1:
+                runs.append(f"{start}" if start == previous else f"{start}-{previous}")
+                start = current
+        return ", ".join(runs)
+    shown = ", ".join(map(repr, values[:10]))
+    return shown + (f", ... ({len(values)} in all)" if len(values) > 10 else "")
+
+
 @dataclass(frozen=True)
 class Table:
     """One result table's declaration: required columns and their kinds (extra columns are allowed), and
@@ -93,6 +132,7 @@ class Table:
     name: str
     columns: Mapping[str, str]
     optional: Mapping[str, str] = field(default_factory=dict)
+    coverage: tuple[Coverage, ...] = ()
 
     def __post_init__(self):
         declared = {**self.columns, **self.optional}
@@ -126,11 +166,72 @@ class Table:
             table = table.assign(**{PROFILE_COLUMN: profile})
         write_table(self.validate(table, path), path)
 
-    def read(self, path: str | Path) -> pd.DataFrame:
-        """Read (:func:`ead.io.read_table`), add absent optional columns (empty), and validate."""
+    def read(self, path: str | Path, expect: Mapping[str, Expected] | None = None) -> pd.DataFrame:
+        """Read (:func:`ead.io.read_table`), add absent optional columns (empty), and validate; with ``expect``
+        ({coverage column: expected values, or None}, see :class:`Coverage`) also check completeness."""
+        if expect is not None:
+            return self.read_all([path], expect)
         table = read_table(path)
         missing = {column: None for column in self.optional if column not in table.columns}
         return self.validate(table.assign(**missing) if missing else table, path)
+
+    def read_all(self, paths: Iterable[str | Path], expect: Mapping[str, Expected] | None = None) -> pd.DataFrame:
+        """Read and validate every file, concatenated; then check the completeness rules named in ``expect`` (every
+        coverage rule if ``expect`` is None: each against the values of its reference rows). A missing row raises
+        :class:`IncompleteTableError` naming its file and what is missing."""
+        parts = [self.read(path).assign(**{_SOURCE: str(path)}) for path in paths]
+        table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*self.columns, _SOURCE])
+        self.check_complete(table, {rule.column: None for rule in self.coverage} if expect is None else expect)
+        return table.drop(columns=_SOURCE)
+
+    def check_complete(self, table: pd.DataFrame, expect: Mapping[str, Expected],
+                       source: str | Path | None = None) -> pd.DataFrame:
+        """Raise :class:`IncompleteTableError` if a group of rows lacks an expected value of a coverage column (see
+        :class:`Coverage`); ``source`` names the file (else the rows' file from :meth:`read_all`, else the table)."""
+        rules = {rule.column: rule for rule in self.coverage}
+        unknown = sorted(set(expect) - set(rules))
+        if unknown:
+            raise ValueError(f"table {self.name}: no completeness rule for {unknown}; rules: {sorted(rules)}")
+        if table.empty:
+            return table
+        for column, expected in expect.items():
+            rule = rules[column]
+            reference = None
+            if expected is None:
+                keys = list(rule.reference)
+                reference = ({(): set(table[column])} if not keys else
+                             {(key if isinstance(key, tuple) else (key,)): set(group[column])
+                              for key, group in table.groupby(keys, sort=False)})
+            groups = {(key if isinstance(key, tuple) else (key,)): group
+                      for key, group in table.groupby(list(rule.within), sort=True)}
+            for column_values in getattr(expected, "every_group", {}).items():  # groups that must exist, rows or not
+                position = rule.within.index(column_values[0])
+                for key, group in list(groups.items()):
+                    for value in column_values[1]:
+                        groups.setdefault(key[:position] + (value,) + key[position + 1:], group.iloc[:0])
+            for key, group in groups.items():
+                values = dict(zip(rule.within, key))
+                if reference is not None:
+                    wanted = reference[tuple(values[k] for k in rule.reference)]
+                elif callable(expected):
+                    wanted = set(expected(values))
+                else:
+                    wanted = set(expected)
+                missing = wanted - set(group[column])
+                if missing:
+                    if group.empty:  # a group that must exist and has no row: its file is that of its siblings
+                        shared = {c: v for c, v in values.items() if c not in getattr(expected, "every_group", {})}
+                        group = table.loc[(table[list(shared)] == pd.Series(shared)).all(axis=1)]
+                    where = source or (group[_SOURCE].iloc[0] if _SOURCE in group else f"{self.name} table")
+                    group_text = ", ".join(f"{k}={v}" for k, v in values.items())
+                    origin = ("the config" if reference is None else
+                              "the other rows" + (f" of the same {'/'.join(rule.reference)}" if rule.reference else ""))
+                    raise IncompleteTableError(
+                        f"{where} ({self.name} table): incomplete: {group_text} has no row for {column} "
+                        f"{_compact(missing)} (expected from {origin}: {len(wanted)} values, found "
+                        f"{len(wanted) - len(missing)}); the job that wrote it was cut short or the file was edited: "
+                        "delete the file and rerun snakemake to rebuild it")
+        return table
 
 
 def _kind_problem(values: pd.Series, kind: str) -> str | None:
@@ -197,17 +298,52 @@ _CELL_TABLE = {**_CELL_KINDS, **SETTINGS_COLUMNS}
 #: (CPU backend: per rollout group, the ESS of the sequence weights pi_train / pi_behaviour as a share of n, averaged
 #: over groups; what the premise probe reports before RL).
 LATER_TRAIN_METRICS = ["loss_token_fraction", "tis_ess_fraction", "sequence_ess_fraction"]
+#: The grader's timeouts (``Grade.status == "timeout"``: an answer that used up its CPU budget twice and scored 0) as
+#: counts: per step of an RL cell (``grader_timeouts``, its rollouts), per problem of an evaluation (``num_timeouts``,
+#: its samples and greedy answer), per evaluation job (``grader_timeouts``); and per graded sample its status
+#: (``grade_status``). Optional (NaN / empty in tables written before they existed, and where a backend does not
+#: record them: verl's training steps); kind float so that such tables still read.
+TIMEOUT_STEP_COLUMN = "grader_timeouts"
+TIMEOUT_PROBLEM_COLUMN = "num_timeouts"
+STATUS_COLUMN = "grade_status"
+#: Completeness (:class:`Coverage`): a cell's steps.csv holds every step 1..rl.steps (:func:`expected_steps`); its
+#: eval_problems.csv holds every evaluation step of each evaluation kind (:func:`expected_eval_steps`) and, in every
+#: evaluation, every problem that an evaluation of the same policy holds (the evaluation set).
 STEPS = Table("steps", {"step": "int", **{metric: "float" for metric in TRAIN_METRICS}, **_CELL_TABLE},
-              optional={metric: "float" for metric in LATER_TRAIN_METRICS})
-EVAL_PROBLEMS = Table("eval_problems", {**_PROBLEM_KINDS, **_CELL_TABLE})
-EVAL = Table("eval", {"step": "int", "evaluated_with": "str", **_ESTIMATE, **_CELL_TABLE})
+              optional={**{metric: "float" for metric in LATER_TRAIN_METRICS}, TIMEOUT_STEP_COLUMN: "float"},
+              coverage=(Coverage("step", CELL_COLUMNS),))
+EVAL_PROBLEMS = Table("eval_problems", {**_PROBLEM_KINDS, **_CELL_TABLE}, optional={TIMEOUT_PROBLEM_COLUMN: "float"},
+                      coverage=(Coverage("step", (*CELL_COLUMNS, "evaluated_with"), ("evaluated_with",)),
+                                Coverage("problem_id", (*CELL_COLUMNS, "evaluated_with", "step"), ("policy",))))
+
+
+def expected_steps(steps: int) -> range:
+    """The steps a cell's steps.csv must hold: 1..``steps`` (rl.steps)."""
+    return range(1, steps + 1)
+
+
+def expected_eval_steps(steps: int, every: int, own_sampler: bool) -> Callable[[dict], list[int]]:
+    """The evaluation steps a cell's eval_problems.csv must hold, by evaluation kind: at the declared temperature step
+    0 (the base evaluation), every ``every`` steps and the last; with the cell's own sampler the last step (if
+    ``own_sampler``)."""
+    declared = sorted({0, *range(every, steps + 1, every), steps})
+
+    def of_group(values: dict) -> list[int]:
+        return declared if values["evaluated_with"] == "eval_tau" else ([steps] if own_sampler else [])
+
+    of_group.every_group = {"evaluated_with": EVALUATED_WITH}  # a cell lacking a whole kind of evaluation is caught
+    return of_group
+EVAL = Table("eval", {"step": "int", "evaluated_with": "str", **_ESTIMATE, **_CELL_TABLE},
+             optional={TIMEOUT_STEP_COLUMN: "float"})
 _CURVE = {**{column: _CELL_KINDS[column] for column in GROUP}, "step": "int", **_ESTIMATE, "num_seeds": "int",
           **{column: SETTINGS_COLUMNS[column] for column in CONFIG_COLUMNS}}
 TRAIN_CURVES = Table("train_curves", _CURVE)
 EVAL_CURVES = Table("eval_curves", {**_CURVE, "evaluated_with": "str", "num_problems": "int"})
-BASE_PROBLEMS = Table("base_problems", {column: _PROBLEM_KINDS[column] for column in COUNT_COLUMNS})
+BASE_PROBLEMS = Table("base_problems", {column: _PROBLEM_KINDS[column] for column in COUNT_COLUMNS},
+                      optional={TIMEOUT_PROBLEM_COLUMN: "float"})
 BASE_SUMMARY = Table("base_summary", {**_ESTIMATE, "step": "int", "n": "int", "num_problems": "int", "split": "str",
-                                      "schedule_params": "str", "mean_response_tokens": "float"})
+                                      "schedule_params": "str", "mean_response_tokens": "float"},
+                     optional={TIMEOUT_STEP_COLUMN: "float"})
 
 _CI = {"ci_low": "float", "ci_high": "float"}
 SCHEDULE_TABLE = Table("schedule_table", {"decay_d": "float", "effective_decay": "float", "position": "int",
@@ -233,9 +369,9 @@ ENTROPY_SAMPLES = Table("entropy_by_position_samples", {
     "prompt_id": "id", "sample_id": "int", "num_tokens": "int", "mean_entropy": "float", "entropies": "array",
     **_ANALYSIS})
 FORKING_SAMPLES = Table("forking_samples", {"question_id": "id", "unit": "str", "fork_point": "int", **_GRADED,
-                                            **_ANALYSIS})
+                                            **_ANALYSIS}, optional={STATUS_COLUMN: "str"})
 MAJORITY_SAMPLES = Table("majority_scaling_samples", {"sampler": "str", "schedule_params": "str", "prompt_id": "id",
-                                                      **_GRADED, **_ANALYSIS})
+                                                      **_GRADED, **_ANALYSIS}, optional={STATUS_COLUMN: "str"})
 
 #: The premise probe (``ead.analyses.premises``): per (sampler, step, metric) a value with its CI and, for mean-type
 #: metrics, the paired difference to the baseline sampler with its CI and minimum detectable effect (NaN for

@@ -15,13 +15,14 @@ rule rl_tables:
         eval_curves="results/rl/eval_curves.csv",
     params:
         args=cli_args({"k": config["rl"]["eval"]["k"], "seed": config["rl"]["eval"]["seed"]}),
+        completeness=get_completeness_args(),
     log:
         "results/logs/rl/tables.log",
     conda:
         CONDA_ENV
     shell:
         "python -m ead.rl.aggregate --steps {input.steps} --eval-problems {input.eval_problems}"
-        " {params.args} --train-curves {output.train_curves} --eval-curves {output.eval_curves} > {log} 2>&1"
+        " {params.args} {params.completeness} --train-curves {output.train_curves} --eval-curves {output.eval_curves} > {log} 2>&1"
 
 
 # Each sampler minus each of `paired_baselines` at every evaluated step, paired by seed and problem (the claims'
@@ -81,13 +82,14 @@ rule claims:
         window=config["claims_window"],
         resamples=config["claims_bootstrap"],
         seed=config["rl"]["eval"]["seed"],
+        completeness=get_completeness_args(),
     log:
         "results/logs/rl/claims.log",
     conda:
         CONDA_ENV
     shell:
         "python -m ead.rl.compare --claims {params.claims} --eval-problems {input.eval_problems} --steps {input.steps}"
-        " --window {params.window} --resamples {params.resamples} --seed {params.seed}"
+        " --window {params.window} --resamples {params.resamples} --seed {params.seed} {params.completeness}"
         " --analysis-claims {input.analyses} --out {output} > {log} 2>&1"
 
 

@@ -24,9 +24,10 @@ import torch
 from ead.data import SYNTHETIC_TASKS
 from ead.io import read_table
 from ead.metrics import bootstrap_mean_ci, maj_at_n_curve, vote_groups
-from ead.rewards import TASKS, grade_many, same_answer
+from ead.rewards import TASKS, grade_many, report_grades, same_answer
 from ead.samplers.engines import ENGINES, open_engine
 from ead.schedule import Schedule
+from ead.tables import STATUS_COLUMN
 
 # Chain-of-thought instructions appended to each question (the model's chat template wraps the result as
 # one user turn). The answer formats are the ones ead.rewards extracts.
@@ -246,9 +247,13 @@ def analysis_settings(args, **extra) -> dict:
             "prompt_format": args.prompt_format, "task": args.task, **extra}
 
 
-def grade_samples(samples: pd.DataFrame, references: list[str], task: str) -> pd.DataFrame:
-    """Add the grader's vote key (`predicted`) and score (`correct`) of every sampled text (in place; returned)."""
+def grade_samples(samples: pd.DataFrame, references: list[str], task: str, what: str = "analysis") -> pd.DataFrame:
+    """Add the grader's vote key (`predicted`), score (`correct`) and status (`grade_status`: a timeout is not a wrong
+    answer) of every sampled text (in place; returned). Logs the status counts under ``what`` and fails if the share
+    of timeouts passes ``grader.max_timeout_share`` (:func:`ead.rewards.report_grades`)."""
     grades = grade_many(samples["text"].tolist(), references, task)
     samples["predicted"] = [g.predicted for g in grades]
     samples["correct"] = [g.score for g in grades]
+    samples[STATUS_COLUMN] = [g.status for g in grades]
+    report_grades(grades, what)
     return samples

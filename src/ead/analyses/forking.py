@@ -135,7 +135,7 @@ def main(argv=None):
 
     pool = engine.sample(questions["id"].tolist(), prompts, schedule, n=args.reference_samples,
                          max_new_tokens=args.max_new_tokens, seed=args.seed, chat_template=chat_template)
-    grade_samples(pool, [reference_of[p] for p in pool["prompt_id"]], args.task)
+    grade_samples(pool, [reference_of[p] for p in pool["prompt_id"]], args.task, "forking reference pool")
     references = select_references(pool, args.prefix_selection, max(args.fork_points), args.seed, args.task)
     log.info("%d of %d questions have a reference longer than %d tokens; %d prefixes (%s selection)",
              references["prompt_id"].nunique(), len(questions), max(args.fork_points), len(references),
@@ -160,7 +160,7 @@ def main(argv=None):
     engine.close()
     samples = pd.concat(frames, ignore_index=True)
     samples = samples.merge(references[["unit", "prompt_id"]].rename(columns={"prompt_id": "question_id"}), on="unit")
-    grade_samples(samples, [reference_of[q] for q in samples["question_id"]], args.task)
+    grade_samples(samples, [reference_of[q] for q in samples["question_id"]], args.task, "forking continuations")
     samples = add_vote_groups(samples, UNIT, args.task)
 
     settings = analysis_settings(args, tau=args.tau, prefix_selection=args.prefix_selection,

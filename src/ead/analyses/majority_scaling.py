@@ -88,7 +88,7 @@ def main(argv=None):
         out = engine.sample(questions["id"].tolist(), prompts, schedule, n=args.samples,
                             max_new_tokens=args.max_new_tokens, seed=args.seed,
                             chat_template=args.prompt_format == "chat")
-        grade_samples(out, [reference_of[p] for p in out["prompt_id"]], args.task)
+        grade_samples(out, [reference_of[p] for p in out["prompt_id"]], args.task, f"Maj@N samples with {label}")
         frames.append(out.assign(sampler=label))
     engine.close()
     samples = add_vote_groups(pd.concat(frames, ignore_index=True), UNIT, args.task)

@@ -7,7 +7,7 @@ letter), ``countdown`` (the verified chain), ``arithmetic`` (its value, as math)
 
 Modules: :mod:`~ead.rewards.extraction` (what is read from a response and a reference: tail, last box,
 math-verify's extraction configs, MMLU letters, the Countdown hook), :mod:`~ead.rewards.worker` (math-verify
-in subprocesses under a hard time limit), :mod:`~ead.rewards.grader` (the policy: tasks, settings, pool,
+in subprocesses under a CPU-time budget), :mod:`~ead.rewards.grader` (the policy: tasks, settings, pool,
 cache, vote keys). Settings are the config's ``grader:`` section, passed to jobs as ``--grader JSON`` and
 applied with :func:`configure_grader`.
 
@@ -17,6 +17,7 @@ Run one check from the shell: ``python -m ead.rewards --task math --reference 1/
 from ead.data.answers import extract_boxed
 from ead.rewards.extraction import TAIL_CHARS, extract_choice
 from ead.rewards.grader import (
+    STATUSES,
     TASKS,
     Grade,
     Grader,
@@ -27,15 +28,20 @@ from ead.rewards.grader import (
     get_grader,
     grade,
     grade_many,
+    report_grades,
     same_answer,
+    status_counts,
+    TooManyTimeouts,
 )
 
 __all__ = [
     "Grade",
     "Grader",
     "GraderSettings",
+    "STATUSES",
     "TAIL_CHARS",
     "TASKS",
+    "TooManyTimeouts",
     "add_grader_argument",
     "answers_unique",
     "configure_grader",
@@ -44,5 +50,7 @@ __all__ = [
     "get_grader",
     "grade",
     "grade_many",
+    "report_grades",
     "same_answer",
+    "status_counts",
 ]

@@ -13,8 +13,9 @@ import argparse
 import atexit
 import hashlib
 import json
+import logging
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from typing import Sequence
@@ -27,13 +28,17 @@ __all__ = [
     "Grade",
     "Grader",
     "GraderSettings",
+    "STATUSES",
     "TASKS",
+    "TooManyTimeouts",
     "add_grader_argument",
     "configure_grader",
     "get_grader",
     "grade",
     "grade_many",
+    "report_grades",
     "same_answer",
+    "status_counts",
 ]
 
 # Task name -> kind of grading. Unknown names fail with this list.
@@ -56,17 +61,23 @@ CACHE_SIZE = 1 << 16
 class Grade:
     score: float  # 1.0 correct, 0.0 otherwise
     predicted: str | None  # normalised final answer (majority-vote key); None if no answer was found
-    status: str = "correct"  # correct | wrong | no_answer | timeout | error
+    status: str = "correct"  # one of STATUSES
+
+
+#: Every Grade.status. ``timeout``: the answer used up its CPU budget twice (two workers); ``error``: the worker died
+#: or answered garbage. Both score 0 and are never cached; jobs count them (:func:`report_grades`).
+STATUSES = ("correct", "wrong", "no_answer", "timeout", "error")
 
 
 @dataclass(frozen=True)
 class GraderSettings:
     """The ``grader:`` section of configs/config.yaml (the defaults here equal the config's values)."""
 
-    timeout_s: float = 3.0  # hard wall-clock limit per answer; past it the worker is killed and the answer scores 0
+    timeout_s: float = 3.0  # CPU-time budget per answer (the worker's CPU seconds; wall-clock backstop 5x); past it twice -> 0
     workers: int = 1  # worker subprocesses (grade_many uses them in parallel)
     max_memory_mb: int = 3072  # address-space limit of each worker; a memory bomb becomes a MemoryError (score 0)
     last_boxed_only: bool = False  # math: True grades a response with a box on its last box alone (README "Grading")
+    max_timeout_share: float = 0.05  # a job whose share of timed-out answers exceeds this fails (TooManyTimeouts)
 
     def __post_init__(self):
         if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) or not self.timeout_s > 0:
@@ -77,6 +88,9 @@ class GraderSettings:
             raise ValueError(f"grader.max_memory_mb must be an integer >= 256 (sympy needs it), got {self.max_memory_mb!r}")
         if not isinstance(self.last_boxed_only, bool):
             raise ValueError(f"grader.last_boxed_only must be true or false, got {self.last_boxed_only!r}")
+        share = self.max_timeout_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            raise ValueError(f"grader.max_timeout_share must be a number in [0, 1], got {share!r}")
 
     @classmethod
     def from_mapping(cls, values: dict | None) -> "GraderSettings":
@@ -90,7 +104,7 @@ class GraderSettings:
 
 
 class Grader:
-    """Grading with a pool of math-verify workers, a hard per-answer time limit and an LRU cache.
+    """Grading with a pool of math-verify workers, a per-answer CPU-time budget and an LRU cache.
 
     Thread-safe. Most code uses the module-level :func:`grade` / :func:`grade_many`, which share one
     default instance (see :func:`configure_grader`).
@@ -99,11 +113,13 @@ class Grader:
     def __init__(self, timeout_s: float = GraderSettings.timeout_s, n_workers: int = GraderSettings.workers,
                  max_memory_mb: int = GraderSettings.max_memory_mb,
                  last_boxed_only: bool = GraderSettings.last_boxed_only,
-                 cache_size: int = CACHE_SIZE, soft_timeout_fraction: float = 0.8):
-        """``soft_timeout_fraction``: the worker interrupts itself (no restart) at this fraction of
-        ``timeout_s``; values >= 1 leave only the hard kill (used by the tests to exercise it)."""
+                 max_timeout_share: float = GraderSettings.max_timeout_share,
+                 cache_size: int = CACHE_SIZE, soft_timeout_fraction: float = 1.0):
+        """``timeout_s``: the CPU-time budget of one answer. ``soft_timeout_fraction``: the worker interrupts itself
+        (no restart) after this fraction of the budget in CPU time; values > 1 leave only the kernel's CPU-time kill
+        (used by the tests to exercise it)."""
         self.settings = GraderSettings(timeout_s=timeout_s, workers=n_workers, max_memory_mb=max_memory_mb,
-                                       last_boxed_only=last_boxed_only)
+                                       last_boxed_only=last_boxed_only, max_timeout_share=max_timeout_share)
         self.timeout_s = timeout_s
         self.n_workers = n_workers
         self.max_memory_mb = max_memory_mb
@@ -115,12 +131,12 @@ class Grader:
         self._idle: list[Worker] = []
         self._all: list[Worker] = []
         self._pool_lock = threading.Condition()
-        self.stats = {"requests": 0, "cache_hits": 0, "timeouts": 0, "worker_errors": 0}
+        self.stats = {"requests": 0, "cache_hits": 0, "timeouts": 0, "worker_errors": 0, "retries": 0}
 
     @classmethod
     def from_settings(cls, settings: GraderSettings, **kwargs) -> "Grader":
         return cls(timeout_s=settings.timeout_s, n_workers=settings.workers, max_memory_mb=settings.max_memory_mb,
-                   last_boxed_only=settings.last_boxed_only, **kwargs)
+                   last_boxed_only=settings.last_boxed_only, max_timeout_share=settings.max_timeout_share, **kwargs)
 
     # -- worker pool --------------------------------------------------------------------------------------
     def _acquire(self) -> Worker:
@@ -138,12 +154,34 @@ class Grader:
             self._idle.append(worker)
             self._pool_lock.notify()
 
-    def _ask(self, payload: dict) -> dict:
+    def _ask(self, payload: dict, fresh: bool = False) -> dict:
+        """One request to a free worker; ``fresh`` replaces that worker's process first (its warm standby)."""
         worker = self._acquire()
         try:
+            if fresh:
+                worker.restart()
             return worker.request(payload)
         finally:
             self._release(worker)
+
+    def _ask_with_retry(self, payload: dict) -> tuple[dict | None, str | None]:
+        """(reply, None), or (None, "timeout" | "error"). A timed-out request is retried once on a fresh worker: a
+        budget can run out by chance (a page fault storm, a slow first parse), and a timeout scores 0."""
+        alive_after_timeout = False
+        for attempt in range(2):
+            try:  # a worker the kernel or the backstop killed has been replaced already; one that interrupted
+                reply = self._ask(payload, fresh=alive_after_timeout)  # itself (soft timeout) is replaced here
+            except GraderTimeout:
+                alive_after_timeout = False
+            except GraderWorkerError:
+                return None, "error"
+            else:
+                if reply.get("error") != "soft_timeout":
+                    return reply, None
+                alive_after_timeout = True
+            if attempt == 0:
+                self.stats["retries"] += 1
+        return None, "timeout"
 
     def close(self) -> None:
         """Stop all worker processes (they also exit on their own when this process ends)."""
@@ -228,25 +266,17 @@ class Grader:
         if cached is not None:
             return cached
         self.stats["requests"] += 1
-        try:
-            reply = self._ask({"op": "grade", "gold": gold, "pred": pred})
-        except GraderTimeout:
-            self.stats["timeouts"] += 1
-            result = Grade(0.0, fallback_key(pred), "timeout")
-        except GraderWorkerError:
-            self.stats["worker_errors"] += 1
+        reply, failure = self._ask_with_retry({"op": "grade", "gold": gold, "pred": pred})
+        if failure is not None:  # not cached: a later call (another step, a quieter machine) tries again
+            self.stats["timeouts" if failure == "timeout" else "worker_errors"] += 1
+            return Grade(0.0, fallback_key(pred), failure)
+        if reply.get("error"):
             result = Grade(0.0, fallback_key(pred), "error")
+        elif not reply.get("found"):
+            result = Grade(0.0, None, "no_answer")
         else:
-            if reply.get("error") == "soft_timeout":
-                self.stats["timeouts"] += 1
-                result = Grade(0.0, fallback_key(pred), "timeout")
-            elif reply.get("error"):
-                result = Grade(0.0, fallback_key(pred), "error")
-            elif not reply.get("found"):
-                result = Grade(0.0, None, "no_answer")
-            else:
-                correct = bool(reply.get("ok"))
-                result = Grade(float(correct), reply.get("key"), "correct" if correct else "wrong")
+            correct = bool(reply.get("ok"))
+            result = Grade(float(correct), reply.get("key"), "correct" if correct else "wrong")
         self._cache_put(cache_key, result)
         return result
 
@@ -277,11 +307,10 @@ class Grader:
         cached = self._cache_get(cache_key)
         if cached is not None:
             return cached
-        try:
-            reply = self._ask({"op": "grade", "gold": gold_text(a), "pred": gold_text(b)})
-            result = bool(reply.get("ok")) and not reply.get("error")
-        except (GraderTimeout, GraderWorkerError):
-            result = False
+        reply, failure = self._ask_with_retry({"op": "grade", "gold": gold_text(a), "pred": gold_text(b)})
+        if failure is not None:  # not cached, like a timed-out grade
+            return False
+        result = bool(reply.get("ok")) and not reply.get("error")
         self._cache_put(cache_key, result)
         return result
 
@@ -356,3 +385,40 @@ def grade_many(responses: Sequence[str], references: Sequence[str], tasks: str |
 def same_answer(a: str, b: str) -> bool:
     """math-verify equivalence of two answers or vote keys, with the shared grader."""
     return get_grader().same_answer(a, b)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What a job reports about its grades
+# ---------------------------------------------------------------------------------------------------------
+
+class TooManyTimeouts(RuntimeError):
+    """A job's share of timed-out answers passed ``grader.max_timeout_share``: its scores would be noisy."""
+
+
+def status_counts(grades) -> dict[str, int]:
+    """{status: count} over :data:`STATUSES` (every status present, zeros included) for Grades or status strings."""
+    counts = Counter(grade if isinstance(grade, str) else grade.status for grade in grades)
+    unknown = sorted(set(counts) - set(STATUSES))
+    if unknown:
+        raise ValueError(f"unknown grade status(es) {unknown}; known: {list(STATUSES)}")
+    return {status: counts.get(status, 0) for status in STATUSES}
+
+
+def report_grades(grades, what: str, log: logging.Logger | None = None,
+                  max_timeout_share: float | None = None) -> dict[str, int]:
+    """Log how ``grades`` (Grades, statuses, or a {status: count} mapping) came out, and raise
+    :class:`TooManyTimeouts` if their share of timeouts exceeds ``max_timeout_share`` (default: the shared grader's
+    ``grader.max_timeout_share``). ``what`` names the job or step in both. Returns the counts."""
+    counts = dict(grades) if isinstance(grades, dict) else status_counts(grades)
+    total = sum(counts.values())
+    bound = _default_settings.max_timeout_share if max_timeout_share is None else max_timeout_share
+    timeouts = counts.get("timeout", 0)
+    (log or logging.getLogger("ead.rewards")).info(
+        "%s: graded %d answers: %s", what, total, ", ".join(f"{status} {counts.get(status, 0)}" for status in STATUSES))
+    if total and timeouts / total > bound:
+        raise TooManyTimeouts(
+            f"{what}: {timeouts} of {total} answers ({timeouts / total:.1%}) timed out in the grader (each after two "
+            f"tries of grader.timeout_s = {_default_settings.timeout_s} CPU seconds), more than "
+            f"grader.max_timeout_share = {bound}; their scores of 0 would pass for wrong answers. Rerun the job; if it "
+            "fails again, raise grader.timeout_s (the answers are costly to verify) or grader.max_timeout_share")
+    return counts

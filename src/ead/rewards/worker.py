@@ -1,11 +1,16 @@
-"""The grader's worker subprocesses: math-verify under a hard wall-clock limit, from any thread.
+"""The grader's worker subprocesses: math-verify under a CPU-time budget, from any thread.
 
 math-verify's own timeout uses ``signal.alarm`` and only works in a main thread, so parsing and verification
 run in persistent worker subprocesses (plain ``subprocess``, so it works from threads, daemonic
-multiprocessing workers and Ray actors), speaking JSON lines over pipes (see :func:`serve`). Each request
-gets a hard wall-clock limit: past it the worker is killed and replaced (a warm standby takes over). Inside
-the worker a softer interval timer interrupts Python-level work without the restart, an address-space limit
-turns memory bombs into MemoryError, and a CPU-time limit kills an orphaned worker stuck in C code.
+multiprocessing workers and Ray actors), speaking JSON lines over pipes (see :func:`serve`).
+
+The limit is what an answer costs, not how busy the machine is: each request gets a budget of the worker's own CPU
+time. Inside the worker a CPU-time interval timer (``ITIMER_PROF``) interrupts Python-level work at the budget
+without a restart, and the kernel's CPU-time limit (``RLIMIT_CPU``, a second later) kills a worker stuck in C code
+(a huge integer power). The parent keeps only a wall-clock backstop :data:`WALL_BACKSTOP_FACTOR` times the budget
+(a worker that is stopped or starved); past it the worker is killed and replaced (a warm standby takes over). A
+wall-clock limit used to turn right answers into timeouts on a loaded machine (issue #28). An address-space limit
+turns memory bombs into MemoryError.
 
 Parent side: :class:`Worker` (one slot, restarted on trouble). Child side: :func:`serve`. The pool, cache
 and policy are in :mod:`ead.rewards.grader`. Not run directly; ``python -m ead.rewards`` grades one answer.
@@ -23,9 +28,12 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
-__all__ = ["GraderTimeout", "GraderWorkerError", "Worker", "WORKER_STARTUP_TIMEOUT_S", "serve"]
+__all__ = ["GraderTimeout", "GraderWorkerError", "WALL_BACKSTOP_FACTOR", "Worker", "WORKER_STARTUP_TIMEOUT_S", "serve"]
 
 WORKER_STARTUP_TIMEOUT_S = 120.0  # importing sympy + math-verify on a loaded machine
+#: The parent's wall-clock backstop per request, in multiples of the CPU budget: a worker on a loaded machine gets a
+#: share of a core, so its wall time exceeds its CPU time; only a stopped or starved worker reaches this.
+WALL_BACKSTOP_FACTOR = 5.0
 # The directory holding the ``ead`` package this file belongs to (src/ in a checkout).
 _SOURCE_ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -35,7 +43,8 @@ _SOURCE_ROOT = str(Path(__file__).resolve().parents[2])
 # ---------------------------------------------------------------------------------------------------------
 
 class GraderTimeout(Exception):
-    """The worker did not answer within the time limit (it has been killed)."""
+    """The answer used up its CPU budget (the worker was killed by the kernel), or the worker did not answer within
+    the wall-clock backstop (the parent killed it)."""
 
 
 class GraderWorkerError(Exception):
@@ -114,6 +123,7 @@ class Worker:
     """
 
     def __init__(self, timeout_s: float, max_memory_mb: int, soft_timeout_fraction: float):
+        """``timeout_s``: CPU-time budget per request; the soft timer fires at ``soft_timeout_fraction`` of it."""
         self.timeout_s = timeout_s
         self.max_memory_mb = max_memory_mb
         self.soft_timeout_s = soft_timeout_fraction * timeout_s
@@ -138,7 +148,10 @@ class Worker:
         self.standby = _Process(self.max_memory_mb)  # starts importing now, in the background
 
     def request(self, payload: dict) -> dict:
-        """Send one request; the time limit starts once the worker is ready. Kills the worker on failure."""
+        """Send one request; the limits start once the worker is ready. Kills the worker on failure.
+
+        Raises GraderTimeout when the budget ran out in C code (the kernel's CPU limit killed the worker) or the
+        wall-clock backstop passed; a budget that ran out in Python comes back as ``{"error": "soft_timeout"}``."""
         try:
             if self.current is None or not self.current.alive():
                 self.current = _Process(self.max_memory_mb)
@@ -146,18 +159,31 @@ class Worker:
         except (GraderTimeout, GraderWorkerError, OSError) as error:
             self.restart()
             raise GraderWorkerError(f"worker start failed: {error!r}") from error
-        payload = dict(payload, soft_timeout_s=self.soft_timeout_s,
-                       cpu_budget_s=max(self.timeout_s, self.soft_timeout_s) + 2)
+        cpu_budget_s = self.timeout_s + 1  # the kernel's kill, a second past the budget (RLIMIT_CPU counts whole seconds)
+        payload = dict(payload, soft_timeout_s=self.soft_timeout_s, cpu_budget_s=cpu_budget_s)
         try:
             self.current.popen.stdin.write((json.dumps(payload) + "\n").encode())
             self.current.popen.stdin.flush()
-            return self.current.read_line(time.monotonic() + self.timeout_s)
+            return self.current.read_line(time.monotonic() + WALL_BACKSTOP_FACTOR * (cpu_budget_s + 1))
         except GraderTimeout:
             self.restart()
             raise
         except (GraderWorkerError, OSError, ValueError) as error:
+            killed_by_cpu_limit = self._killed_by_cpu_limit()
             self.restart()
+            if killed_by_cpu_limit:
+                raise GraderTimeout from error
             raise GraderWorkerError(repr(error)) from error
+
+    def _killed_by_cpu_limit(self) -> bool:
+        """Whether the current worker died of the kernel's CPU-time limit (SIGXCPU, or SIGKILL at the hard limit)."""
+        import signal
+
+        try:
+            code = self.current.popen.wait(timeout=5)
+        except Exception:  # noqa: BLE001 - still running: it answered garbage
+            return False
+        return code in (-signal.SIGXCPU, -signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -183,6 +209,10 @@ def serve(max_memory_mb: int) -> None:  # pragma: no cover - exercised through t
     os.dup2(2, 1)  # anything a library prints goes to stderr, never into the protocol stream
     sys.stdout = sys.stderr
 
+    try:  # a worker killed by its CPU limit (SIGXCPU) must not leave a core file in the job's directory
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError):
+        pass
     memory = int(max_memory_mb) * 2**20
     try:
         resource.setrlimit(resource.RLIMIT_AS, (memory, resource.getrlimit(resource.RLIMIT_AS)[1]))
@@ -197,7 +227,7 @@ def serve(max_memory_mb: int) -> None:  # pragma: no cover - exercised through t
     def on_alarm(signum, frame):
         raise _SoftTimeout
 
-    signal.signal(signal.SIGALRM, on_alarm)
+    signal.signal(signal.SIGPROF, on_alarm)
 
     parent = os.getppid()
 
@@ -208,8 +238,6 @@ def serve(max_memory_mb: int) -> None:  # pragma: no cover - exercised through t
                 os._exit(0)
 
     threading.Thread(target=watch_parent, daemon=True).start()
-
-    gold_cache: OrderedDict = OrderedDict()
 
     gold_cache: OrderedDict = OrderedDict()  # references repeat across samples; parse each once
 
@@ -232,13 +260,13 @@ def serve(max_memory_mb: int) -> None:  # pragma: no cover - exercised through t
         reply = {"ok": False, "key": None, "found": False}
         try:
             request = json.loads(line)
-            # Per-request CPU ceiling: the kernel kills us if C code (e.g. a huge integer power) runs away
-            # after the parent has gone; normally the parent's wall-clock kill comes first.
+            # The request's CPU budget: the soft timer (CPU time, ITIMER_PROF) interrupts Python-level work; the
+            # kernel's CPU limit (whole seconds, a little later) kills us if C code (a huge integer power) runs away.
             used = resource.getrusage(resource.RUSAGE_SELF)
             cpu_now = used.ru_utime + used.ru_stime
             limit = int(cpu_now + float(request.get("cpu_budget_s", 5))) + 1
             resource.setrlimit(resource.RLIMIT_CPU, (limit, resource.RLIM_INFINITY))
-            signal.setitimer(signal.ITIMER_REAL, float(request.get("soft_timeout_s", 2.0)))
+            signal.setitimer(signal.ITIMER_PROF, float(request.get("soft_timeout_s", 2.0)))
             try:
                 pred = parse_text(request["pred"])
                 gold = parse_gold(request["gold"])
@@ -249,7 +277,7 @@ def serve(max_memory_mb: int) -> None:  # pragma: no cover - exercised through t
                 except BaseException:  # noqa: BLE001
                     reply["key"] = None
             finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
         except _SoftTimeout:
             reply = {"ok": False, "key": None, "found": False, "error": "soft_timeout"}
         except BaseException as error:  # noqa: BLE001 - any failure is a wrong answer, never a crash

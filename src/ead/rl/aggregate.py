@@ -23,17 +23,9 @@ import pandas as pd
 
 from ead.io import setup_logging
 from ead.metrics import bootstrap_mean_ci, two_way_bootstrap_mean_ci
-from ead.tables import (
-    CONFIG_COLUMNS,
-    EVAL_CURVES,
-    EVAL_PROBLEMS,
-    GROUP,
-    LATER_TRAIN_METRICS,
-    STEPS,
-    TRAIN_CURVES,
-    TRAIN_METRICS,
-    per_problem_metric,
-)
+from ead.rl.cells import add_completeness_arguments, read_cells
+from ead.tables import (CONFIG_COLUMNS, EVAL_CURVES, GROUP, LATER_TRAIN_METRICS, TRAIN_CURVES,
+                        TRAIN_METRICS, per_problem_metric)
 
 __all__ = ["eval_curves", "train_curves"]
 
@@ -88,10 +80,10 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed (rl.eval.seed)")
     parser.add_argument("--train-curves", required=True)
     parser.add_argument("--eval-curves", required=True)
+    add_completeness_arguments(parser)
     args = parser.parse_args(argv)
     log = setup_logging("rl.aggregate")
-    steps = pd.concat([STEPS.read(path) for path in args.steps], ignore_index=True)
-    problems = pd.concat([EVAL_PROBLEMS.read(path) for path in args.eval_problems], ignore_index=True)
+    steps, problems = read_cells(args.steps, args.eval_problems, args)  # refuses incomplete cells, by file
     TRAIN_CURVES.write(train_curves(steps, args.seed), args.train_curves)
     EVAL_CURVES.write(eval_curves(problems, args.k, args.seed), args.eval_curves)
     log.info("aggregated %d cells: %s, %s", len(args.steps), args.train_curves, args.eval_curves)

@@ -17,7 +17,8 @@ import argparse
 import pandas as pd
 
 from ead.io import setup_logging
-from ead.tables import EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, PROFILE_COLUMN, pass_worst_summary
+from ead.tables import (EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, PROFILE_COLUMN, TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN,
+                        pass_worst_summary)
 
 __all__ = ["cell_summary"]
 
@@ -28,9 +29,15 @@ def cell_summary(eval_problems: pd.DataFrame, ks: list[int], *, seed: int) -> pd
     if len(eval_problems) and max(ks) > eval_problems["num_samples"].min():
         raise ValueError(f"k = {max(ks)} exceeds the {eval_problems['num_samples'].min()} samples per problem of this "
                          "cell (unbiased Pass@k needs n >= k): lower rl.eval.k or raise rl.eval.n")
-    carried = [c for c in eval_problems.columns if c not in PROBLEM_COLUMNS and c != PROFILE_COLUMN]
+    per_problem = {*PROBLEM_COLUMNS, TIMEOUT_PROBLEM_COLUMN, PROFILE_COLUMN}
+    carried = [c for c in eval_problems.columns if c not in per_problem]
     constants = eval_problems.iloc[0][carried].to_dict() if len(eval_problems) else {}
-    parts = [pass_worst_summary(group, ks, seed=seed).assign(step=step, evaluated_with=evaluated_with)
+
+    def timeouts(group: pd.DataFrame) -> float:  # the grader's timeouts of one evaluation (NaN: not recorded)
+        return float(group[TIMEOUT_PROBLEM_COLUMN].sum(min_count=1)) if TIMEOUT_PROBLEM_COLUMN in group else float("nan")
+
+    parts = [pass_worst_summary(group, ks, seed=seed).assign(step=step, evaluated_with=evaluated_with,
+                                                    **{TIMEOUT_STEP_COLUMN: timeouts(group)})
              for (evaluated_with, step), group in eval_problems.groupby(["evaluated_with", "step"], sort=True)]
     return pd.concat(parts, ignore_index=True).assign(**constants)
 

@@ -35,7 +35,8 @@ import pandas as pd
 from ead.claims import Verdict, baseline_algorithm, decide
 from ead.io import setup_logging
 from ead.metrics import bootstrap_means, two_way_bootstrap_means
-from ead.tables import CLAIMS, EVAL_PROBLEMS, STEPS, TRAIN_METRICS, per_problem_metric
+from ead.rl.cells import add_completeness_arguments, read_cells
+from ead.tables import CLAIMS, TRAIN_METRICS, per_problem_metric
 
 POWER_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
 
@@ -146,10 +147,10 @@ def main(argv=None):
                         help="claims tables of the analyses (ead.analyses.claims, zero or more), whose rows follow the "
                              "RL claims")
     parser.add_argument("--out", required=True, help="claims table")
+    add_completeness_arguments(parser)
     args = parser.parse_args(argv)
     log = setup_logging("rl.compare")
-    problems = pd.concat([EVAL_PROBLEMS.read(path) for path in args.eval_problems], ignore_index=True)
-    steps = pd.concat([STEPS.read(path) for path in args.steps], ignore_index=True)
+    steps, problems = read_cells(args.steps, args.eval_problems, args)  # refuses incomplete cells, by file
     rows = [claim_row(claim, problems, steps, window=args.window, resamples=args.resamples, seed=args.seed)
             for claim in json.loads(args.claims)]
     analysis_rows = [CLAIMS.read(path) for path in args.analysis_claims]

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -44,14 +45,14 @@ from ead.io import atomic_directory, read_table, setup_logging
 from ead.metrics import mean_group_ess_fraction
 from ead.models import load_hf_model, save_hf_model
 from ead.models.tiny_policy import encode_strict
-from ead.rewards import add_grader_argument, configure_grader, grade_many
+from ead.rewards import add_grader_argument, configure_grader, grade_many, report_grades, status_counts
 from ead.rl.cell_eval import cell_summary
 from ead.settings.rl import table_columns
 from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
 from ead.samplers.hf import left_pad, response_logits, sample
 from ead.schedule import FixedTemperature, build_schedule
 from ead.tables import (BASE_PROBLEMS, CELL_COLUMNS, COUNT_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS,
-                        pass_worst_summary)
+                        TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN, pass_worst_summary)
 
 TRAINS_AT = ("behaviour", "one")
 
@@ -110,6 +111,8 @@ class Trainer:
         self.pad_id = self.tokenizer.pad_token_id
         self.eos_id = self.tokenizer.eos_token_id
         self.declared_rows: dict[int, pd.DataFrame] = {}  # this run's declared-tau evaluations, by step
+        self.rollout_grades: Counter = Counter()  # Grade.status of this run's rollouts (since a resume)
+        self.step_timeouts = 0
 
     # --- one RL step -------------------------------------------------------------------------------------------
     def rollout(self, step: int):
@@ -127,8 +130,14 @@ class Trainer:
                  for ids, mask in zip(batch.token_ids, batch.response_mask)]
         references = np.repeat(problems["answer"].to_numpy(), s["n"]).tolist()
         graded = time.perf_counter()
-        rewards = torch.tensor([g.score for g in grade_many(texts, references, s["task"])], dtype=torch.float32)
+        grades = grade_many(texts, references, s["task"])
+        rewards = torch.tensor([g.score for g in grades], dtype=torch.float32)
         self.grade_seconds = time.perf_counter() - graded
+        # a timeout is a reward of 0 that says nothing about the answer: count it per step, and fail the cell once
+        # the share over its rollouts so far passes grader.max_timeout_share
+        self.step_timeouts = sum(g.status == "timeout" for g in grades)
+        self.rollout_grades.update(g.status for g in grades)
+        report_grades(status_counts(self.rollout_grades.elements()), f"rollouts of steps 1-{step}", self.log)
         return input_ids, attention_mask, batch, rewards, group_index
 
     def train_step(self, step: int) -> dict:
@@ -197,6 +206,7 @@ class Trainer:
             "behaviour_target_log_ratio": float(log_ratio.sum() / valid.sum()),
             "rollout_s": sampled - started - self.grade_seconds,
             "grade_s": self.grade_seconds,
+            TIMEOUT_STEP_COLUMN: float(self.step_timeouts),
             "update_s": updated - sampled,
             "wall_time_s": updated - started,
             "lr": self.settings["lr"],
@@ -223,7 +233,7 @@ class Trainer:
             batch_size=ev["batch_size"], greedy=not own_sampler, step=step)
         if own_sampler:
             per_problem["greedy_correct"] = np.nan
-        rows = per_problem[list(COUNT_COLUMNS)].assign(
+        rows = per_problem[[*COUNT_COLUMNS, TIMEOUT_PROBLEM_COLUMN]].assign(
             step=step, evaluated_with="own_sampler" if own_sampler else "eval_tau")
         if not own_sampler:
             self.declared_rows[step] = rows
@@ -280,9 +290,10 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
 
     cell = {key: settings[key] for key in CELL_COLUMNS}
     config_columns = table_columns(settings)
-    base = BASE_PROBLEMS.read(base_eval)[list(COUNT_COLUMNS)].assign(step=0, evaluated_with="eval_tau")
+    base = (BASE_PROBLEMS.read(base_eval)[[*COUNT_COLUMNS, TIMEOUT_PROBLEM_COLUMN]]
+            .assign(step=0, evaluated_with="eval_tau"))
     eval_problems = pd.concat([base, pd.DataFrame(tables["eval_problems"])], ignore_index=True)
-    eval_problems = eval_problems[list(PROBLEM_COLUMNS)]
+    eval_problems = eval_problems[[*PROBLEM_COLUMNS, TIMEOUT_PROBLEM_COLUMN]].astype({TIMEOUT_PROBLEM_COLUMN: float})
     out = Path(out_dir)
     STEPS.write(pd.DataFrame(tables["steps"]).assign(**cell, **config_columns), out / "steps.csv")
     EVAL_PROBLEMS.write(eval_problems.assign(**cell, **config_columns), out / "eval_problems.csv")

@@ -42,7 +42,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ead.tables import CELL_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS, TRAIN_METRICS, pass_worst_summary
+from ead.tables import (CELL_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS, TIMEOUT_PROBLEM_COLUMN, TRAIN_METRICS,
+                        pass_worst_summary)
 
 __all__ = ["STEP_COLUMNS", "eval_problems_from_dumps", "eval_table", "eval_table_from_metrics", "read_file_logger",
            "steps_table"]
@@ -126,14 +127,18 @@ def eval_problems_from_dumps(validation_dir) -> pd.DataFrame:
             continue
         correct_column = "acc" if "acc" in samples else "score"
         samples["correct"] = (samples[correct_column].astype(float) > 0.5).astype(int)
-        per_problem = (samples.groupby("input", sort=False)["correct"]
-                       .agg(num_samples="size", num_correct="sum").reset_index())
+        # our reward's `timeout` key (ead.rl.verl.reward); NaN in dumps of runs made before it existed
+        samples[TIMEOUT_PROBLEM_COLUMN] = samples["timeout"].astype(float) if "timeout" in samples else math.nan
+        per_problem = (samples.groupby("input", sort=False)
+                       .agg(num_samples=("correct", "size"), num_correct=("correct", "sum"),
+                            **{TIMEOUT_PROBLEM_COLUMN: (TIMEOUT_PROBLEM_COLUMN, lambda v: v.sum(min_count=1))})
+                       .reset_index())
         per_problem["problem_id"] = per_problem["input"].map(problem_id)
         if per_problem["problem_id"].duplicated().any():
             raise ValueError(f"{path}: two validation prompts share a problem id")
         # verl validates with one sampling setting, the declared evaluation temperature (rollout.val_kwargs)
         parts.append(per_problem.assign(step=int(path.stem), greedy_correct=math.nan, evaluated_with="eval_tau"))
-    columns = list(PROBLEM_COLUMNS)
+    columns = [*PROBLEM_COLUMNS, TIMEOUT_PROBLEM_COLUMN]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 

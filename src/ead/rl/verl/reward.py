@@ -7,6 +7,13 @@ reward and keeps every key as a per-sample "reward extra info". Validation metri
 variable (``val-core/<data_source>/acc/mean@16``, ``best@16/mean``, ...), and ``pred`` (the normalised answer) enables
 verl's majority-vote metrics. The same :func:`ead.rewards.grade` grades CPU-backend rollouts and evaluations.
 
+The grader's status reaches verl too: ``status`` (correct, wrong, no_answer, timeout, error; a string, so verl's
+validation metrics skip it and its dumps keep it) and ``timeout`` (1.0 for an answer that timed out, which scored 0
+without saying it was wrong: verl reports its validation mean per data source, ``val-aux/<source>/timeout/mean@N``,
+and ``ead.rl.verl.convert`` counts it per problem from the dumps). Each reward worker process also keeps its own
+counts and fails the run (:class:`ead.rewards.TooManyTimeouts`) once its share of timeouts passes
+``grader.max_timeout_share`` over at least :data:`MIN_ANSWERS_FOR_SHARE` answers.
+
 Grader settings arrive as keyword arguments ``grader_<setting>=value`` (``ead.rl.verl.overrides`` sets
 ``reward.custom_reward_function.reward_kwargs`` from the config's ``grader:`` section); the first call in each
 reward worker process configures the shared grader with them.
@@ -14,9 +21,19 @@ reward worker process configures the shared grader with them.
 
 from __future__ import annotations
 
-from ead.rewards import TASKS, configure_grader, get_grader
+import logging
+from collections import Counter
+from threading import Lock
 
-__all__ = ["compute_score"]
+from ead.rewards import TASKS, configure_grader, get_grader, report_grades, status_counts
+
+__all__ = ["MIN_ANSWERS_FOR_SHARE", "compute_score"]
+
+#: A reward process judges its share of timeouts only after this many answers (one early timeout is not a share).
+MIN_ANSWERS_FOR_SHARE = 200
+_statuses: Counter = Counter()
+_statuses_lock = Lock()
+_log = logging.getLogger("ead.rl.verl.reward")
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_info: dict | None = None,
@@ -29,4 +46,11 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_
     if task not in TASKS:
         raise ValueError(f"compute_score: data_source/task {task!r} is not a grader task; known: {sorted(TASKS)}")
     result = get_grader().grade(solution_str, str(ground_truth), task)
-    return {"score": float(result.score), "acc": float(result.score), "pred": result.predicted or ""}
+    with _statuses_lock:
+        _statuses[result.status] += 1
+        counts = status_counts(_statuses.elements())
+    if result.status == "timeout":  # logs the counts; raises TooManyTimeouts past the bound
+        report_grades(counts, "verl reward process", _log,
+                      max_timeout_share=None if sum(counts.values()) >= MIN_ANSWERS_FOR_SHARE else 1.0)
+    return {"score": float(result.score), "acc": float(result.score), "pred": result.predicted or "",
+            "status": result.status, "timeout": float(result.status == "timeout")}
