@@ -11,7 +11,7 @@ min_version("9.0")
 
 # Parsed here first so a YAML syntax error names the file and line (Snakemake's own message names neither).
 from ead.settings import ConfigError
-from ead.config_files import read_config_file
+from ead.settings.files import read_config_file
 
 try:
     read_config_file(f"{workflow.basedir}/configs/config.yaml")

@@ -412,7 +412,7 @@ def test_shipped_ablations_layer_over_every_profile(ablation, profile):
 
 def test_a_yaml_syntax_error_in_a_config_file_names_the_file_and_line(tmp_path):
     """Snakemake's own message ("Config file is not valid JSON or YAML") names neither."""
-    from ead.config_files import main, read_config_file
+    from ead.settings.files import main, read_config_file
 
     broken = tmp_path / "overlay.yaml"
     broken.write_text("rl:\n  steps: 4\n  eval: {k: [1, 2}\n")

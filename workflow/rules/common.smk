@@ -22,7 +22,7 @@ from ead.settings.layering import (apply_command_line_overrides, check_configfil
 from ead.settings.policies import policy_task, sft_settings, sharpened_policies, trained_policies
 from ead.settings.premises import premise_settings
 from ead.settings.rl import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule
-from ead.config_files import read_config_file
+from ead.settings.files import read_config_file
 
 try:
     # Overlays (--configfile a.yaml b.yaml) and --config overrides (README, "Changing an experiment"): Snakemake has

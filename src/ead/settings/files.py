@@ -4,7 +4,7 @@ Snakemake parses ``--configfile`` overlays before the Snakefile runs and reports
 is not valid JSON or YAML" without the file or the line; the workflow parses ``configs/config.yaml`` itself (Snakefile)
 before Snakemake does, and every file can be checked from the shell:
 
-    python -m ead.config_files configs/smoke.yaml configs/ablations/decay_scale_20.yaml
+    python -m ead.settings.files configs/smoke.yaml configs/ablations/decay_scale_20.yaml
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from ead.settings import ConfigError
+from ead.settings.base import ConfigError
 
 
 def read_config_file(path: str | Path) -> dict:
@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     """Check each file given; print one line per broken file; exit 1 if any is broken."""
     paths = sys.argv[1:] if argv is None else argv
     if not paths:
-        print("usage: python -m ead.config_files FILE.yaml [FILE.yaml ...]", file=sys.stderr)
+        print("usage: python -m ead.settings.files FILE.yaml [FILE.yaml ...]", file=sys.stderr)
         return 2
     broken = 0
     for path in paths:
