@@ -7,7 +7,61 @@ from __future__ import annotations
 from ead.rl.grid import expand_grid
 from ead.rl.paired import check_paired_baselines
 
-__all__ = ["check_schedule_shapes", "revised_config_problems"]
+__all__ = ["check_inference_only", "check_measured_schedule", "check_schedule_shapes", "revised_config_problems"]
+
+
+def check_measured_schedule(config: dict) -> list[str]:
+    """The measured schedule is sized from the entropy analysis of tiny policies, and only CPU cells of those policies
+    with an EAD sampler can read it."""
+    spec = config.get("measured_schedule")
+    problems = []
+    if spec is not None:
+        analysed = config["analyses"]["entropy"]["models"]
+        problems += [f"measured_schedule.policies: {policy!r} needs its entropy analysis (analyses.entropy.models = "
+                     f"{analysed}) and must be a tiny policy" for policy in spec["policies"]
+                     if policy not in analysed or policy not in config["policies"]]
+    measured = {name for name, sampler in config["rl"]["samplers"].items() if sampler.get("measured")}
+    for name in sorted(measured):
+        if config["rl"]["samplers"][name]["kind"] != "ead":
+            problems.append(f"rl.samplers.{name}.measured: only an ead sampler takes c and d0 from measurement")
+    used = {c.policy for c in expand_grid(config["rl"]) if c.sampler in measured}
+    if used and config["rl"]["backend"] != "cpu":
+        problems.append(f"rl.samplers {sorted(measured)}: `measured: true` is read by the CPU trainer only")
+    sized = set(spec["policies"]) if spec else set()
+    if used - sized:
+        problems.append(f"rl.samplers {sorted(measured)} (`measured: true`) run on {sorted(used - sized)}, which "
+                        f"measured_schedule.policies does not size (add them, or the measured_schedule block)")
+    return problems
+
+
+def check_inference_only(config: dict) -> list[str]:
+    """The inference-only comparison: tiny policies, both families, schedules that build, splits that differ."""
+    spec = config.get("inference_only")
+    if spec is None:
+        return []
+    from ead.schedule import build_schedule
+
+    problems = [f"inference_only.models: {model!r} is not a tiny policy (policies: {sorted(config['policies'])})"
+                for model in spec["models"] if model not in config["policies"]]
+    for name, sampler in spec["samplers"].items():
+        document = {**config["ead"], **sampler} if sampler["name"] == "ead" else sampler
+        try:
+            build_schedule(document)
+        except (TypeError, ValueError) as error:
+            problems.append(f"inference_only.samplers.{name}: {error}")
+    families = {sampler["name"] for sampler in spec["samplers"].values()}
+    if families != {"ead", "fixed"}:
+        problems.append(f"inference_only.samplers: needs both families, ead and fixed (got {sorted(families)})")
+    if spec["baseline"] not in spec["samplers"]:
+        problems.append(f"inference_only.baseline = {spec['baseline']!r} is not one of inference_only.samplers")
+    if spec["select_split"] == spec["report_split"]:
+        problems.append(f"inference_only: select_split and report_split are both {spec['select_split']!r}; choosing "
+                        f"the best on the problems it is reported on favours the family with more configurations")
+    if spec["n"] < max(spec["k"]):
+        problems.append(f"inference_only.n = {spec['n']} must be >= every k in inference_only.k = {spec['k']}")
+    if int(spec["select_metric"].split("@")[1]) not in spec["k"]:
+        problems.append(f"inference_only.select_metric = {spec['select_metric']!r} needs its k in inference_only.k")
+    return problems
 
 
 def check_schedule_shapes(config: dict) -> list[str]:
@@ -42,4 +96,5 @@ def check_schedule_shapes(config: dict) -> list[str]:
 
 def revised_config_problems(config: dict) -> list[str]:
     """Every problem of the revised experiments' keys, in the order a reader would fix them."""
-    return [*check_paired_baselines(config), *check_schedule_shapes(config)]
+    return [*check_paired_baselines(config), *check_schedule_shapes(config), *check_inference_only(config),
+            *check_measured_schedule(config)]
