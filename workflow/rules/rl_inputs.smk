@@ -18,7 +18,8 @@ RL_FIGURES = {
 # RL figures of experiments an overlay adds (configs/ablations/beyond_the_paper.yaml, d_max_sweep.yaml): in rule all
 # when it is defined.
 OVERLAY_RL_FIGURES = {"beyond_off_policy_cost": "beyond", "d_max_sweep": "d_max_sweep"}
-# Figures of their own rule, in rule all when the config has their key (an overlay's): figure -> config key.
+# Figures drawn by a plot rule of their own, in the final targets when the config has their key (an overlay's key)
+# -> the figure's name mapped to that config key.
 CONFIG_KEY_FIGURES = {"schedule_shapes": "schedule_shapes", "inference_only": "inference_only"}
 
 
