@@ -42,7 +42,16 @@ envvars:
 workdir: OUTPUT_ROOT
 
 
+include: "workflow/rules/measured_schedule_inputs.smk"
 include: "workflow/rules/schedule.smk"
+
+
+# EAD's c and d0 sized from measurement (configs/ablations/measured_schedule.yaml).
+if config.get("measured_schedule"):
+
+    include: "workflow/rules/measured_schedule.smk"
+
+
 include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/premises.smk"
@@ -67,6 +76,14 @@ else:
 
 
 include: "workflow/rules/rl.smk"
+
+
+# Inference-only sampler comparison (configs/ablations/inference_only.yaml): tiny policies, no RL.
+if config.get("inference_only"):
+
+    include: "workflow/rules/inference_only.smk"
+
+
 include: "workflow/rules/summary.smk"
 
 

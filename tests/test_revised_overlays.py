@@ -53,3 +53,43 @@ def test_d_max_sweep_runs_at_smoke_size(tmp_path):
     last = capped[(capped["sampler"] == "ead_tis_dmax25") & (capped["metric"] == "pass@4")
                   & (capped["step"] == capped["step"].max())].iloc[0]
     assert last["effect"] == pytest.approx(rows.loc["D1", "effect"])  # the figure's last point is the claim
+
+
+MEASURED_DELTA = {
+    "profile": "smoke_ms",
+    "measured_schedule": {"policies": ["tiny1m"], "window": 4},  # smoke's entropy analysis covers tiny1m only
+    "rl": {"experiments": {"measured": {"policies": ["tiny1m"], "seeds": [0, 1]}}},
+    "extra_claims": [
+        {"id": "M1", "figure": "measured", "statement": "EAD + TIS with the measured schedule raises Pass@4 over tau 1.0",
+         "policy": "tiny1m", "algorithm": "dapo", "n": 8, "sampler": "ead_measured_tis", "baseline": "tau1.0",
+         "metric": "pass@4"}],
+}
+
+
+@pytest.mark.slow
+def test_measured_schedule_sizes_c_and_d0_and_its_cells_sample_with_them(tmp_path):
+    import json
+
+    from ead.analyses.measured_schedule import read_measured_schedule
+    from ead.tables import STEPS
+
+    for name in ("Snakefile", "environment.yml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    for folder in ("workflow", "configs"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    (tmp_path / "smoke_ms.yaml").write_text(yaml.safe_dump(MEASURED_DELTA))
+    targets = ["figures/fig03_annealing_schedule.png", "figures/claims_measured.png"]
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "configs/smoke.yaml",
+                             "configs/ablations/measured_schedule.yaml", "smoke_ms.yaml", "--config",
+                             f"cache_dir={ROOT / '.cache' / 'wheels'}", "--", *targets], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = tmp_path / "runs" / "smoke_ms"
+    measured = read_measured_schedule(out / "results" / "schedule" / "measured_tiny1m.csv")
+    steps = STEPS.read(out / "results" / "rl" / "tiny1m" / "dapo" / "ead_measured_tis" / "n8" / "seed0" / "steps.csv")
+    schedule = json.loads(steps["schedule_params"].iloc[0])
+    assert (schedule["warmup"], schedule["d0"]) == (measured["warmup"], pytest.approx(measured["d0"]))
+    hand = STEPS.read(out / "results" / "rl" / "tiny1m" / "dapo" / "ead_tis" / "n8" / "seed0" / "steps.csv")
+    assert json.loads(hand["schedule_params"].iloc[0])["d0"] == 25  # the hand-sized cell keeps the ead block's
+    claims = CLAIMS.read(out / "results" / "claims.csv")
+    assert claims[claims["claim"] == "M1"]["num_seeds"].iloc[0] == 2

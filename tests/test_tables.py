@@ -110,7 +110,7 @@ def test_declarations_are_well_formed():
                            "majority_scaling",
                            "entropy_by_position_samples", "forking_samples", "majority_scaling_samples",
                            "premises", "premise_verdicts", "claims", "paired_curves",
-                           "sampler_schedules"}
+                           "sampler_schedules", "inference_only", "inference_only_headline", "measured_schedule"}
     with pytest.raises(ValueError, match="unknown column kinds"):
         Table("bad", {"x": "number"})
 

@@ -163,7 +163,7 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
                                                  "majority_scaling": 2, "analysis_summary": 2,
                                                  "analysis_claims": 1, "fig09_majority_scaling": 1,
                                                  "rl_cell": len(ead_cells), "rl_cell_eval": len(ead_cells),
-                                                 "rl_tables": 1, "rl_figure": len(RL_FIGURES),
+                                                 "rl_tables": 1, "rl_paired_curves": 1, "rl_figure": len(RL_FIGURES),
                                                  "premises": len(smoke_config()["premises"]["policies"]),
                                                  "claims": 1, "summary": 1, "all": 1}
     finally:
@@ -178,7 +178,8 @@ def test_changing_the_evaluation_k_retrains_nothing(workdir):
     snakemake(workdir, *SMOKE)
     cells = expand_grid(smoke_config()["rl"])
     assert planned_jobs(workdir, *SMOKE, "rl={eval: {k: [1, 2]}}") == {
-        "rl_cell_eval": len(cells), "rl_tables": 1, "rl_figure": len(RL_FIGURES), "summary": 1, "all": 1}
+        "rl_cell_eval": len(cells), "rl_tables": 1, "rl_paired_curves": 1, "rl_figure": len(RL_FIGURES), "summary": 1,
+        "all": 1}
     assert planned_rules(workdir, *SMOKE) == set()
 
 

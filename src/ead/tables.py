@@ -28,6 +28,8 @@ table fails with the file name and the column. The tables:
 * :data:`PREMISES`, :data:`PREMISE_VERDICTS`: the premise probe (``results/premises/<policy>{,_verdicts}.csv``);
 * :data:`PAIRED_CURVES` (``results/rl/paired_curves.csv``): each sampler minus a baseline at every evaluated step;
 * :data:`SAMPLER_SCHEDULES` (``results/rl/schedule_shapes.csv``): tau by position and step of RL samplers;
+* :data:`INFERENCE_ONLY`, :data:`INFERENCE_ONLY_HEADLINE` (``results/inference_only/``): samplers without RL;
+* :data:`MEASURED_SCHEDULE` (``results/schedule/measured_<policy>.csv``): c and d0 sized from measurement;
 * :data:`CLAIMS` (``results/claims.csv``): the paper's claims as paired comparisons with verdicts (the RL claims,
   and those of Figs. 1 and 2, first written to ``results/analyses/claims.csv`` by ``ead.analyses.claims``).
 
@@ -58,9 +60,10 @@ from ead.metrics import bootstrap_mean_ci, pass_at_k, verl_best_at_k, verl_worst
 
 __all__ = [
     "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "COUNT_COLUMNS", "COUNT_METRIC",
-    "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVALUATED_WITH", "EVAL_CURVES",
+    "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "INFERENCE_ONLY",
+    "INFERENCE_ONLY_HEADLINE", "EVALUATED_WITH", "EVAL_CURVES",
     "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS",
-    "MAJORITY_SAMPLES", "MAJORITY_SCALING", "PAIRED_CURVES", "PREMISES", "PREMISE_VERDICTS",
+    "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE", "PAIRED_CURVES", "PREMISES", "PREMISE_VERDICTS",
     "PROBLEM_COLUMNS", "PROFILE_COLUMN", "SAMPLER_SCHEDULES", "PROFILE_ENV", "SCHEDULE_TABLE", "STATUS_COLUMN",
     "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN",
     "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table",
@@ -406,12 +409,33 @@ PAIRED_CURVES = Table("paired_curves", {"policy": "str", "algorithm": "str", "n"
 SAMPLER_SCHEDULES = Table("sampler_schedules", {"sampler": "str", "step": "int", "position": "int", "tau": "float",
                                                 "schedule_params": "str"})
 
+#: Inference-only sampler comparison (``ead.analyses.inference_only``): per (model, split, sampler, metric) the mean
+#: over problems with its CI, and the paired difference to ``baseline`` with its CI, SE and MDE; and the headline:
+#: per (model, metric) the best EAD minus the best fixed temperature on the report split, chosen on the selection split.
+_PAIRED_DIFF = {"diff": "float", "diff_ci_low": "float", "diff_ci_high": "float", "standard_error": "float",
+                "mde": "float", "num_problems": "int"}
+INFERENCE_ONLY = Table("inference_only", {"model": "str", "split": "str", "sampler": "str", "family": "str",
+                                          "metric": "str", "value": "float", **_CI, "baseline": "str", **_PAIRED_DIFF})
+INFERENCE_ONLY_HEADLINE = Table("inference_only_headline", {
+    "model": "str", "metric": "str", "select_split": "str", "report_split": "str", "select_metric": "str",
+    "ead_best": "str", "fixed_best": "str", "effect": "float", **_CI, "standard_error": "float", "mde": "float",
+    "num_problems": "int", "verdict": "str", "rule": "str"})
+
+#: The schedule sized from measurement (``ead.analyses.measured_schedule``): per (schedule: measured or hand_sized,
+#: position) tau at step 0, each schedule's c (``warmup``) and d0, and the measurements and rule behind them.
+MEASURED_SCHEDULE = Table("measured_schedule", {
+    "schedule": "str", "policy": "str", "position": "int", "tau": "float", "warmup": "int", "d0": "float",
+    "tau_max": "float", "tau_min": "float", "decay_scale": "float", "entropy_fraction": "float", "window": "int",
+    "length_quantile": "float", "floor_fraction": "float", "rule": "str", "early_median_entropy": "float",
+    "length_at_quantile": "float", "floor_position": "float", "num_responses": "int"})
+
 #: Every declared table by name.
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
                                           BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, FORKING,
                                           MAJORITY_SCALING, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES,
                                           PREMISES, PREMISE_VERDICTS, CLAIMS, PAIRED_CURVES,
-                                          SAMPLER_SCHEDULES)}
+                                          SAMPLER_SCHEDULES, INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE,
+                                          MEASURED_SCHEDULE)}
 
 
 # --- per-problem counts -> metrics ------------------------------------------------------------------------

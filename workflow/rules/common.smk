@@ -21,6 +21,7 @@ from ead.settings.layering import (apply_command_line_overrides, check_configfil
                                    command_line_overrides)
 from ead.settings.policies import policy_task, sft_settings, sharpened_policies, trained_policies
 from ead.settings.premises import premise_settings
+from ead.settings.revised import inference_only_schedule
 from ead.settings.rl import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule
 from ead.settings.files import read_config_file
 

@@ -24,11 +24,13 @@ rule rl_cell:
         model="results/models/{policy}",
         data="results/data/countdown.parquet",
         base_eval=rules.rl_base_eval.output.per_problem,
+        measured=get_measured_schedule_input,
     output:
         steps=f"{CELL_PATTERN}/steps.csv",
         eval_problems=f"{CELL_PATTERN}/eval_problems.csv",
     params:
         settings=get_cell_settings,
+        measured=get_measured_schedule_arg,
         grader=get_grader_arg(),
         out_dir=CELL_PATTERN,
         checkpoint_dir=f"results/checkpoints/{CELL_SUBPATH}",
@@ -41,7 +43,7 @@ rule rl_cell:
         CONDA_ENV
     shell:
         "python -m ead.rl.train --policy-dir {input.model} --data {input.data} --base-eval {input.base_eval}"
-        " --settings {params.settings} {params.grader} --out-dir {params.out_dir} --checkpoint-dir {params.checkpoint_dir}"
+        " --settings {params.settings} {params.measured} {params.grader} --out-dir {params.out_dir} --checkpoint-dir {params.checkpoint_dir}"
         " --threads {threads} > {log} 2>&1"
 
 

@@ -4,7 +4,7 @@
 
 # RL training figures -> the rl.experiments entry each one draws (all rendered by rule rl_figure).
 # Claim figures beyond the paper's, drawn by claims_figure in rl.smk: a forest plot of every claim with this `figure`.
-CLAIM_FIGURES = ["beyond", "d_max"]
+CLAIM_FIGURES = ["beyond", "d_max", "measured"]
 RL_FIGURES = {
     "fig04_pass_worst_at_16": "main",
     "fig05_larger_model": "larger_model",
@@ -18,8 +18,9 @@ RL_FIGURES = {
 # RL figures of experiments an overlay adds (configs/ablations/beyond_the_paper.yaml, d_max_sweep.yaml): in rule all
 # when it is defined.
 OVERLAY_RL_FIGURES = {"beyond_off_policy_cost": "beyond", "d_max_sweep": "d_max_sweep"}
-# Figures of their own rule, in rule all when the config has their key (an overlay's): figure -> config key.
-CONFIG_KEY_FIGURES = {"schedule_shapes": "schedule_shapes"}
+# Figures drawn by a plot rule of their own, in the final targets when the config has their key (an overlay's key)
+# -> the figure's name mapped to that config key.
+CONFIG_KEY_FIGURES = {"schedule_shapes": "schedule_shapes", "inference_only": "inference_only"}
 
 
 def get_cell_outputs(table, experiments=None):
@@ -40,6 +41,17 @@ def get_cell_settings(wildcards):
     """The one JSON document a grid cell's training job reads (a change to it reruns exactly that cell; it has no
     rl.eval.k, see ead.settings.rl.cell_settings)."""
     return shlex.quote(json.dumps(cell_settings(config, wildcards_cell(wildcards)), sort_keys=True))
+
+
+def get_measured_schedule_input(wildcards):
+    """A cell whose sampler is `measured: true` reads its policy's measured schedule (ead.analyses.measured_schedule)."""
+    if config["rl"]["samplers"][wildcards.sampler].get("measured"):
+        return [f"results/schedule/measured_{wildcards.policy}.csv"]
+    return []
+
+
+def get_measured_schedule_arg(wildcards):
+    return " ".join(f"--measured-schedule {path}" for path in get_measured_schedule_input(wildcards))
 
 
 # --- verl cells (rl_verl.smk) ---

@@ -1,4 +1,5 @@
-# Paper Figure 3: the EAD annealing schedule for several decay rates d.
+# Paper Figure 3: the EAD annealing schedule for several decay rates d (and, with `measured_schedule`, each policy's
+# schedule sized from measurement next to the hand-sized one).
 
 
 rule schedule_table:
@@ -27,6 +28,7 @@ rule schedule_table:
 rule fig03_annealing_schedule:
     input:
         table=rules.schedule_table.output.table,
+        measured=get_measured_schedule_tables(),
         code=plot_code("fig03_annealing_schedule"),
     output:
         **figure_outputs("fig03_annealing_schedule"),
@@ -35,5 +37,5 @@ rule fig03_annealing_schedule:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.plots.fig03_annealing_schedule --table {input.table}"
+        "python -m ead.plots.fig03_annealing_schedule --table {input.table} --measured {input.measured}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"

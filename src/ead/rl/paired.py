@@ -26,16 +26,9 @@ from ead.metrics import two_way_bootstrap_means
 from ead.rl.compare import POWER_Z
 from ead.tables import EVAL_PROBLEMS, PAIRED_CURVES, per_problem_metric
 
-__all__ = ["check_paired_baselines", "paired_curves"]
+__all__ = ["paired_curves"]
 
 _GROUP = ["policy", "algorithm", "n", "evaluated_with"]
-
-
-def check_paired_baselines(config: dict) -> list[str]:
-    """Problems with ``paired_baselines`` (each must be a sampler of ``rl.samplers``), as messages naming the key."""
-    known = config["rl"]["samplers"]
-    return [f"paired_baselines[{index}] = {name!r} is not a sampler of rl.samplers (known: {sorted(known)})"
-            for index, name in enumerate(config.get("paired_baselines", [])) if name not in known]
 
 
 def _by_seed(rows: pd.DataFrame) -> dict:

@@ -249,10 +249,12 @@ def _save_checkpoint(directory: Path, trainer: Trainer, step: int, tables: dict[
         stamp(staging, fingerprint)
 
 
-def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: str, checkpoint_dir: str) -> None:
+def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: str, checkpoint_dir: str,
+          measured_schedule: str | None = None) -> None:
     log = setup_logging("rl")
     torch.manual_seed(settings["seed"])
     checkpoint = Path(checkpoint_dir)
+    settings = with_measured_schedule(settings, measured_schedule)
     # a checkpoint of other settings or inputs (edited config, retrained policy) is discarded, never resumed
     fingerprint = job_fingerprint(settings, [policy_dir, data, base_eval])
     resuming = resumable(checkpoint, fingerprint, log)
@@ -304,6 +306,20 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
     log.info("wrote %s", out)
 
 
+def with_measured_schedule(settings: dict, path: str | None) -> dict:
+    """A cell whose sampler says ``measured: true`` samples with c and d0 from its policy's measured schedule
+    (``ead.analyses.measured_schedule``); the tables then record those values in ``schedule_params``."""
+    if not settings.get("measured_schedule"):
+        if path:
+            raise SystemExit(f"--measured-schedule {path} given, but the cell's sampler is not `measured: true`")
+        return settings
+    if not path:
+        raise SystemExit("the cell's sampler is `measured: true`: pass its policy's --measured-schedule table")
+    from ead.analyses.measured_schedule import read_measured_schedule
+
+    return {**settings, "schedule": {**settings["schedule"], **read_measured_schedule(path)}}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy-dir", required=True, help="the policy before RL (HF directory)")
@@ -313,11 +329,13 @@ def main(argv=None):
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--checkpoint-dir", required=True)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--measured-schedule", help="the policy's measured schedule table (samplers with measured: true)")
     add_grader_argument(parser)
     args = parser.parse_args(argv)
     configure_grader(args.grader)
     torch.set_num_threads(args.threads)
-    train(json.loads(args.settings), args.policy_dir, args.data, args.base_eval, args.out_dir, args.checkpoint_dir)
+    train(json.loads(args.settings), args.policy_dir, args.data, args.base_eval, args.out_dir, args.checkpoint_dir,
+          args.measured_schedule)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from ead.settings.evaluation import check_base_eval
 from ead.settings.layering import load_layered_config, with_overlay_claims
 from ead.settings.policies import check_policies
 from ead.settings.premises import check_premises
+from ead.settings.revised import check_revised_sections
 from ead.settings.rl import check_claims, validate_rl
 from ead.settings.schema import check_schema
 
@@ -48,7 +49,4 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     check_policies(config)
     check_premises(config)
     check_claims(config)
-    from ead.config_checks import revised_config_problems
-
-    for problem in revised_config_problems(config)[:1]:
-        raise ConfigError(problem)
+    check_revised_sections(config)

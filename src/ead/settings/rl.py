@@ -114,6 +114,7 @@ def cell_settings(config: dict, cell: Cell) -> dict:
         "schedule": sampler_schedule(config, cell.sampler),
         "tis": sampler.get("tis", "none"),
         "tis_cap": sampler.get("tis_cap", rl["tis_cap"]),
+        **({"measured_schedule": True} if sampler.get("measured") else {}),  # c, d0 from the job's measured table
     }
 
 

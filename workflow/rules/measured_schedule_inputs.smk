@@ -1,0 +1,15 @@
+# Input functions of the schedule sized from measurement (config `measured_schedule`,
+# configs/ablations/measured_schedule.yaml): its tables, which Fig. 3 draws and `measured: true` RL cells read.
+
+
+def get_measured_schedule_tables():
+    """results/schedule/measured_<policy>.csv of every policy of `measured_schedule` (none without that key)."""
+    spec = config.get("measured_schedule")
+    return [f"results/schedule/measured_{policy}.csv" for policy in spec["policies"]] if spec else []
+
+
+def get_measured_schedule_args():
+    spec = config["measured_schedule"]
+    options = {key: spec[key] for key in ("entropy_fraction", "window", "length_quantile", "floor_fraction",
+                                          "max_position")}
+    return f"--ead {shlex.quote(json.dumps(config['ead'], sort_keys=True))} {cli_args(options)}"
