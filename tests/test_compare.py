@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from ead.metrics import pass_at_k, two_way_bootstrap_means
-from ead.rl.compare import POWER_Z, claim_row, main
+from ead.metrics import POWER_Z
+from ead.rl.compare import claim_row, main
 from ead.tables import CLAIMS, EVAL_PROBLEMS, SETTINGS_COLUMNS, STEPS, TRAIN_METRICS
 
 CELL = dict(policy="p", algorithm="dapo", n=8)

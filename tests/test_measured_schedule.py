@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from ead.analyses.schedule_table import schedule_table as make_schedule_table
-from ead.analyses.measured_schedule import main, measured_parameters, read_measured_schedule, warmup_from_entropy
+from ead.analyses.measured_schedule import main, measured_parameters, warmup_from_entropy
+from ead.tables import read_measured_schedule
 from ead.settings import ConfigError, validate_config
 from ead.settings.layering import load_layered_config
 from ead.plots import fig03_annealing_schedule

@@ -10,7 +10,8 @@ import pytest
 from ead.settings import ConfigError, validate_config
 from ead.settings.layering import load_layered_config
 from ead.metrics import pass_at_k, two_way_bootstrap_means, worst_at_k
-from ead.rl.compare import POWER_Z, claim_row
+from ead.metrics import POWER_Z
+from ead.rl.compare import claim_row
 from ead.rl.paired import main, paired_curves
 from ead.tables import PAIRED_CURVES
 from tests.test_compare import CLAIM, COUNTS, problems_table, steps_table

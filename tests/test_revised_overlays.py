@@ -70,7 +70,7 @@ MEASURED_DELTA = {
 def test_measured_schedule_sizes_c_and_d0_and_its_cells_sample_with_them(tmp_path):
     import json
 
-    from ead.analyses.measured_schedule import read_measured_schedule
+    from ead.tables import read_measured_schedule
     from ead.tables import STEPS
 
     for name in ("Snakefile", "environment.yml"):

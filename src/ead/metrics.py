@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from statistics import NormalDist
 
 import numpy as np
 
@@ -302,3 +303,8 @@ def entropy_from_log_probs(log_probs):
     temperatures) and the samplers, which share it."""
     probabilities = log_probs.exp()
     return -(probabilities * log_probs).where(probabilities > 0, 0.0).sum(-1)
+
+
+#: z_(1 - 0.05/2) + z_(0.8): a paired effect's minimum detectable effect is POWER_Z x its standard error (two-sided
+#: 5% test, 80% power).
+POWER_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)

@@ -69,6 +69,7 @@ __all__ = [
     "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table",
     "TableError", "Coverage", "IncompleteTableError",
     "expected_eval_steps", "expected_steps", "job_profile", "per_problem_metric", "pass_worst_summary",
+    "read_measured_schedule",
 ]
 
 #: Column kinds and what they accept.
@@ -475,3 +476,13 @@ def pass_worst_summary(per_problem: pd.DataFrame, ks: list[int], *, seed: int) -
         dict(zip(("metric", "value", "ci_low", "ci_high"), (name, *bootstrap_mean_ci(values, seed=seed))))
         for name, values in rows
     ])
+
+
+def read_measured_schedule(path: str) -> dict:
+    """c and d0 of the measured schedule in a table this module wrote (ead.analyses.measured_schedule wrote it; an RL cell with ``measured: true`` reads it)."""
+    table = MEASURED_SCHEDULE.read(path)
+    rows = table[table["schedule"] == "measured"]
+    if rows.empty:
+        raise SystemExit(f"{path}: no row with schedule == 'measured'")
+    first = rows.iloc[0]
+    return {"warmup": int(first["warmup"]), "d0": float(first["d0"])}

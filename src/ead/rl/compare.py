@@ -27,18 +27,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 
 from ead.claims import Verdict, baseline_algorithm, decide
 from ead.io import setup_logging
-from ead.metrics import bootstrap_means, two_way_bootstrap_means
+from ead.metrics import POWER_Z, bootstrap_means, two_way_bootstrap_means
 from ead.rl.cells import add_completeness_arguments, read_cells
 from ead.tables import CLAIMS, TRAIN_METRICS, per_problem_metric
 
-POWER_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
 
 
 def _cell_rows(table: pd.DataFrame, claim: dict, role: str) -> pd.DataFrame:

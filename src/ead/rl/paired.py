@@ -23,7 +23,7 @@ import pandas as pd
 
 from ead.io import setup_logging
 from ead.metrics import two_way_bootstrap_means
-from ead.rl.compare import POWER_Z
+from ead.metrics import POWER_Z
 from ead.tables import EVAL_PROBLEMS, PAIRED_CURVES, per_problem_metric
 
 __all__ = ["paired_curves"]

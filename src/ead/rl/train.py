@@ -51,6 +51,7 @@ from ead.settings.rl import table_columns
 from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
 from ead.samplers.hf import left_pad, response_logits, sample
 from ead.schedule import FixedTemperature, build_schedule
+from ead.tables import read_measured_schedule
 from ead.tables import (BASE_PROBLEMS, CELL_COLUMNS, COUNT_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS,
                         TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN, pass_worst_summary)
 
@@ -315,8 +316,6 @@ def with_measured_schedule(settings: dict, path: str | None) -> dict:
         return settings
     if not path:
         raise SystemExit("the cell's sampler is `measured: true`: pass its policy's --measured-schedule table")
-    from ead.analyses.measured_schedule import read_measured_schedule
-
     return {**settings, "schedule": {**settings["schedule"], **read_measured_schedule(path)}}
 
 
