@@ -17,6 +17,7 @@ import importlib.util
 import json
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -33,6 +34,7 @@ CELL_RUNS = RESULTS / "rl_runs" / "tiny1m_sharp" / "dapo"
 def dag_runtime():
     spec = importlib.util.spec_from_file_location("dag_runtime", ROOT / "benchmarks" / "dag_runtime.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules["dag_runtime"] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -77,7 +79,9 @@ def main():
                         "--configfile", "configs/verl_cpu.yaml"], cwd=ROOT, check=True)
         command_seconds = time.perf_counter() - started
     runtime = dag_runtime()
-    log = sorted((ROOT / ".snakemake" / "log").glob("*.snakemake.log"))[-1]
+    # the newest Snakemake log that ran verl cells (dry runs and lint runs write logs too)
+    log = next(path for path in sorted((ROOT / ".snakemake" / "log").glob("*.snakemake.log"), reverse=True)
+               if "rule rl_cell_verl:" in path.read_text())
     jobs = runtime.parse_log(log.read_text())
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                             check=True).stdout.strip()
