@@ -74,13 +74,13 @@ def profile_config(**rl_changes) -> dict:
 FLOAT32_ROLLOUT = "actor_rollout_ref.rollout.dtype=float32"
 
 
-def run_cell(assets: Path, sampler: str, config: dict, extra_overrides=()) -> Path:
-    """One cell through ead.rl.verl.run with the audit logs on; returns its run directory."""
+def cell_command(assets: Path, sampler: str, config: dict, extra_overrides=(), run_name=None):
+    """(command, environment, run directory) of one cell through ead.rl.verl.run with the audit logs on."""
     cell = Cell("tiny1m_sharp", "dapo", sampler, 4, 0)
     config["rl"]["verl"] = {**config["rl"]["verl"], "save_freq": 1,
                             "extra_overrides": [*config["rl"]["verl"]["extra_overrides"], FLOAT32_ROLLOUT,
                                                 *extra_overrides]}
-    run_dir = assets / "runs" / sampler
+    run_dir = assets / "runs" / (run_name or sampler)
     run_dir.mkdir(parents=True)
     env = {**os.environ, "EAD_VLLM_REQUEST_LOG": str(run_dir / "requests.jsonl"),
            "EAD_AGENT_LOOP_LOG": str(run_dir / "rollouts.jsonl"), "EAD_PROFILE": "verl_cpu"}
@@ -88,6 +88,12 @@ def run_cell(assets: Path, sampler: str, config: dict, extra_overrides=()) -> Pa
                "--policy", cell.policy, "--algorithm", cell.algorithm, "--sampler", sampler, "--n", str(cell.n),
                "--seed", str(cell.seed), "--model", str(assets / "model"), "--train", str(assets / "train.parquet"),
                "--val", str(assets / "val.parquet"), "--run-dir", str(run_dir), "--out-dir", str(run_dir / "tables")]
+    return command, env, run_dir
+
+
+def run_cell(assets: Path, sampler: str, config: dict, extra_overrides=(), run_name=None) -> Path:
+    """Run one cell to the end; returns its run directory."""
+    command, env, run_dir = cell_command(assets, sampler, config, extra_overrides, run_name)
     with open(run_dir / "run.log", "w") as log:
         result = subprocess.run(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
     assert result.returncode == 0, (run_dir / "run.log").read_text()[-6000:]
@@ -186,9 +192,60 @@ def test_ead_tis_cell_writes_its_tables_with_real_validation(ead_tis):
     assert (problems["num_samples"] == 4).all() and len(problems) == 2 * 4
 
 
-def test_tau_one_rollouts_match_the_actor_at_weight_sync_level(assets):
-    run_dir = run_cell(assets, "tau1.0", profile_config())
+@pytest.fixture(scope="module")
+def tau_one(assets):
+    return run_cell(assets, "tau1.0", profile_config())
+
+
+def test_tau_one_rollouts_match_the_actor_at_weight_sync_level(tau_one):
+    run_dir = tau_one
     gaps = [data["training/rollout_probs_diff_mean"] for step, data in sorted(metrics(run_dir).items()) if step > 0]
     assert len(gaps) == STEPS
     # the engine's and the actor's probabilities of the same tokens from the same (synced) weights, both float32
     assert max(gaps) < 1e-3 and not any(math.isnan(gap) for gap in gaps)
+
+
+def test_a_cell_killed_mid_run_resumes_from_its_checkpoint(assets, tau_one):
+    """SIGKILL to the whole job (trainer, Ray, vLLM) once step 1's checkpoint is saved, then the same command again:
+    the second attempt loads step 1's model, optimizer and RNG (trainer.resume_mode=auto) and trains only step 2; the
+    tables hold steps 1..STEPS, step 1 as the first attempt logged it. What differs from an uninterrupted run
+    (README, "Paper scale"): the values (no two runs sample alike: vLLM's batching order varies run to run, measured
+    at step 1 already between two uninterrupted runs), and one more evaluation, at the resumed step (verl validates
+    before training on every start, val_before_train)."""
+    import signal
+    import time
+
+    import psutil
+
+    command, env, run_dir = cell_command(assets, "tau1.0", profile_config(), run_name="tau1.0_killed")
+    with open(run_dir / "attempt1.log", "w") as log:
+        job = subprocess.Popen(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
+        marker = run_dir / "checkpoints" / "latest_checkpointed_iteration.txt"
+        deadline = time.monotonic() + 900
+        while not (marker.exists() and marker.read_text().strip() == "1"):
+            assert job.poll() is None, "the job ended before its first checkpoint"
+            assert time.monotonic() < deadline, "no checkpoint within 15 min"
+            time.sleep(0.5)
+        family = [job.pid, *(child.pid for child in psutil.Process(job.pid).children(recursive=True))]
+        for pid in family:  # only the processes this job started, by id
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        job.wait()
+    assert not (run_dir / "tables").exists()  # the killed attempt wrote no table
+    with open(run_dir / "attempt2.log", "w") as log:
+        result = subprocess.run(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
+    assert result.returncode == 0, (run_dir / "attempt2.log").read_text()[-6000:]
+    assert f"Resuming from {run_dir / 'checkpoints' / 'global_step_1'}" in (run_dir / "attempt2.log").read_text()
+    trained = {name: {entry["step"]: entry["data"] for entry in read_jsonl(run_dir / name)
+                      if "critic/score/mean" in entry["data"]} for name in ("metrics.1.jsonl", "metrics.jsonl")}
+    assert list(trained["metrics.1.jsonl"]) == [1] and list(trained["metrics.jsonl"]) == [2]
+    steps = pd.read_csv(run_dir / "tables" / "steps.csv")
+    assert steps["step"].tolist() == pd.read_csv(tau_one / "tables" / "steps.csv")["step"].tolist() == [1, 2]
+    first = trained["metrics.1.jsonl"][1]
+    assert steps.loc[0, "reward_mean"] == pytest.approx(first["critic/score/mean"])
+    assert steps.loc[0, "response_length"] == pytest.approx(first["response_length/mean"])
+    assert steps.loc[0, "grad_norm"] == pytest.approx(first["actor/grad_norm"])
+    evaluated = sorted(pd.read_csv(run_dir / "tables" / "eval_problems.csv")["step"].unique())
+    assert evaluated == [0, 1, 2] and sorted(pd.read_csv(tau_one / "tables" / "eval_problems.csv")["step"].unique()) == [0, 2]
