@@ -28,7 +28,7 @@ from ead.io import atomic_path
 # Every rule of the workflow, by stage; a rule missing here stops the report (so a new rule is placed, not dropped).
 STAGE_OF_RULE = {
     "real_dataset": "data", "countdown_dataset": "data", "schedule_table": "data", "paper_data": "data",
-    "synthetic_dataset": "data",
+    "synthetic_dataset": "data", "verl_local_data": "data", "verl_local_model": "models",
     "smollm2": "models", "paper_model": "models", "tiny_policy_sft": "models", "sharpened_policy": "models",
     "tiny_policy_base_eval": "base evaluation", "rl_base_eval": "base evaluation",
     "premises": "premise probe",

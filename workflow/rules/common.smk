@@ -91,7 +91,7 @@ wildcard_constraints:
     n=r"\d+",
     seed=r"\d+",
     analysis_model=name_pattern(analysis_model_names(config)),
-    hub_model=name_pattern(config.get("paper_models", {})),
+    hub_model=name_pattern([name for name, entry in config.get("paper_models", {}).items() if "hub_id" in entry]),
 
 
 def figure_paths(name):

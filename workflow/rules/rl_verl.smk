@@ -11,19 +11,57 @@
 include: "rl_inputs.smk"
 
 
-rule paper_data:
+# The verl_cpu profile (configs/verl_cpu.yaml) makes both offline instead: a tiny policy of `policies` exported as a
+# chat model (paper_models.<name>.policy), and a synthetic task's split in verl's format (paper_data.<role>.task).
+LOCAL_VERL_MODELS = {name: entry["policy"] for name, entry in config["paper_models"].items() if "policy" in entry}
+
+
+rule verl_local_model:
+    input:
+        policy=lambda wildcards: f"results/models/{LOCAL_VERL_MODELS[wildcards.local_model]}",
     output:
-        table="results/paper/data/{role}.parquet",
-    params:
-        spec=get_paper_data_spec,
-        instruction=shlex.quote(config["paper_data"]["instruction"]),
+        model=directory("results/paper/models/{local_model}"),
     log:
-        "results/logs/paper/data/{role}.log",
+        "results/logs/paper/models/{local_model}.log",
     wildcard_constraints:
-        role="train|val",
+        local_model=name_pattern(LOCAL_VERL_MODELS),
     shell:
-        "python -m ead.hub data --spec {params.spec} --instruction {params.instruction}"
-        " --role {wildcards.role} --out {output.table} > {log} 2>&1"
+        "python -m ead.rl.verl.local model --policy {input.policy} --out {output.model} > {log} 2>&1"
+
+
+if "task" in config["paper_data"]["train"]:
+
+    rule verl_local_data:
+        input:
+            data=lambda wildcards: f"results/data/{config['paper_data'][wildcards.role]['task']}.parquet",
+        output:
+            table="results/paper/data/{role}.parquet",
+        params:
+            task=lambda wildcards: config["paper_data"][wildcards.role]["task"],
+            limit=lambda wildcards: config["paper_data"][wildcards.role]["limit"],
+        log:
+            "results/logs/paper/data/{role}.log",
+        wildcard_constraints:
+            role="train|val",
+        shell:
+            "python -m ead.rl.verl.local data --data {input.data} --task {params.task} --role {wildcards.role}"
+            " --limit {params.limit} --out {output.table} > {log} 2>&1"
+
+else:
+
+    rule paper_data:
+        output:
+            table="results/paper/data/{role}.parquet",
+        params:
+            spec=get_paper_data_spec,
+            instruction=shlex.quote(config["paper_data"]["instruction"]),
+        log:
+            "results/logs/paper/data/{role}.log",
+        wildcard_constraints:
+            role="train|val",
+        shell:
+            "python -m ead.hub data --spec {params.spec} --instruction {params.instruction}"
+            " --role {wildcards.role} --out {output.table} > {log} 2>&1"
 
 
 rule rl_cell_verl:
@@ -39,6 +77,8 @@ rule rl_cell_verl:
         config=get_verl_cell_config,
         out_dir=CELL_PATTERN,
         run_dir=f"results/rl_runs/{CELL_PATTERN.removeprefix('results/rl/')}",
+    # On CPU (rl.verl.device: cpu) one run takes every core Snakemake has: cells run one after another.
+    threads: workflow.cores if config["rl"]["verl"]["device"] == "cpu" else 1
     log:
         f"results/logs/{CELL_SUBPATH}.log",
     benchmark:

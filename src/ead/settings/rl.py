@@ -284,8 +284,17 @@ def _check_verl_sections(config: dict) -> None:
             raise ConfigError(f"rl.backend = 'verl' needs the top-level `{key}` section (see configs/paper.yaml)")
     if "verl" not in rl:
         raise ConfigError("rl.backend = 'verl' needs the rl.verl section (see configs/paper.yaml)")
-    if rl["task"] != "math":
-        raise ConfigError(f"rl.task = {rl['task']!r}: the verl backend trains on paper_data (math); set rl.task: math")
+    data_task = config["paper_data"]["train"].get("task", "math")  # hub datasets are graded as math
+    if rl["task"] != data_task:
+        raise ConfigError(f"rl.task = {rl['task']!r}: the verl backend trains on paper_data.train ({data_task}); set "
+                          f"rl.task: {data_task}")
+    if config["paper_data"]["val"].get("task", "math") != data_task:
+        raise ConfigError(f"paper_data.val is {config['paper_data']['val'].get('task', 'math')} data, paper_data.train "
+                          f"{data_task}: one task per run")
+    for name, entry in config["paper_models"].items():  # (a cell's slice has no `policies`: checked on the whole)
+        if "policy" in entry and "policies" in config and entry["policy"] not in config["policies"]:
+            raise ConfigError(f"paper_models.{name}.policy = {entry['policy']!r} is not a tiny policy of `policies`; "
+                              f"known: {sorted(config.get('policies', {}))}")
     if rl["eval"].get("own_sampler"):
         raise ConfigError("rl.eval.own_sampler = true: the verl backend validates with one sampling setting (the "
                           "declared rl.eval.tau); set rl.eval.own_sampler: false (see configs/paper.yaml)")

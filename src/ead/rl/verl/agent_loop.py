@@ -61,6 +61,26 @@ def step_of(kwargs: dict[str, Any]) -> int:
     return int(kwargs["global_steps"])
 
 
+#: Opt-in audit log (the verl_cpu checks): when set, every training rollout appends one JSON line with its RL step,
+#: the request's sampling params, the prompt and response token ids and the engine's log-probs of the response (the
+#: behaviour log-probs verl trains against, rollout.calculate_log_probs).
+ROLLOUT_LOG_ENV = "EAD_AGENT_LOOP_LOG"
+
+
+def log_rollout(step: int, sampling_params: dict[str, Any], output) -> None:
+    """Append one rollout to $EAD_AGENT_LOOP_LOG (nothing when it is unset)."""
+    import json
+    import os
+
+    path = os.environ.get(ROLLOUT_LOG_ENV)
+    if path:
+        record = {"step": step, "temperature": sampling_params.get("temperature"),
+                  "extra_args": sampling_params.get("extra_args"), "prompt_ids": list(output.prompt_ids),
+                  "response_ids": list(output.response_ids), "response_logprobs": output.response_logprobs}
+        with open(path, "a") as log:
+            log.write(json.dumps(record) + "\n")
+
+
 def _plain(value):
     """OmegaConf containers (Hydra passes nested config as DictConfig) -> plain Python."""
     try:
@@ -83,8 +103,11 @@ def _build_class():
             self.schedule = build_schedule(_plain(schedule))
 
         async def run(self, sampling_params: dict[str, Any], **kwargs):
-            params = schedule_sampling_params(sampling_params, self.schedule, step_of(kwargs))
-            return await super().run(params, **kwargs)
+            step = step_of(kwargs)
+            params = schedule_sampling_params(sampling_params, self.schedule, step)
+            output = await super().run(params, **kwargs)
+            log_rollout(step, params, output)
+            return output
 
     ScheduleAgentLoop.__module__ = __name__
     ScheduleAgentLoop.__qualname__ = "ScheduleAgentLoop"

@@ -206,11 +206,12 @@ def metrics_files(run_dir) -> list[Path]:
 
 
 def convert_run(run_dir, cell: dict, ks: list[int], out_dir, seed: int = 0,
-                entropy_temperature: float = math.nan) -> None:
+                entropy_temperature: float = math.nan, total_steps: int | None = None) -> None:
     """Write steps.csv, eval_problems.csv and eval.csv of one run into ``out_dir``.
 
     ``cell`` holds the columns every table carries: the cell (policy, algorithm, sampler, n, seed) and its settings
-    (:func:`ead.settings.rl.table_columns`).
+    (:func:`ead.settings.rl.table_columns`). With ``total_steps``, a run whose logged steps are not exactly 1..total_steps
+    (a partial run) is an error and nothing is written.
     """
     missing = [key for key in CELL_COLUMNS if key not in cell]
     if missing:
@@ -222,6 +223,10 @@ def convert_run(run_dir, cell: dict, ks: list[int], out_dir, seed: int = 0,
     steps = steps_table(records, cell, entropy_temperature)
     if steps.empty:
         raise ValueError(f"{run_dir}: the file logger recorded no training step")
+    if total_steps is not None and steps["step"].tolist() != list(range(1, total_steps + 1)):
+        logged = steps["step"].tolist()
+        raise ValueError(f"{run_dir}: a partial run: the file logger has training steps {logged[:3]}...{logged[-3:]} "
+                         f"({len(logged)} steps), not 1..{total_steps} (rl.steps); no table written")
     validation = Path(run_dir) / "validation"
     problems = eval_problems_from_dumps(validation) if validation.is_dir() else pd.DataFrame(columns=PROBLEM_COLUMNS)
     evaluation = eval_table(records, problems, cell, ks, seed)

@@ -120,8 +120,8 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         # model: a local directory (downloaded by the paper profile's model rule); never remote code
         "actor_rollout_ref.model.path": paths.model,
         "actor_rollout_ref.model.trust_remote_code": False,
-        "actor_rollout_ref.model.use_remove_padding": True,
-        "actor_rollout_ref.model.enable_gradient_checkpointing": True,
+        "actor_rollout_ref.model.use_remove_padding": settings["use_remove_padding"],
+        "actor_rollout_ref.model.enable_gradient_checkpointing": settings["gradient_checkpointing"],
         # algorithm
         "algorithm.adv_estimator": "grpo",
         "algorithm.use_kl_in_reward": False,

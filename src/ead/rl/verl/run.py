@@ -35,7 +35,8 @@ from ead.settings import ConfigError
 from ead.settings.rl import validate_rl
 from ead.settings.rl import Cell, cell_settings, reported_ks, table_columns
 from ead.rl.verl.convert import convert_run, metrics_files
-from ead.rl.verl.overrides import CellPaths, agent_loop_entries, compose_verl_config, verl_overrides
+from ead.rl.verl.overrides import (CellPaths, agent_loop_entries, cell_verl_settings, compose_verl_config,
+                                   verl_overrides)
 
 
 def check_cell(config: dict, cell: Cell) -> None:
@@ -56,6 +57,28 @@ def prepare(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
     overrides = verl_overrides(config, cell, paths)
     (run_dir / "overrides.txt").write_text("\n".join(overrides) + "\n")
     return overrides
+
+
+def trainer_environment(settings: dict, run_dir: Path) -> dict:
+    """The trainer's environment: ours plus, on ``rl.verl.device: cpu``, the CPU platform's (after its version check:
+    :mod:`ead.rl.verl.cpu_stack`; the platform module itself loads inside verl's processes only)."""
+    env = {**os.environ, "VERL_FILE_LOGGER_PATH": str(run_dir / "metrics.jsonl")}
+    if settings["device"] == "cpu":
+        from ead.rl.verl.cpu_stack import TRAINER_ENVIRONMENT, check_versions
+
+        check_versions()
+        env.update(TRAINER_ENVIRONMENT)
+    return env
+
+
+def run_trainer(command: list[str], env: dict, run_dir: Path) -> None:
+    """Run verl's trainer; a failure is one error naming the exit status and where its log went."""
+    result = subprocess.run(command, env=env)
+    if result.returncode != 0:
+        status = result.returncode
+        reason = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+        raise RuntimeError(f"verl's trainer failed ({reason}) for {run_dir}; its output is above in this log. No table "
+                           "written; rerunning resumes from the last checkpoint (trainer.resume_mode=auto)")
 
 
 def keep_previous_metrics(run_dir: Path) -> None:
@@ -87,20 +110,30 @@ def main(argv=None):
     paths = CellPaths(model=str(Path(args.model).resolve()), train_files=str(Path(args.train).resolve()),
                       val_files=str(Path(args.val).resolve()), agent_loop_config=str(run_dir / "agent_loop.yaml"),
                       run_dir=str(run_dir))
-    overrides = prepare(config, cell, paths)
+    try:
+        overrides = prepare(config, cell, paths)
+    except OSError as error:
+        raise SystemExit(f"ead.rl.verl.run: cannot write the run directory {run_dir}: {error}") from None
     command = [sys.executable, "-m", "verl.trainer.main_ppo", *overrides]
     print(shlex.join(command), flush=True)
     composed = compose_verl_config(overrides)  # unknown keys or bad values fail here, before any GPU is touched
     if args.check:
         return
+    env = trainer_environment(cell_verl_settings(config, cell), run_dir)
     keep_previous_metrics(run_dir)
-    env = {**os.environ, "VERL_FILE_LOGGER_PATH": str(run_dir / "metrics.jsonl")}
-    subprocess.run(command, env=env, check=True)
+    run_trainer(command, env, run_dir)
     settings = cell_settings(config, cell)
     convert_run(run_dir, {**asdict(cell), **table_columns(settings)}, reported_ks(settings["eval"]["n"]),
                 args.out_dir, seed=settings["eval"]["seed"],
-                entropy_temperature=float(composed.actor_rollout_ref.rollout.temperature))
+                entropy_temperature=float(composed.actor_rollout_ref.rollout.temperature),
+                total_steps=config["rl"]["steps"])
 
 
 if __name__ == "__main__":
-    main()
+    from ead.rl.verl.cpu_stack import UnsupportedStackError
+
+    try:
+        main()
+    except (ConfigError, UnsupportedStackError, RuntimeError, ValueError, FileNotFoundError) as error:
+        # one line naming what is wrong (the rule's log keeps the trainer's own output above it)
+        sys.exit(f"ead.rl.verl.run: {error}")

