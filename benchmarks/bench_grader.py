@@ -66,7 +66,8 @@ def load_baseline(revision: str):
 
 
 def before_after(pairs, baseline, timeout_s: float, repeats: int) -> list[str]:
-    """Markdown rows: per pair set, accuracy and median cold / cached answers/s of the baseline and the current grader."""
+    """Markdown rows: per pair set, accuracy and median cold / cached answers/s of the baseline and the current
+    grader."""
     results: dict = {}
     for _ in range(repeats):
         for name, items in pairs.items():
@@ -76,8 +77,11 @@ def before_after(pairs, baseline, timeout_s: float, repeats: int) -> list[str]:
                 grader.grade("\\boxed{1}", "1", "math")
                 grader.clear_cache()
                 responses, references = zip(*items)
-                cold, cold_s = timed(lambda: grader.grade_many(responses, references, "math"))
-                _, cached_s = timed(lambda: grader.grade_many(responses, references, "math"))
+                def grade_all(grader=grader, responses=responses, references=references):
+                    return grader.grade_many(responses, references, "math")
+
+                cold, cold_s = timed(grade_all)
+                _, cached_s = timed(grade_all)
                 grader.close()
                 accuracy = sum(result.score for result in cold) / len(cold)
                 results.setdefault((name, label), []).append((len(items) / cold_s, len(items) / cached_s, accuracy))
@@ -125,8 +129,11 @@ def main() -> None:
         grader.grade("\\boxed{1}", "1", "math")  # worker start-up is measured separately below
         grader.clear_cache()
         responses, references = zip(*items)
-        cold, cold_s = timed(lambda: grader.grade_many(responses, references, "math"))
-        _, cached_s = timed(lambda: grader.grade_many(responses, references, "math"))
+        def grade_all(grader=grader, responses=responses, references=references):
+            return grader.grade_many(responses, references, "math")
+
+        cold, cold_s = timed(grade_all)
+        _, cached_s = timed(grade_all)
         accuracy = sum(result.score for result in cold) / len(cold)
         expected_correct = name != "wrong_plus_one"
         surprises = [f"`{response[-80:]}` vs `{reference}`" for (response, reference), result in zip(items, cold)
@@ -175,11 +182,13 @@ def main() -> None:
         f"{f' --baseline {args.baseline} --repeats {args.repeats}' if args.baseline else ''}`  ",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, 1 worker unless stated.",
         "",
-        "| pairs (MATH-500) | n | accuracy | cold answers/s | cached answers/s | in-process math-verify answers/s | statuses |",
+        "| pairs (MATH-500) | n | accuracy | cold answers/s | cached answers/s | in-process math-verify answers/s "
+        "| statuses |",
         "|---|---|---|---|---|---|---|",
     ]
     for name, n, accuracy, cold, cached, in_process, statuses in rows:
-        lines.append(f"| {name} | {n} | {accuracy:.3f} | {cold:.0f} | {cached:.0f} | {in_process:.0f} | {', '.join(statuses)} |")
+        lines.append(f"| {name} | {n} | {accuracy:.3f} | {cold:.0f} | {cached:.0f} | {in_process:.0f} "
+                     f"| {', '.join(statuses)} |")
     lines += [
         "",
         f"- Two workers (self pairs, cold): {len(responses) / two_s:.0f} answers/s.",

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import torch
 
-from ead.analyses.common import task_prompt, sample_questions
+from ead.analyses.common import sample_questions, task_prompt
 from ead.io import atomic_path, read_table
-from ead.samplers import hf as current
 from ead.models import load_hf_model
+from ead.samplers import hf as current
 from ead.samplers.engines import encode_prompts
 from ead.schedule import FixedTemperature
 

@@ -39,12 +39,11 @@ from types import SimpleNamespace
 import numpy as np
 import psutil
 import torch
+import vllm_per_row_processor  # the benchmark-only baseline beside this script (its directory is on sys.path)
+from vllm_per_row_processor import PER_ROW_LOOP_EXTRA_ARGS_KEY, PER_ROW_LOOP_PROCESSOR
 
 from ead.samplers.vllm_processors import ead_extra_args
 from ead.schedule import AnnealedSchedule
-
-import vllm_per_row_processor  # the benchmark-only baseline beside this script (its directory is on sys.path)
-from vllm_per_row_processor import PER_ROW_LOOP_EXTRA_ARGS_KEY, PER_ROW_LOOP_PROCESSOR
 
 # SmolLM2-135M's architecture (Llama); weights are random, which does not change the cost per token.
 SMOLLM2_135M_SHAPE = dict(
@@ -66,7 +65,9 @@ def write_random_llama(model_dir: Path, dtype: torch.dtype) -> Path:
     vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, **{f"w{i}": i for i in range(3, vocab_size)}}
     word_level = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     word_level.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    PreTrainedTokenizerFast(tokenizer_object=word_level, unk_token="<unk>", bos_token="<s>", eos_token="</s>").save_pretrained(model_dir)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=word_level, unk_token="<unk>", bos_token="<s>",
+                                        eos_token="</s>")
+    tokenizer.save_pretrained(model_dir)
     torch.manual_seed(0)
     config = LlamaConfig(**SMOLLM2_135M_SHAPE, bos_token_id=1, eos_token_id=2)
     LlamaForCausalLM(config).to(dtype).save_pretrained(model_dir, safe_serialization=True)
@@ -128,13 +129,15 @@ def main() -> None:
 
     model_dir = write_random_llama(Path(tempfile.mkdtemp(prefix="smollm2_shape_")), getattr(torch, args.dtype))
     engine_kwargs = dict(
-        model=str(model_dir), dtype=args.dtype, enforce_eager=True, seed=0, max_model_len=args.prompt_len + args.max_tokens,
+        model=str(model_dir), dtype=args.dtype, enforce_eager=True, seed=0,
+        max_model_len=args.prompt_len + args.max_tokens,
         max_num_seqs=args.num_prompts, logprobs_mode="processed_logprobs",
     )
     llm = LLM(**engine_kwargs, logits_processors=[EAD_PROCESSOR, PER_ROW_LOOP_PROCESSOR])
     runner = "v2" if llm.llm_engine.vllm_config.use_v2_model_runner else "v1"
     rng = np.random.default_rng(0)
-    prompts = [TokensPrompt(prompt_token_ids=rng.integers(3, 49152, size=args.prompt_len).tolist()) for _ in range(args.num_prompts)]
+    prompts = [TokensPrompt(prompt_token_ids=rng.integers(3, 49152, size=args.prompt_len).tolist())
+               for _ in range(args.num_prompts)]
     params = sampling_params_by_mode(args.max_tokens)
 
     engine_processes = [psutil.Process()] + psutil.Process().children(recursive=True)
@@ -196,9 +199,11 @@ def main() -> None:
         f"(ignore_eos), logprobs=0, processed_logprobs; {args.repetitions} interleaved repetitions after one warm-up. "
         f"Other processes used {min(other_jobs_share):.0%}-{max(other_jobs_share):.0%} of the machine's CPU during "
         "the runs (above a few percent the wall-clock ratios get noisy; CPU ms/token is less affected).",
-        f"EAD: tau_max {SCHEDULE.tau_max}, tau_min {SCHEDULE.tau_min}, d {ead_extra_args(SCHEDULE)['d']:g} (d0 25 x decay_scale 20, step 0), c {SCHEDULE.warmup}. Fixed tau: {FIXED_TAU}.",
+        f"EAD: tau_max {SCHEDULE.tau_max}, tau_min {SCHEDULE.tau_min}, d {ead_extra_args(SCHEDULE)['d']:g} "
+        f"(d0 25 x decay_scale 20, step 0), c {SCHEDULE.warmup}. Fixed tau: {FIXED_TAU}.",
         "",
-        "| mode | median tok/s | tok/s ratio vs no_processor (median) | per repetition | CPU ms/token | CPU-time ratio vs no_processor (median) | per repetition |",
+        "| mode | median tok/s | tok/s ratio vs no_processor (median) | per repetition | CPU ms/token "
+        "| CPU-time ratio vs no_processor (median) | per repetition |",
         "|---|---|---|---|---|---|---|",
     ]
     for mode in modes:

@@ -21,10 +21,10 @@ import time
 import numpy as np
 import torch
 
-from ead.analyses.common import task_prompt, sample_questions
+from ead.analyses.common import sample_questions, task_prompt
 from ead.io import atomic_path, read_table
-from ead.rewards import grade_many
 from ead.models import load_hf_model
+from ead.rewards import grade_many
 from ead.samplers.engines import sample_hf
 from ead.schedule import FixedTemperature
 

@@ -13,15 +13,21 @@ import torch
 from transformers import AutoTokenizer
 
 from ead.analyses import forking, majority_scaling
-from ead.analyses.common import (add_vote_groups, maj_curves, sample_questions, solution_steps,
-                                 bootstrap_cell_means, task_prompt)
+from ead.analyses.common import (
+    add_vote_groups,
+    bootstrap_cell_means,
+    maj_curves,
+    sample_questions,
+    solution_steps,
+    task_prompt,
+)
 from ead.analyses.entropy_by_position import entropy_by_position, rescore_entropies
 from ead.analyses.entropy_by_position import main as entropy_main
+from ead.analyses.forking import select_references
 from ead.analyses.summary_tables import main as summarise_main
+from ead.metrics import bootstrap_mean_ci, maj_at_n_brute_force
 from ead.rewards import answers_unique
 from ead.samplers.engines import encode_prompts
-from ead.analyses.forking import select_references
-from ead.metrics import bootstrap_mean_ci, maj_at_n_brute_force
 from ead.tables import ENTROPY_SAMPLES, MAJORITY_SAMPLES, MAJORITY_SCALING
 from tests.conftest import LOGIT_ATOL, entropy_tolerance
 
@@ -196,7 +202,8 @@ def test_question_selection_and_prompts():
 @pytest.fixture
 def mmlu_like(tmp_path):
     path = tmp_path / "mmlu.parquet"
-    pd.DataFrame({"id": [f"q{i}" for i in range(6)], "question": [f"what is {i} + 1 ? (a) {i} (b) {i + 1}" for i in range(6)],
+    pd.DataFrame({"id": [f"q{i}" for i in range(6)],
+                  "question": [f"what is {i} + 1 ? (a) {i} (b) {i + 1}" for i in range(6)],
                   "answer": ["B"] * 6, "subject": ["astronomy", "anatomy"] * 3}).to_parquet(path)
     return path
 
@@ -235,7 +242,8 @@ def test_unknown_subject_and_bad_engine_options_are_named(tiny_model_dir, mmlu_l
     with pytest.raises(SystemExit, match=r"unknown subject\(s\) \['astronmy'\]; known: \['anatomy', 'astronomy'\]"):
         run_entropy(tiny_model_dir, mmlu_like, tmp_path, "--subjects", "astronmy")
     with pytest.raises(SystemExit, match=r"--vllm-options is not JSON"):
-        run_entropy(tiny_model_dir, mmlu_like, tmp_path, "--engine", "vllm", "--vllm-options", "{tensor_parallel_size: 2}")
+        run_entropy(tiny_model_dir, mmlu_like, tmp_path, "--engine", "vllm",
+                    "--vllm-options", "{tensor_parallel_size: 2}")
     assert not (tmp_path / "entropy.csv").exists()
 
 

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ead.metrics import pass_at_k, two_way_bootstrap_means
-from ead.metrics import POWER_Z
+from ead.metrics import POWER_Z, pass_at_k, two_way_bootstrap_means
 from ead.rl.compare import claim_row, main
 from ead.tables import CLAIMS, EVAL_PROBLEMS, SETTINGS_COLUMNS, STEPS, TRAIN_METRICS
 

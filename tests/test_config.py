@@ -136,7 +136,8 @@ def test_the_model_chooses_the_task_of_an_analysis():
          r"analyses\.forking\.fork_points = \[0, 200\]: .* < analyses\.forking\.max_new_tokens = 96"),
         (with_analysis_change("forking", "continuations", 4),
          r"analyses\.forking\.continuations = 4 must be >= every K in analyses\.forking\.k = \[1, 3, 8\]"),
-        (with_analysis_change("forking", "prefix_selection", "first"), r"analyses\.forking\.prefix_selection = 'first'"),
+        (with_analysis_change("forking", "prefix_selection", "first"),
+         r"analyses\.forking\.prefix_selection = 'first'"),
         (with_analysis_change("majority", "samples", 0), r"analyses\.majority\.samples = 0"),
         (with_analysis_change("majority", "samplers", [{"name": "fixed", "tau": -1}]),
          r"analyses\.majority\.samplers\[0\] = \{'name': 'fixed', 'tau': -1\}: fixed schedule: tau must be > 0"),
@@ -154,7 +155,8 @@ def test_the_model_chooses_the_task_of_an_analysis():
         (with_analysis_change("majority", "models", ["smollm2-135m-instruct", "tiny1m"]),
          r"analyses\.majority\.models = .*'tiny1m' is a countdown policy, and Maj@N votes on answers"),
         (without_analysis_key("majority", "arithmetic"),
-         r"analyses\.majority\.models = .*'tiny_arith' is a arithmetic policy and needs analyses\.majority\.arithmetic"),
+         r"analyses\.majority\.models = .*'tiny_arith' is a arithmetic policy and needs "
+         r"analyses\.majority\.arithmetic"),
         (with_analysis_change("majority", "arithmetic", {"split": "test", "samplers": [{"name": "fixed", "tau": 2}]*2}),
          r"analyses\.majority\.arithmetic\.samplers = .*a sampler is listed twice"),
         (with_analysis_change("claims", 0, {"id": "F3", "figure": "fig09", "statement": "s", "analysis": "majority",
@@ -167,7 +169,8 @@ def test_the_model_chooses_the_task_of_an_analysis():
                                                        "fork_points": [0, 64]}),
          r"analyses\.forking\.countdown\.fork_points = \[0, 64\]: every prefix length must be >= 0 and < "
          r"analyses\.forking\.countdown\.max_new_tokens = 64"),
-        (with_analysis_change("forking", "countdown", {"split": "dev"}), r"analyses\.forking\.countdown\.split = 'dev'"),
+        (with_analysis_change("forking", "countdown", {"split": "dev"}),
+         r"analyses\.forking\.countdown\.split = 'dev'"),
         (with_analysis_change("entropy", "countdown", {"split": "test", "samples": 4, "epochs": 2}),
          r"unknown key\(s\) analyses\.entropy\.countdown\.epochs"),
         (with_analysis_change("claims", 0, {"id": "F1", "figure": "fig01", "statement": "s", "analysis": "entropy",
@@ -322,7 +325,8 @@ def test_command_line_overrides_restore_yaml_types_and_nest_dunder_keys():
     # what Snakemake's --config parser hands over: nested scalars as strings (YAML BaseLoader), top-level ones typed
     raw = {"ead": {"tau_max": "1.5", "warmup": "3"}, "rl__eval__k": "[1, 8]", "rl__steps": 4, "profile": "x",
            "grader": {"last_boxed_only": "true"}}
-    assert command_line_overrides(raw) == {"ead": {"tau_max": 1.5, "warmup": 3}, "rl": {"eval": {"k": [1, 8]}, "steps": 4},
+    assert command_line_overrides(raw) == {"ead": {"tau_max": 1.5, "warmup": 3},
+                                           "rl": {"eval": {"k": [1, 8]}, "steps": 4},
                                            "profile": "x", "grader": {"last_boxed_only": True}}
 
 
@@ -390,8 +394,8 @@ REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.
                      # would need its own caps for 500 steps and its hub models); at smoke size its claims are on
                      # Pass@16 (tests/test_revised_overlays.py layers a smoke-sized version)
                      ("d_max_sweep.yaml", "smoke.yaml"): r"claims\[2\] \(D1\)\.metric = 'pass@16': k exceeds",
-                     ("d_max_sweep.yaml", "paper.yaml"): r"rl\.experiments\.d_max_sweep\.policies = \['tiny1m_sharp'\]: "
-                                                         r"not in paper_models",
+                     ("d_max_sweep.yaml", "paper.yaml"):
+                         r"rl\.experiments\.d_max_sweep\.policies = \['tiny1m_sharp'\]: not in paper_models",
                      # likewise the measured schedule's RL experiment (its claims on Pass@16; the CPU trainer only)
                      ("measured_schedule.yaml", "smoke.yaml"): r"claims\[3\] \(M2\)\.metric = 'pass@16': k exceeds",
                      ("measured_schedule.yaml", "paper.yaml"): r"rl\.experiments\.measured\.policies = "
@@ -426,6 +430,7 @@ def test_a_yaml_syntax_error_in_a_config_file_names_the_file_and_line(tmp_path):
     not_a_mapping.write_text("- 1\n- 2\n")
     with pytest.raises(ConfigError, match=rf"{re.escape(str(not_a_mapping))}: must hold a mapping"):
         read_config_file(not_a_mapping)
-    assert read_config_file(ROOT / "configs" / "smoke.yaml") == yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text())
+    smoke = ROOT / "configs" / "smoke.yaml"
+    assert read_config_file(smoke) == yaml.safe_load(smoke.read_text())
     assert main([str(ROOT / "configs" / "smoke.yaml")]) == 0
     assert main([str(ROOT / "configs" / "smoke.yaml"), str(broken)]) == 1

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from ead.analyses.inference_only import headline, load, main, sampler_table
-from ead.settings import ConfigError, validate_config
-from ead.settings.layering import load_layered_config
 from ead.metrics import bootstrap_means, pass_at_k, worst_at_k
 from ead.plots import inference_only as figure
+from ead.settings import ConfigError, validate_config
+from ead.settings.layering import load_layered_config
 from ead.tables import INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,16 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ead.analyses.schedule_table import schedule_table as make_schedule_table
 from ead.analyses.measured_schedule import main, measured_parameters, warmup_from_entropy
-from ead.tables import read_measured_schedule
-from ead.settings import ConfigError, validate_config
-from ead.settings.layering import load_layered_config
+from ead.analyses.schedule_table import schedule_table as make_schedule_table
 from ead.plots import fig03_annealing_schedule
-from ead.settings.rl import Cell, cell_settings
 from ead.rl.train import with_measured_schedule
 from ead.schedule import AnnealedSchedule
-from ead.tables import ENTROPY_BY_POSITION, ENTROPY_SAMPLES, MEASURED_SCHEDULE, SCHEDULE_TABLE
+from ead.settings import ConfigError, validate_config
+from ead.settings.layering import load_layered_config
+from ead.settings.rl import Cell, cell_settings
+from ead.tables import ENTROPY_BY_POSITION, ENTROPY_SAMPLES, MEASURED_SCHEDULE, SCHEDULE_TABLE, read_measured_schedule
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -79,7 +78,7 @@ def test_the_job_writes_both_schedules_and_the_cells_read_the_measured_one(tmp_p
     schedule_table = SCHEDULE_TABLE.validate(make_schedule_table(1.2, 0.1, 10, 1, 40000, [25, 100], 64))
     fig = fig03_annealing_schedule.plot(schedule_table, table)
     assert len(fig.axes) == 2
-    line = next(l for l in fig.axes[1].get_lines() if l.get_label().startswith("p: c = 3"))
+    line = next(ln for ln in fig.axes[1].get_lines() if ln.get_label().startswith("p: c = 3"))
     assert list(line.get_ydata()) == pytest.approx(list(table[table["schedule"] == "measured"]["tau"]))
     assert len(fig03_annealing_schedule.plot(schedule_table).axes) == 1  # without measured schedules: as before
 

@@ -1,18 +1,15 @@
 """Paired-difference curves (ead.rl.paired): the claims' estimator at every evaluated step, and the figures' paired
 panels drawn from that table only."""
 
-import json
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from ead.settings import ConfigError, validate_config
-from ead.settings.layering import load_layered_config
-from ead.metrics import pass_at_k, two_way_bootstrap_means, worst_at_k
-from ead.metrics import POWER_Z
+from ead.metrics import POWER_Z, pass_at_k, two_way_bootstrap_means, worst_at_k
 from ead.rl.compare import claim_row
 from ead.rl.paired import main, paired_curves
+from ead.settings import ConfigError, validate_config
+from ead.settings.layering import load_layered_config
 from ead.tables import PAIRED_CURVES
 from tests.test_compare import CLAIM, COUNTS, problems_table, steps_table
 

@@ -8,14 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ead.analyses.sampler_schedules import main as schedules_main, sampler_schedules
-from ead.settings import ConfigError, validate_config
-from ead.settings.layering import load_layered_config
+from ead.analyses.sampler_schedules import main as schedules_main
+from ead.analyses.sampler_schedules import sampler_schedules
 from ead.plots import d_max_sweep, schedule_shapes
 from ead.rl.aggregate import eval_curves, train_curves
-from ead.settings.rl import sampler_schedule
 from ead.rl.paired import paired_curves
 from ead.schedule import build_schedule
+from ead.settings import ConfigError, validate_config
+from ead.settings.layering import load_layered_config
+from ead.settings.rl import sampler_schedule
 from ead.tables import SAMPLER_SCHEDULES, SETTINGS_COLUMNS, TRAIN_METRICS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,10 +17,12 @@ SMOKE_DELTA = {
     "profile": "smoke_dmax",
     "rl": {"experiments": {"d_max_sweep": {"seeds": [0, 1]}}},
     "extra_claims": [
-        {"id": "D1", "figure": "d_max", "statement": "Capping d_s at d_max = 25 lowers Pass@4 below the uncapped schedule",
+        {"id": "D1", "figure": "d_max",
+         "statement": "Capping d_s at d_max = 25 lowers Pass@4 below the uncapped schedule",
          "policy": "tiny1m_sharp", "algorithm": "dapo", "n": 8, "sampler": "ead_tis_dmax25", "baseline": "ead_tis",
          "metric": "pass@4", "direction": "less"},
-        {"id": "D4", "figure": "d_max", "statement": "Capping d_s at d_max = 25 lowers Pass@1 below the uncapped schedule",
+        {"id": "D4", "figure": "d_max",
+         "statement": "Capping d_s at d_max = 25 lowers Pass@1 below the uncapped schedule",
          "policy": "tiny1m_sharp", "algorithm": "dapo", "n": 8, "sampler": "ead_tis_dmax25", "baseline": "ead_tis",
          "metric": "pass@1", "direction": "less"},
     ],
@@ -60,7 +62,8 @@ MEASURED_DELTA = {
     "measured_schedule": {"policies": ["tiny1m"], "window": 4},  # smoke's entropy analysis covers tiny1m only
     "rl": {"experiments": {"measured": {"policies": ["tiny1m"], "seeds": [0, 1]}}},
     "extra_claims": [
-        {"id": "M1", "figure": "measured", "statement": "EAD + TIS with the measured schedule raises Pass@4 over tau 1.0",
+        {"id": "M1", "figure": "measured",
+         "statement": "EAD + TIS with the measured schedule raises Pass@4 over tau 1.0",
          "policy": "tiny1m", "algorithm": "dapo", "n": 8, "sampler": "ead_measured_tis", "baseline": "tau1.0",
          "metric": "pass@4"}],
 }
@@ -70,8 +73,7 @@ MEASURED_DELTA = {
 def test_measured_schedule_sizes_c_and_d0_and_its_cells_sample_with_them(tmp_path):
     import json
 
-    from ead.tables import read_measured_schedule
-    from ead.tables import STEPS
+    from ead.tables import STEPS, read_measured_schedule
 
     for name in ("Snakefile", "environment.yml"):
         shutil.copy(ROOT / name, tmp_path / name)

@@ -12,18 +12,18 @@ import pytest
 import torch
 import yaml
 
-from ead.settings import ConfigError, validate_config
 from ead.data.countdown import generate_countdown
 from ead.io import write_table
 from ead.metrics import pass_at_k, two_way_bootstrap_mean_ci, verl_best_at_k
 from ead.models import save_hf_model
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 from ead.rl.aggregate import eval_curves
-from ead.settings.rl import Cell, cell_settings, expand_grid, learning_rate
 from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
 from ead.rl.train import response_log_probs
 from ead.samplers.hf import left_pad, sample
 from ead.schedule import AnnealedSchedule, FixedTemperature
+from ead.settings import ConfigError, validate_config
+from ead.settings.rl import Cell, cell_settings, expand_grid, learning_rate
 from tests.conftest import LOGIT_ATOL, log_prob_tolerance, recorded_logits, sampled_logits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -231,8 +231,9 @@ def test_grid_is_the_deduplicated_union_of_experiments_with_lr_by_n():
     assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "ead_tis", 8, 0))["tis"] == "token"
     assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "tau0.6", 8, 0))["schedule"] == {"name": "fixed", "tau": 0.6}
     # a policy's rl_lr_scale multiplies the lr-by-n rule (the sharpened policy: by its sharpening temperature)
-    assert CONFIG["policies"]["tiny1m_sharp"]["rl_lr_scale"] == CONFIG["policies"]["tiny1m_sharp"]["sharpen"]["temperature"]
-    assert cell_settings(CONFIG, shared)["lr"] == pytest.approx(5.0e-5 * CONFIG["policies"]["tiny1m_sharp"]["rl_lr_scale"])
+    sharp = CONFIG["policies"]["tiny1m_sharp"]
+    assert sharp["rl_lr_scale"] == sharp["sharpen"]["temperature"]
+    assert cell_settings(CONFIG, shared)["lr"] == pytest.approx(5.0e-5 * sharp["rl_lr_scale"])
 
 
 def test_reported_ks_are_the_powers_of_two_up_to_n_and_n():

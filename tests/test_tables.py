@@ -20,7 +20,8 @@ CELL = {"policy": "tiny1m", "algorithm": "dapo", "sampler": "ead", "n": 8, "seed
 
 
 def problems_table():
-    return pd.DataFrame({"step": [0, 0], "evaluated_with": "eval_tau", "problem_id": ["a", "b"], "num_samples": [4, 4], "num_correct": [1.0, 0.0],
+    return pd.DataFrame({"step": [0, 0], "evaluated_with": "eval_tau", "problem_id": ["a", "b"], "num_samples": [4, 4],
+                         "num_correct": [1.0, 0.0],
                          "greedy_correct": [1.0, 0.0]}).assign(**CELL)
 
 

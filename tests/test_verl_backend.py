@@ -17,25 +17,25 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import tomllib
 import yaml
 
-from ead.settings import ConfigError, validate_config
-from ead.settings.layering import load_layered_config
+from ead.hub import verl_rows
 from ead.metrics import pass_at_k, worst_at_k
 from ead.rl.aggregate import eval_curves, train_curves
-from ead.settings.rl import Cell, cell_config, cell_settings, expand_grid, sampler_schedule, table_columns
-from ead.samplers.vllm_processors import ScheduleRequest, ead_extra_args, parse_request
-from ead.schedule import AnnealedSchedule, FixedTemperature, build_schedule
-from ead.tables import TRAIN_METRICS
 from ead.rl.verl import convert, overrides
 from ead.rl.verl.agent_loop import schedule_sampling_params, step_of
-from ead.hub import verl_rows
+from ead.samplers.vllm_processors import ScheduleRequest, ead_extra_args, parse_request
+from ead.schedule import AnnealedSchedule, FixedTemperature, build_schedule
+from ead.settings import ConfigError, validate_config
+from ead.settings.layering import load_layered_config
+from ead.settings.rl import Cell, cell_config, cell_settings, expand_grid, sampler_schedule, table_columns
+from ead.tables import TRAIN_METRICS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -190,7 +190,8 @@ def test_composed_configs_pass_verls_own_validation(composed):
     from omegaconf import OmegaConf
     from verl.trainer.config.algorithm import RolloutCorrectionConfig
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
-    from verl.utils.config import omega_conf_to_dataclass, validate_config as verl_validate_config
+    from verl.utils.config import omega_conf_to_dataclass
+    from verl.utils.config import validate_config as verl_validate_config
 
     for cell, cfg in composed.items():
         use_ref = need_reference_policy(cfg)
@@ -596,7 +597,8 @@ def test_cell_config_is_a_valid_minimal_config_for_the_run_cli(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "ead.rl.verl.run", "--config", json.dumps(subset), "--policy", cell.policy,
          "--algorithm", cell.algorithm, "--sampler", cell.sampler, "--n", "8", "--seed", "0",
-         "--model", str(tmp_path / "model"), "--train", str(tmp_path / "t.parquet"), "--val", str(tmp_path / "v.parquet"),
+         "--model", str(tmp_path / "model"), "--train", str(tmp_path / "t.parquet"),
+         "--val", str(tmp_path / "v.parquet"),
          "--run-dir", str(run_dir), "--out-dir", str(tmp_path / "out"), "--check"],
         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -667,7 +669,8 @@ def test_paper_profile_dry_run_lists_every_cell(workdir):
         assert f"results/analyses/{analysis}/{model}.csv" in output
         assert f"--model results/paper/models/{model} " in output
     analysis_commands = [line for line in output.splitlines() if "python -m ead.analyses." in line
-                         and not any(job in line for job in ("schedule_table", "summary_tables", "ead.analyses.claims"))]
+                         and not any(job in line
+                                     for job in ("schedule_table", "summary_tables", "ead.analyses.claims"))]
     assert len(analysis_commands) == 4 and all("--engine vllm --" in line for line in analysis_commands)
     assert counts["analysis_summary"] == 4  # each table from its samples, on CPU (no GPU resources: below)
     # Figs. 1 and 2's claims on the paper's own models (no tiny policy exists here), then into results/claims.csv

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ead.settings import validate_config
-from ead.settings.layering import load_layered_config, restated_keys
-from ead.settings.rl import Cell, cell_config, cell_settings, expand_grid
 from ead.rl.verl import cpu_stack
 from ead.rl.verl.convert import convert_run
 from ead.rl.verl.cpu_stack import SUPPORTED_VERSIONS, UnsupportedStackError, check_versions
 from ead.rl.verl.overrides import CellPaths, compose_verl_config, verl_overrides
 from ead.rl.verl.run import main as run_main
 from ead.rl.verl.run import run_trainer, trainer_environment
+from ead.settings import validate_config
+from ead.settings.layering import load_layered_config, restated_keys
+from ead.settings.rl import Cell, cell_config, cell_settings, expand_grid
 
 
 def fake_versions(monkeypatch, versions):

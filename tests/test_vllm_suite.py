@@ -20,7 +20,8 @@ VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 def test_vllm_processor_suite_passes_in_the_vllm_venv():
     assert VLLM_PYTHON.exists(), f"{VLLM_PYTHON} is missing: run `bash workflow/scripts/setup.sh --tests`"
     result = subprocess.run([str(VLLM_PYTHON), "-m", "pytest", "tests/vllm", "-v", "-rs", "-p", "no:cacheprovider"],
-                            cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+                            cwd=ROOT, capture_output=True, text=True,
+                            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     print(result.stdout[-20000:])
     assert result.returncode == 0, result.stdout[-20000:] + result.stderr[-5000:]
     assert " passed" in result.stdout.splitlines()[-1]

@@ -1,6 +1,7 @@
 """The Snakemake workflow end to end on the smoke profile, its incremental reruns, config errors and lint.
 
-Each test works in a private copy of the workflow (Snakefile, environment.yml, workflow/, configs/) so the checkout's own
+Each test works in a private copy of the workflow (Snakefile, environment.yml, workflow/, configs/) so the checkout's
+own
 results/ and figures/ are never touched. The `ead` package comes from the installed environment.
 """
 
@@ -89,7 +90,8 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     train = pd.read_csv(out / "results" / "rl" / "train_curves.csv")
     evaluated = pd.read_csv(out / "results" / "rl" / "eval_curves.csv")
     for table in (train, evaluated):
-        assert len(table.groupby(["policy", "algorithm", "sampler", "n"])) == len({(c.policy, c.algorithm, c.sampler, c.n) for c in cells})
+        combinations = {(c.policy, c.algorithm, c.sampler, c.n) for c in cells}
+        assert len(table.groupby(["policy", "algorithm", "sampler", "n"])) == len(combinations)
     assert sorted(train.step.unique()) == [1, 2] and sorted(evaluated.step.unique()) == [0, 2]
     # the unbiased estimators, and verl's bootstrap best@k / worst@k (k > 1) under their own names
     assert set(evaluated.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4", "verl_best@4",
@@ -124,7 +126,8 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     claims = pd.read_csv(out / "results" / "claims.csv")
     assert list(claims.claim) == ["C2", "C7", "F1", "F2", "F3"]  # the RL claims, then those of Figs. 1, 2 and 9
     assert set(claims.verdict) <= {"supported", "contradicted", "inconclusive"}
-    assert list(claims.policy[2:]) == ["tiny1m", "tiny1m", "tiny_arith"] and set(claims.algorithm[2:]) == {"none (no RL)"}
+    assert list(claims.policy[2:]) == ["tiny1m", "tiny1m", "tiny_arith"]
+    assert set(claims.algorithm[2:]) == {"none (no RL)"}
     verdicts = pd.read_csv(out / "results" / "premises" / "tiny1m_verdicts.csv")
     assert set(verdicts.premise) == {"G1", "G2", "G3"}
     for section in ("Premises", "Paper claims on the grid and the analyses", "Policies before RL", "RL grid",
@@ -242,12 +245,14 @@ def test_lint_is_clean(workdir):
 def test_overrides_from_the_command_line_keep_their_types_and_bad_overlays_fail_by_name(workdir, tmp_path):
     # a nested key from the command line, both spellings; Snakemake alone hands '1.5' over as a string
     for override in ("ead={tau_max: 1.5}", "ead__tau_max=1.5"):
-        result = snakemake(workdir, "--dry-run", "--printshellcmds", *SMOKE, override, "--", "results/schedule/schedule_table.csv")
+        result = snakemake(workdir, "--dry-run", "--printshellcmds", *SMOKE, override, "--",
+                           "results/schedule/schedule_table.csv")
         assert "--tau-max 1.5 " in result.stdout, override
     empty = tmp_path / "empty.yaml"
     empty.write_text("rl:\n  experiments: {}\n")
     for args, message in (
-        (["--configfile", "configs/smoke.yaml", str(empty)], f"Config error: {empty}: rl.experiments = {{}} cannot take effect"),
+        (["--configfile", "configs/smoke.yaml", str(empty)],
+         f"Config error: {empty}: rl.experiments = {{}} cannot take effect"),
         (["--configfile", "configs/smoke.yaml", "--configfile", "configs/ablations/decay_scale_20.yaml"],
          "Config error: --configfile given 2 times"),
         (["--config", "ead__tau_max=hot"], "Config error: ead.tau_max = 'hot': 'hot' is not of type 'number'"),

@@ -19,12 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 
-import numpy as np
 import pandas as pd
 
 from ead.io import read_table, setup_logging
-from ead.rewards import add_grader_argument, configure_grader, grade_many, report_grades
 from ead.models import load_hf_model
+from ead.rewards import add_grader_argument, configure_grader, grade_many, report_grades
 from ead.samplers.engines import sample_hf
 from ead.schedule import FixedTemperature, Schedule, build_schedule
 from ead.tables import BASE_PROBLEMS, BASE_SUMMARY, TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN, pass_worst_summary
@@ -82,7 +81,8 @@ def main(argv=None):
     parser.add_argument("--limit", type=int, required=True, help="first N problems only")
     parser.add_argument("--n", type=int, required=True, help="sampled completions per problem (n >= max k)")
     parser.add_argument("--k", type=int, nargs="+", required=True)
-    parser.add_argument("--schedule", required=True, help='evaluation sampler (JSON), e.g. {"name": "fixed", "tau": 1.0}')
+    parser.add_argument("--schedule", required=True,
+                        help='evaluation sampler (JSON), e.g. {"name": "fixed", "tau": 1.0}')
     parser.add_argument("--max-new-tokens", type=int, required=True)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--batch-size", type=int, required=True, help="sequences per sampling batch")

@@ -95,8 +95,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
     try:
         return pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
     except Exception as error:  # pyarrow / pandas name neither the file nor what to do
-        raise DamagedFileError(f"{path}: cannot be read as {path.suffix[1:]} ({type(error).__name__}: {error}); the file "
-                               "is damaged: restore it, or delete it and rerun snakemake to rebuild it") from error
+        raise DamagedFileError(f"{path}: cannot be read as {path.suffix[1:]} ({type(error).__name__}: {error}); "
+                               "the file is damaged: restore it, or delete it and rerun snakemake to rebuild "
+                               "it") from error
 
 
 class DamagedFileError(OSError):

@@ -3,14 +3,14 @@ per-problem counts into Pass@k / Worst@k.
 
 Both RL backends (:mod:`ead.rl.train` on CPU, :mod:`ead.rl.verl.convert` for verl runs), the evaluation job
 (:mod:`ead.evaluation`), the aggregation (:mod:`ead.rl.aggregate`), the analyses (:mod:`ead.analyses`) and the
-figures (:mod:`ead.plots`) depend on this module and never on each other. It imports pandas, numpy and :mod:`ead.metrics` only (no torch, no
-transformers), so converting a GPU run's logs loads no model code.
+figures (:mod:`ead.plots`) depend on this module and never on each other. It imports pandas, numpy and
+:mod:`ead.metrics` only (no torch, no transformers), so converting a GPU run's logs loads no model code.
 
 A :class:`Table` names the columns a table must have and the kind of each (``int``: whole numbers, no missing
 value; ``float``: any real number, NaN allowed; ``str``; ``id``: str or int; ``array``: a sequence of real numbers
 per row, a Parquet list column); a table may carry more columns (a
-backend's own metrics, settings of the job that wrote it). Writers call :meth:`Table.write` and readers :meth:`Table.read`: both validate, and a broken
-table fails with the file name and the column. The tables:
+backend's own metrics, settings of the job that wrote it). Writers call :meth:`Table.write` and readers
+:meth:`Table.read`: both validate, and a broken table fails with the file name and the column. The tables:
 
 * :data:`STEPS` (``steps.csv`` of an RL cell): one row per training step, every :data:`TRAIN_METRICS` column;
 * :data:`EVAL_PROBLEMS` (``eval_problems.csv``): per (step, sampler of the evaluation, problem) the sample and
@@ -246,8 +246,8 @@ def _kind_problem(values: pd.Series, kind: str) -> str | None:
     dtype = values.dtype
     if kind == "float":
         ok = ptypes.is_numeric_dtype(dtype) and not ptypes.is_bool_dtype(dtype)
-        ok = ok or (dtype == object and present.map(lambda v: isinstance(v, (int, float, np.number))
-                                                    and not isinstance(v, bool)).all())
+        ok = ok or (ptypes.is_object_dtype(dtype) and present.map(lambda v: isinstance(v, (int, float, np.number))
+                                                                  and not isinstance(v, bool)).all())
     elif kind == "int":  # whole numbers; a float column of whole numbers (counts summed from float scores) fits
         numeric = ptypes.is_numeric_dtype(dtype) and not ptypes.is_bool_dtype(dtype)
         ok = numeric and not values.isna().any() and bool((present == np.round(present)).all())
@@ -479,7 +479,8 @@ def pass_worst_summary(per_problem: pd.DataFrame, ks: list[int], *, seed: int) -
 
 
 def read_measured_schedule(path: str) -> dict:
-    """c and d0 of the measured schedule in a table this module wrote (ead.analyses.measured_schedule wrote it; an RL cell with ``measured: true`` reads it)."""
+    """c and d0 of the measured schedule in its table (ead.analyses.measured_schedule writes it; an RL cell with
+    ``measured: true`` reads it)."""
     table = MEASURED_SCHEDULE.read(path)
     rows = table[table["schedule"] == "measured"]
     if rows.empty:

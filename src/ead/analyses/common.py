@@ -145,7 +145,8 @@ def maj_curves(samples: pd.DataFrame, unit_columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def bootstrap_cell_means(per_unit: pd.DataFrame, by: list[str], value: str, *, resamples: int, seed: int) -> pd.DataFrame:
+def bootstrap_cell_means(per_unit: pd.DataFrame, by: list[str], value: str, *, resamples: int,
+                         seed: int) -> pd.DataFrame:
     """Mean of ``value`` over units within each ``by`` cell, with a 95% percentile bootstrap CI over units."""
     rows = []
     for cell, group in per_unit.groupby(by, sort=True):
@@ -203,7 +204,8 @@ def add_common_arguments(parser, *, question_seed: int, batch_size: int) -> None
     parser.add_argument("--threads", type=int, required=True, help="torch threads of the job")
     parser.add_argument("--samples-out", required=True, help="the samples table (parquet)")
     parser.add_argument("--out", default=None,
-                        help="also write the summary table (csv; with --bootstrap), as python -m ead.analyses.summary_tables "
+                        help="also write the summary table (csv; with --bootstrap), as "
+                             "python -m ead.analyses.summary_tables "
                              "would from --samples-out")
 
 

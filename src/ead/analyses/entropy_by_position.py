@@ -24,8 +24,15 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ead.analyses.common import (add_common_arguments, analysis_settings, load_questions, open_analysis_engine,
-                                 sample_settings, set_threads, summary_requested)
+from ead.analyses.common import (
+    add_common_arguments,
+    analysis_settings,
+    load_questions,
+    open_analysis_engine,
+    sample_settings,
+    set_threads,
+    summary_requested,
+)
 from ead.data.countdown import ROLES, response_roles
 from ead.io import setup_logging
 from ead.metrics import bootstrap_mean_ci

@@ -24,9 +24,20 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings,
-                                 grade_samples, load_questions, maj_curves, open_analysis_engine, sample_settings,
-                                 set_threads, bootstrap_cell_means, summary_requested, vote_equivalence)
+from ead.analyses.common import (
+    add_common_arguments,
+    add_vote_groups,
+    analysis_settings,
+    bootstrap_cell_means,
+    grade_samples,
+    load_questions,
+    maj_curves,
+    open_analysis_engine,
+    sample_settings,
+    set_threads,
+    summary_requested,
+    vote_equivalence,
+)
 from ead.io import setup_logging
 from ead.metrics import pass_at_k, vote_groups
 from ead.rewards import add_grader_argument, answers_unique, configure_grader

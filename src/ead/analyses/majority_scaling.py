@@ -22,9 +22,20 @@ import json
 
 import pandas as pd
 
-from ead.analyses.common import (add_common_arguments, add_vote_groups, analysis_settings,
-                                 grade_samples, load_questions, maj_curves, open_analysis_engine, sample_settings,
-                                 schedule_label, set_threads, bootstrap_cell_means, summary_requested)
+from ead.analyses.common import (
+    add_common_arguments,
+    add_vote_groups,
+    analysis_settings,
+    bootstrap_cell_means,
+    grade_samples,
+    load_questions,
+    maj_curves,
+    open_analysis_engine,
+    sample_settings,
+    schedule_label,
+    set_threads,
+    summary_requested,
+)
 from ead.io import setup_logging
 from ead.rewards import add_grader_argument, answers_unique, configure_grader
 from ead.schedule import build_schedule

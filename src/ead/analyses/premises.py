@@ -45,8 +45,14 @@ from ead.claims import combine, decide
 from ead.data.countdown import FAILURE_TYPES, failure_type, parse_problem, verify_chain
 from ead.evaluation import first_problems_of_split
 from ead.io import read_table, setup_logging
-from ead.metrics import (bootstrap_mean_ci, bootstrap_ratio_ci, ess_fraction, informative_at_k,
-                         minimum_detectable_effect, pass_at_k)
+from ead.metrics import (
+    bootstrap_mean_ci,
+    bootstrap_ratio_ci,
+    ess_fraction,
+    informative_at_k,
+    minimum_detectable_effect,
+    pass_at_k,
+)
 from ead.models import load_hf_model
 from ead.samplers.engines import sample_hf
 from ead.schedule import build_schedule

@@ -22,8 +22,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ead.plots.rl_curves import (draw_curves, draw_paired, metric_label, run, sampler_colors, sampler_label, select,
-                                 select_paired)
+from ead.plots.rl_curves import (
+    draw_curves,
+    draw_paired,
+    metric_label,
+    run,
+    sampler_colors,
+    sampler_label,
+    select,
+    select_paired,
+)
 from ead.plots.style import apply_style
 
 

@@ -62,7 +62,8 @@ def plot(schedules, paired, spec: dict):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--schedules", required=True, help="tau by sampler, step, position (ead.analyses.sampler_schedules)")
+    parser.add_argument("--schedules", required=True,
+                        help="tau by sampler, step, position (ead.analyses.sampler_schedules)")
     parser.add_argument("--paired-curves", required=True, help="paired differences (ead.rl.paired)")
     parser.add_argument("--spec", required=True, help="the config's schedule_shapes block (JSON)")
     parser.add_argument("--png", required=True)

@@ -20,7 +20,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from typing import Sequence
 
-from ead.rewards.extraction import MAX_KEY_CHARS, check_countdown, extract_choice, fallback_key, gold_text, prediction_text
+from ead.rewards.extraction import (
+    MAX_KEY_CHARS,
+    check_countdown,
+    extract_choice,
+    fallback_key,
+    gold_text,
+    prediction_text,
+)
 from ead.rewards.worker import GraderTimeout, GraderWorkerError, Worker
 
 __all__ = [
@@ -73,7 +80,8 @@ STATUSES = ("correct", "wrong", "no_answer", "timeout", "error")
 class GraderSettings:
     """The ``grader:`` section of configs/config.yaml (the defaults here equal the config's values)."""
 
-    timeout_s: float = 3.0  # CPU-time budget per answer (the worker's CPU seconds; wall-clock backstop 5x); past it twice -> 0
+    # CPU-time budget per answer (the worker's CPU seconds; wall-clock backstop 5x); past it twice -> 0
+    timeout_s: float = 3.0
     workers: int = 1  # worker subprocesses (grade_many uses them in parallel)
     max_memory_mb: int = 3072  # address-space limit of each worker; a memory bomb becomes a MemoryError (score 0)
     last_boxed_only: bool = False  # math: True grades a response with a box on its last box alone (README "Grading")
@@ -85,7 +93,8 @@ class GraderSettings:
         if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
             raise ValueError(f"grader.workers must be an integer >= 1, got {self.workers!r}")
         if isinstance(self.max_memory_mb, bool) or not isinstance(self.max_memory_mb, int) or self.max_memory_mb < 256:
-            raise ValueError(f"grader.max_memory_mb must be an integer >= 256 (sympy needs it), got {self.max_memory_mb!r}")
+            raise ValueError(f"grader.max_memory_mb must be an integer >= 256 (sympy needs it), got "
+                             f"{self.max_memory_mb!r}")
         if not isinstance(self.last_boxed_only, bool):
             raise ValueError(f"grader.last_boxed_only must be true or false, got {self.last_boxed_only!r}")
         share = self.max_timeout_share
@@ -280,12 +289,14 @@ class Grader:
         self._cache_put(cache_key, result)
         return result
 
-    def grade_many(self, responses: Sequence[str], references: Sequence[str], tasks: str | Sequence[str]) -> list[Grade]:
+    def grade_many(self, responses: Sequence[str], references: Sequence[str],
+                   tasks: str | Sequence[str]) -> list[Grade]:
         """Grade a batch in order; uses all workers in parallel. ``tasks`` is one name or one per response."""
         if isinstance(tasks, str):
             tasks = [tasks] * len(responses)
         if not len(responses) == len(references) == len(tasks):
-            raise ValueError(f"grade_many got {len(responses)} responses, {len(references)} references, {len(tasks)} tasks")
+            raise ValueError(f"grade_many got {len(responses)} responses, {len(references)} references, "
+                             f"{len(tasks)} tasks")
         items = list(zip(responses, references, tasks))
         if self.n_workers == 1 or len(items) < 2:
             return [self.grade(*item) for item in items]

@@ -159,7 +159,8 @@ class Worker:
         except (GraderTimeout, GraderWorkerError, OSError) as error:
             self.restart()
             raise GraderWorkerError(f"worker start failed: {error!r}") from error
-        cpu_budget_s = self.timeout_s + 1  # the kernel's kill, a second past the budget (RLIMIT_CPU counts whole seconds)
+        # the kernel's kill, a second past the budget (RLIMIT_CPU counts whole seconds)
+        cpu_budget_s = self.timeout_s + 1
         payload = dict(payload, soft_timeout_s=self.soft_timeout_s, cpu_budget_s=cpu_budget_s)
         try:
             self.current.popen.stdin.write((json.dumps(payload) + "\n").encode())

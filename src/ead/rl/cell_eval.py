@@ -1,7 +1,8 @@
 """One RL cell's evaluation summary (``eval.csv``) from its per-problem counts (``eval_problems.csv``).
 
 Per evaluation step: greedy accuracy (if graded), Pass@k and Worst@k for every k (unbiased estimators from the
-per-problem sample and correct counts, ``ead.tables.pass_worst_summary``), the mean over problems with a 95% bootstrap CI.
+per-problem sample and correct counts, ``ead.tables.pass_worst_summary``), the mean over problems with a 95% bootstrap
+CI.
 The training job writes only the counts, which serve any k <= n: changing ``rl.eval.k`` reruns this job and the
 aggregation, never the training (workflow/rules/rl_cpu.smk).
 
@@ -17,8 +18,15 @@ import argparse
 import pandas as pd
 
 from ead.io import setup_logging
-from ead.tables import (EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, PROFILE_COLUMN, TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN,
-                        pass_worst_summary)
+from ead.tables import (
+    EVAL,
+    EVAL_PROBLEMS,
+    PROBLEM_COLUMNS,
+    PROFILE_COLUMN,
+    TIMEOUT_PROBLEM_COLUMN,
+    TIMEOUT_STEP_COLUMN,
+    pass_worst_summary,
+)
 
 __all__ = ["cell_summary"]
 
@@ -34,7 +42,9 @@ def cell_summary(eval_problems: pd.DataFrame, ks: list[int], *, seed: int) -> pd
     constants = eval_problems.iloc[0][carried].to_dict() if len(eval_problems) else {}
 
     def timeouts(group: pd.DataFrame) -> float:  # the grader's timeouts of one evaluation (NaN: not recorded)
-        return float(group[TIMEOUT_PROBLEM_COLUMN].sum(min_count=1)) if TIMEOUT_PROBLEM_COLUMN in group else float("nan")
+        if TIMEOUT_PROBLEM_COLUMN not in group:
+            return float("nan")
+        return float(group[TIMEOUT_PROBLEM_COLUMN].sum(min_count=1))
 
     parts = [pass_worst_summary(group, ks, seed=seed).assign(step=step, evaluated_with=evaluated_with,
                                                     **{TIMEOUT_STEP_COLUMN: timeouts(group)})

@@ -38,7 +38,6 @@ from ead.rl.cells import add_completeness_arguments, read_cells
 from ead.tables import CLAIMS, TRAIN_METRICS, per_problem_metric
 
 
-
 def _cell_rows(table: pd.DataFrame, claim: dict, role: str) -> pd.DataFrame:
     """The rows of the claim's ``role`` cell ("sampler" or "baseline"), all seeds."""
     algorithm = baseline_algorithm(claim) if role == "baseline" else claim["algorithm"]

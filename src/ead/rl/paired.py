@@ -22,8 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ead.io import setup_logging
-from ead.metrics import two_way_bootstrap_means
-from ead.metrics import POWER_Z
+from ead.metrics import POWER_Z, two_way_bootstrap_means
 from ead.tables import EVAL_PROBLEMS, PAIRED_CURVES, per_problem_metric
 
 __all__ = ["paired_curves"]
@@ -58,8 +57,8 @@ def paired_curves(problems: pd.DataFrame, baselines: list[str], ks: list[int], *
                                              f"on the same problems at step {step}, seed {s}; a paired difference "
                                              f"needs the same problems")
                     for metric in metrics:
-                        difference = np.stack([per_problem_metric(side[s], metric) - per_problem_metric(other[s], metric)
-                                               for s in common])
+                        difference = np.stack([per_problem_metric(side[s], metric)
+                                               - per_problem_metric(other[s], metric) for s in common])
                         draws = two_way_bootstrap_means(difference, resamples=resamples, seed=seed)
                         standard_error = float(np.std(draws, ddof=1)) if resamples > 1 else float("nan")
                         rows.append({**dict(zip(_GROUP, key)), "sampler": sampler, "baseline": baseline,

@@ -47,13 +47,23 @@ from ead.models import load_hf_model, save_hf_model
 from ead.models.tiny_policy import encode_strict
 from ead.rewards import add_grader_argument, configure_grader, grade_many, report_grades, status_counts
 from ead.rl.cell_eval import cell_summary
-from ead.settings.rl import table_columns
 from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
 from ead.samplers.hf import left_pad, response_logits, sample
 from ead.schedule import FixedTemperature, build_schedule
-from ead.tables import read_measured_schedule
-from ead.tables import (BASE_PROBLEMS, CELL_COLUMNS, COUNT_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS,
-                        TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN, pass_worst_summary)
+from ead.settings.rl import table_columns
+from ead.tables import (
+    BASE_PROBLEMS,
+    CELL_COLUMNS,
+    COUNT_COLUMNS,
+    EVAL,
+    EVAL_PROBLEMS,
+    PROBLEM_COLUMNS,
+    STEPS,
+    TIMEOUT_PROBLEM_COLUMN,
+    TIMEOUT_STEP_COLUMN,
+    pass_worst_summary,
+    read_measured_schedule,
+)
 
 TRAINS_AT = ("behaviour", "one")
 
@@ -328,7 +338,8 @@ def main(argv=None):
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--checkpoint-dir", required=True)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--measured-schedule", help="the policy's measured schedule table (samplers with measured: true)")
+    parser.add_argument("--measured-schedule",
+                        help="the policy's measured schedule table (samplers with measured: true)")
     add_grader_argument(parser)
     args = parser.parse_args(argv)
     configure_grader(args.grader)

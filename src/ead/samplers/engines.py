@@ -76,7 +76,7 @@ def sample_hf(model, tokenizer, prompt_ids: list, prompts: list[str], schedule: 
         input_ids, attention_mask = left_pad([tokens for _, tokens, _ in chunk], pad_id)
         out = sample(model, input_ids, attention_mask, schedule, max_new_tokens=max_new_tokens,
                      eos_token_ids=eos_ids, pad_token_id=pad_id, step=step, greedy=greedy, generator=generator,
-                     on_position=lambda size=len(chunk): bar.update(size))
+                     on_position=lambda size=len(chunk): bar.update(size))  # noqa: B008 (binds this chunk's size)
         bar.update((start + len(chunk)) * max_new_tokens - bar.n)
         for row, (pid, _, k) in enumerate(chunk):
             mask = out.response_mask[row]

@@ -8,7 +8,8 @@ Each request opts in through ``SamplingParams.extra_args`` (build them with :fun
 :meth:`ead.schedule.AnnealedSchedule.effective_decay`), ``c`` the warm-up length. The processor divides the
 logits of the token at response position ``t`` (0-based count of output tokens generated so far) by
 ``tau_t = annealed_temperature(t, tau_max, tau_min, d, c)``. ``temperature`` must stay 1.0 so vLLM does not
-scale a second time. Requests without these keys are left untouched (their rows are divided by exactly 1, a bitwise no-op).
+scale a second time. Requests without these keys are left untouched (their rows are divided by exactly 1, a bitwise
+no-op).
 
 Any other schedule of the :mod:`ead.schedule` registry (two-stage, linear, EAD's mean tau, entropy-aware, ...) rides
 in ``extra_args={"ead_schedule": schedule.to_dict(), "ead_step": s}``; the processor rebuilds it with

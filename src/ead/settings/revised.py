@@ -57,7 +57,7 @@ def check_inference_only(config: dict) -> list[str]:
         return []
     problems = [f"inference_only.models: {model!r} is not a tiny policy (policies: {sorted(config['policies'])})"
                 for model in spec["models"] if model not in config["policies"]]
-    for name, sampler in spec["samplers"].items():
+    for name in spec["samplers"]:
         document = inference_only_schedule(config, name)
         try:
             build_schedule(document)

@@ -42,8 +42,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ead.tables import (CELL_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS, TIMEOUT_PROBLEM_COLUMN, TRAIN_METRICS,
-                        pass_worst_summary)
+from ead.tables import (
+    CELL_COLUMNS,
+    EVAL,
+    EVAL_PROBLEMS,
+    PROBLEM_COLUMNS,
+    STEPS,
+    TIMEOUT_PROBLEM_COLUMN,
+    TRAIN_METRICS,
+    pass_worst_summary,
+)
 
 __all__ = ["STEP_COLUMNS", "eval_problems_from_dumps", "eval_table", "eval_table_from_metrics", "read_file_logger",
            "steps_table"]
@@ -210,7 +218,8 @@ def convert_run(run_dir, cell: dict, ks: list[int], out_dir, seed: int = 0,
     """Write steps.csv, eval_problems.csv and eval.csv of one run into ``out_dir``.
 
     ``cell`` holds the columns every table carries: the cell (policy, algorithm, sampler, n, seed) and its settings
-    (:func:`ead.settings.rl.table_columns`). With ``total_steps``, a run whose logged steps are not exactly 1..total_steps
+    (:func:`ead.settings.rl.table_columns`). With ``total_steps``, a run whose logged steps are not exactly
+    1..total_steps
     (a partial run) is an error and nothing is written.
     """
     missing = [key for key in CELL_COLUMNS if key not in cell]

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ead.io import write_table
 from ead.hub import verl_rows
+from ead.io import write_table
 
 __all__ = ["CHAT_TEMPLATE", "export_chat_policy", "task_rows"]
 

@@ -91,7 +91,8 @@ def uses_agent_loop(config: dict, cell: Cell) -> bool:
 def agent_loop_entries(config: dict, cell: Cell) -> list[dict]:
     """Content of the agent-loop config file (``rollout.agent.agent_loop_config_path``): verl instantiates
     ``_target_`` with the other keys as keyword arguments (experimental/agent_loop/agent_loop.py, AgentLoopWorker)."""
-    return [{"name": AGENT_LOOP_NAME, "_target_": AGENT_LOOP_TARGET, "schedule": sampler_schedule(config, cell.sampler)}]
+    return [{"name": AGENT_LOOP_NAME, "_target_": AGENT_LOOP_TARGET,
+             "schedule": sampler_schedule(config, cell.sampler)}]
 
 
 def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
@@ -150,7 +151,8 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         f"{rollout}.gpu_memory_utilization": settings["gpu_memory_utilization"],
         f"{rollout}.log_prob_micro_batch_size_per_gpu": settings["log_prob_micro_batch_size_per_gpu"],
         f"{rollout}.agent.agent_loop_config_path": paths.agent_loop_config,
-        f"{rollout}.agent.default_agent_loop": AGENT_LOOP_NAME if uses_agent_loop(config, cell) else "single_turn_agent",
+        f"{rollout}.agent.default_agent_loop": (AGENT_LOOP_NAME if uses_agent_loop(config, cell)
+                                                 else "single_turn_agent"),
         # sampled validation at the declared temperature
         f"{rollout}.val_kwargs.do_sample": True,
         f"{rollout}.val_kwargs.n": evaluation["n"],

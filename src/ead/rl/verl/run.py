@@ -31,12 +31,10 @@ from pathlib import Path
 
 import yaml
 
-from ead.settings import ConfigError
-from ead.settings.rl import validate_rl
-from ead.settings.rl import Cell, cell_settings, reported_ks, table_columns
 from ead.rl.verl.convert import convert_run, metrics_files
-from ead.rl.verl.overrides import (CellPaths, agent_loop_entries, cell_verl_settings, compose_verl_config,
-                                   verl_overrides)
+from ead.rl.verl.overrides import CellPaths, agent_loop_entries, cell_verl_settings, compose_verl_config, verl_overrides
+from ead.settings import ConfigError
+from ead.settings.rl import Cell, cell_settings, reported_ks, table_columns, validate_rl
 
 
 def check_cell(config: dict, cell: Cell) -> None:
@@ -44,7 +42,8 @@ def check_cell(config: dict, cell: Cell) -> None:
     if rl["backend"] != "verl":
         raise ConfigError(f"rl.backend = {rl['backend']!r}: ead.rl.verl.run runs verl cells only")
     validate_rl(config)
-    for key, known in (("algorithm", rl["algorithms"]), ("sampler", rl["samplers"]), ("policy", config["paper_models"])):
+    for key, known in (("algorithm", rl["algorithms"]), ("sampler", rl["samplers"]),
+                       ("policy", config["paper_models"])):
         if getattr(cell, key) not in known:
             raise ConfigError(f"{key} {getattr(cell, key)!r} is not defined; known: {sorted(known)}")
 
