@@ -40,6 +40,11 @@ STAGE_OF_RULE = {
     "fig01_entropy_by_position": "tables, claims, figures",
     "fig02_forking": "tables, claims, figures", "fig03_annealing_schedule": "tables, claims, figures",
     "fig09_majority_scaling": "tables, claims, figures", "all": "tables, claims, figures",
+    "rl_paired_curves": "tables, claims, figures", "schedule_shapes_table": "tables, claims, figures",
+    "schedule_shapes_figure": "tables, claims, figures", "measured_schedule": "sampling analyses",
+    # the inference-only comparison (configs/ablations/inference_only.yaml) samples like the analyses
+    "inference_only_eval": "sampling analyses", "inference_only_table": "sampling analyses",
+    "inference_only_figure": "tables, claims, figures",
 }
 STAGES = list(dict.fromkeys(STAGE_OF_RULE.values()))
 MARKERS = ("<!-- dag-runtime:begin -->", "<!-- dag-runtime:end -->")
