@@ -7,7 +7,7 @@ Layers (a module imports only from its own layer or those below it; no package i
     models, samplers                            model load/save and SFT; HF and vLLM sampling (logits processors)
     settings                                    the workflow config -> one job's settings, with each section's checks
     rewards, hub, data, checkpoints             grading, downloads (paper profile), task data, resumable state
-    schedule, tables, claims, metrics, io       temperature schedules, the results contract, verdicts, estimators, files
+    schedule, tables, claims, metrics, io, wheels  temperature schedules, results contract, verdicts, estimators, files
 """
 
 __version__ = "0.1.0"
