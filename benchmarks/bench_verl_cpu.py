@@ -28,7 +28,7 @@ from ead.io import atomic_path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "runs" / "verl_cpu" / "results"
 TARGETS = ["figures/fig04_pass_worst_at_16.png", "figures/fig06_entropy_dynamics.png", "results/claims.csv"]
-CELL_RUNS = RESULTS / "rl_runs" / "tiny1m_sharp" / "dapo"
+CELL_RUNS = RESULTS / "rl_runs" / "tiny_arith" / "dapo"
 
 
 def dag_runtime():

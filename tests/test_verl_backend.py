@@ -718,6 +718,20 @@ def test_cpu_profiles_never_plan_a_hub_download(workdir, profile):
     assert not {"paper_model", "paper_data", "rl_cell_verl"} & set(counts)
 
 
+def test_verl_cpu_profile_plans_the_real_verl_cells_from_offline_assets(workdir):
+    """The README's verl_cpu command: the paper's rl_cell_verl rule, fed by a policy trained and exported in the DAG
+    and task prompts in verl's format, never a hub download."""
+    output = dry_run(workdir, "figures/fig04_pass_worst_at_16.png", "figures/fig06_entropy_dynamics.png",
+                     "results/claims.csv", "--printshellcmds", "--configfile", "configs/verl_cpu.yaml")
+    counts = job_counts(output)
+    assert counts["rl_cell_verl"] == 3 and counts["verl_local_model"] == 1 and counts["verl_local_data"] == 2
+    assert counts["tiny_policy_sft"] == 1 and counts["rl_tables"] == 1 and counts["claims"] == 1
+    assert not {"paper_model", "paper_data", "rl_cell"} & set(counts)
+    for sampler in ("tau1.0", "ead", "ead_tis"):
+        assert f"results/rl/tiny_arith/dapo/{sampler}/n4/seed0/steps.csv" in output
+    assert output.count("python -m ead.rl.verl.run") == 3
+
+
 def test_validation_dumps_count_the_rewards_timeouts(tmp_path):
     """Our reward's `timeout` key (ead.rl.verl.reward) becomes num_timeouts per problem."""
     lines = [{"input": "q1", "output": "a", "score": 1.0, "acc": 1.0, "status": "correct", "timeout": 0.0},

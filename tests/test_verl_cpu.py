@@ -113,8 +113,7 @@ def test_gpu_smoke_differs_from_verl_cpu_only_in_device_model_and_sizes():
     experiments = {f"rl.experiments.{name}.policies" for name in profile(*VERL_CPU)["rl"]["experiments"]}
     device = {"rl.verl.device", "rl.verl.use_remove_padding", "rl.verl.extra_overrides"}
     model = {"paper_models.qwen2.5-0.5b-instruct.hub_id", "paper_models.qwen2.5-0.5b-instruct.revision",
-             "paper_models.tiny1m_sharp.policy", "policies.tiny1m.sft.steps", "policies.tiny1m.sft.batch_size",
-             "policies.tiny1m.sft.checkpoint_every", "rl.task",
+             "paper_models.tiny_arith.policy", "rl.task",
              *(f"paper_data.{role}.{key}" for role in ("train", "val")
                for key in ("hub_id", "revision", "split", "question", "answer_from", "task", "limit")),
              "paper_data.instruction", *experiments, "claims"}  # the claims name the policy
@@ -171,7 +170,7 @@ def test_a_run_that_exits_0_without_metrics_or_with_missing_steps_writes_no_tabl
     from ead.settings.rl import table_columns
 
     config = profile(*VERL_CPU)
-    cell = Cell("tiny1m_sharp", "dapo", "ead", 4, 0)
+    cell = Cell("tiny_arith", "dapo", "ead", 4, 0)
     columns = {**CELL_COLUMNS_OF_TEST, **table_columns(cell_settings(config, cell))}
     with pytest.raises(FileNotFoundError, match="no verl file-logger output"):
         convert_run(tmp_path, columns, [1, 4], tmp_path / "out", total_steps=4)
@@ -186,8 +185,8 @@ def test_an_unwritable_run_directory_is_named(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     config = profile(*VERL_CPU)
-    cell = Cell("tiny1m_sharp", "dapo", "ead", 4, 0)
-    args = ["--config", json.dumps(cell_config(config, cell)), "--policy", "tiny1m_sharp", "--algorithm", "dapo",
+    cell = Cell("tiny_arith", "dapo", "ead", 4, 0)
+    args = ["--config", json.dumps(cell_config(config, cell)), "--policy", "tiny_arith", "--algorithm", "dapo",
             "--sampler", "ead", "--n", "4", "--seed", "0", "--model", "m", "--train", "t", "--val", "v",
             "--run-dir", str(blocker / "run"), "--out-dir", str(tmp_path / "out")]
     with pytest.raises(SystemExit, match=f"cannot write the run directory {blocker / 'run'}"):

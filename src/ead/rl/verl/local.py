@@ -1,7 +1,7 @@
 """The verl_cpu profile's offline assets: a tiny policy as a chat model, and task data in verl's parquet format.
 
-    python -m ead.rl.verl.local model --policy results/models/tiny1m_sharp --out results/verl/models/tiny1m_sharp
-    python -m ead.rl.verl.local data --data results/data/countdown.parquet --task countdown --role train \\
+    python -m ead.rl.verl.local model --policy results/models/tiny_arith --out results/verl/models/tiny_arith
+    python -m ead.rl.verl.local data --data results/data/arithmetic.parquet --task arithmetic --role train \\
         --limit 64 --out results/verl/data/train.parquet
 
 verl builds every prompt with the tokenizer's chat template (``utils/dataset/rl_dataset.py``, the agent loops'
