@@ -163,6 +163,23 @@ def test_a_trainer_that_fails_or_is_killed_is_one_error(tmp_path):
                     dict(os.environ), tmp_path)
 
 
+def test_processes_a_failed_trainer_orphans_are_stopped(tmp_path):
+    """A trainer that dies leaving a process of its own session behind (as vLLM's engine and Ray's agents are left
+    when the Ray head is lost): ead.rl.verl.run adopts and stops it, then reports the failure."""
+    import psutil
+
+    pid_file = tmp_path / "orphan.pid"
+    trainer = ("import subprocess, sys; orphan = subprocess.Popen(['sleep', '300'], start_new_session=True); "
+               f"open({str(pid_file)!r}, 'w').write(str(orphan.pid)); sys.exit(1)")
+    runner = ("import sys; from pathlib import Path; from ead.rl.verl.run import run_trainer; "
+              f"run_trainer([sys.executable, '-c', {trainer!r}], {{}}, Path('.'))")
+    result = subprocess.run([sys.executable, "-c", runner], capture_output=True, text=True, cwd=tmp_path)
+    orphan = int(pid_file.read_text())
+    assert "exit status 1" in result.stderr
+    assert "stopped 1 processes the trainer left running: ['sleep']" in result.stderr
+    assert not psutil.pid_exists(orphan) or psutil.Process(orphan).status() == psutil.STATUS_ZOMBIE
+
+
 CELL_COLUMNS_OF_TEST = {"policy": "p", "algorithm": "dapo", "sampler": "ead", "n": 4, "seed": 0}
 
 

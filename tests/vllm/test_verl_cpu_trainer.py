@@ -272,3 +272,35 @@ def test_a_cell_killed_mid_run_resumes_from_its_checkpoint(assets, tau_one):
     evaluated = sorted(pd.read_csv(run_dir / "tables" / "eval_problems.csv")["step"].unique())
     uninterrupted = sorted(pd.read_csv(tau_one / "tables" / "eval_problems.csv")["step"].unique())
     assert evaluated == [0, 1, 2] and uninterrupted == [0, 2]
+
+
+def test_a_killed_ray_head_fails_the_cell_with_one_error_and_no_table(assets):
+    """The Ray head (gcs_server) SIGKILLed under a training cell: the trainer exits non-zero once Ray gives up on the
+    head (60 s, Ray's reconnect timeout), ead.rl.verl.run ends with its one-line error, no table is written and no
+    process of the job is left running (measured: exit 62 s after the kill)."""
+    import signal
+    import time
+
+    import psutil
+
+    command, env, run_dir = cell_command(assets, "tau1.0", profile_config(), run_name="tau1.0_ray_head_killed")
+    with open(run_dir / "run.log", "w") as log:
+        job = subprocess.Popen(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 900
+        while not any("critic/score/mean" in entry["data"] for entry in
+                       (read_jsonl(run_dir / "metrics.jsonl") if (run_dir / "metrics.jsonl").exists() else [])):
+            assert job.poll() is None, "the job ended before its first training step"
+            assert time.monotonic() < deadline, "no training step within 15 min"
+            time.sleep(0.5)
+        family = psutil.Process(job.pid).children(recursive=True)
+        heads = [process for process in family if "gcs_server" in process.name()]
+        assert len(heads) == 1
+        heads[0].send_signal(signal.SIGKILL)
+        returncode = job.wait(timeout=600)
+    assert returncode != 0
+    output = (run_dir / "run.log").read_text()
+    assert output.rstrip().splitlines()[-1].startswith("ead.rl.verl.run: verl's trainer failed (exit status ")
+    assert "Failed to connect to GCS" in output
+    assert not (run_dir / "tables").exists()
+    time.sleep(5)
+    assert [process for process in family if process.is_running() and process.status() != psutil.STATUS_ZOMBIE] == []

@@ -70,9 +70,58 @@ def trainer_environment(settings: dict, run_dir: Path) -> dict:
     return env
 
 
+#: prctl option (linux/prctl.h): orphaned descendants are reparented to this process instead of init
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans() -> None:
+    """Become the subreaper of everything the trainer starts (Linux): when the trainer dies under Ray (a lost Ray head,
+    a crash), Ray's agents and vLLM's engine processes are orphaned and keep their memory; reparented here, they can be
+    stopped (:func:`stop_leftover_processes`)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def descendants() -> set[int]:
+    import psutil
+
+    return {process.pid for process in psutil.Process().children(recursive=True)}
+
+
+def stop_leftover_processes(keep: set[int], grace_s: float = 10.0) -> list[str]:
+    """Terminate (then kill) every process descending from this one but those in ``keep``; returns their names."""
+    import psutil
+
+    leftover = [process for process in psutil.Process().children(recursive=True) if process.pid not in keep]
+    names = []
+    for process in leftover:
+        try:
+            names.append(process.name())
+            process.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(leftover, timeout=grace_s)
+    for process in alive:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=grace_s)
+    return names
+
+
 def run_trainer(command: list[str], env: dict, run_dir: Path) -> None:
-    """Run verl's trainer; a failure is one error naming the exit status and where its log went."""
+    """Run verl's trainer; a failure is one error naming the exit status and where its log went. Processes the trainer
+    leaves running are stopped either way."""
+    adopt_orphans()
+    before = descendants()
     result = subprocess.run(command, env=env)
+    leftover = stop_leftover_processes(keep=before)
+    if leftover:
+        print(f"ead.rl.verl.run: stopped {len(leftover)} processes the trainer left running: {sorted(set(leftover))}",
+              file=sys.stderr, flush=True)
     if result.returncode != 0:
         status = result.returncode
         reason = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
