@@ -51,7 +51,8 @@ def test_d0_puts_the_floor_at_the_chosen_fraction_of_the_length_quantile():
     assert scaled["d0"] == pytest.approx(got["d0"] / 20)  # the run's decay_scale is part of the rule
 
 
-def test_the_job_writes_both_schedules_and_the_cells_read_the_measured_one(tmp_path):
+def measured_table(tmp_path) -> Path:
+    """The job's table for policy "p" (entropy curve CURVE, responses of 30-36 tokens): c = 3, d0 = 16.5 / ln 2.1."""
     entropy, samples, out = tmp_path / "e.csv", tmp_path / "s.parquet", tmp_path / "m.csv"
     ENTROPY_BY_POSITION.write(entropy_table(), entropy)
     ENTROPY_SAMPLES.write(pd.DataFrame({"prompt_id": ["a"] * 4, "sample_id": range(4), "num_tokens": [30, 32, 34, 36],
@@ -60,6 +61,11 @@ def test_the_job_writes_both_schedules_and_the_cells_read_the_measured_one(tmp_p
     main(["--policy", "p", "--entropy", str(entropy), "--samples", str(samples), "--ead", json.dumps(EAD),
           "--entropy-fraction", "0.5", "--window", "8", "--length-quantile", "0.5", "--floor-fraction", "0.5",
           "--max-position", "40", "--out", str(out)])
+    return out
+
+
+def test_the_job_writes_both_schedules_and_the_cells_read_the_measured_one(tmp_path):
+    out = measured_table(tmp_path)
     table = MEASURED_SCHEDULE.read(out)
     assert set(table["schedule"]) == {"measured", "hand_sized"} and len(table) == 2 * 41
     measured = read_measured_schedule(out)
@@ -92,6 +98,27 @@ def test_measured_overlay_validates_and_its_cells_say_so():
     assert "measured_schedule" not in cell_settings(config, Cell("tiny1m_sharp", "dapo", "ead_tis", 8, 0))
 
 
+def test_the_premise_probe_samples_measured_samplers_with_the_measured_c_and_d0(tmp_path):
+    from ead.analyses.premises import with_measured_schedules
+    from ead.settings.premises import premise_settings
+
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" /
+                                 "measured_schedule.yaml")
+    settings = premise_settings(config)
+    assert settings["measured"] == ["ead_measured_tis"]
+    assert "measured" not in premise_settings(load_layered_config(ROOT / "configs" / "config.yaml"))
+    out = measured_table(tmp_path)
+    applied = with_measured_schedules(settings, str(out))
+    sized = applied["samplers"]["ead_measured_tis"]
+    assert (sized["warmup"], sized["d0"]) == (3, pytest.approx(16.5 / math.log(2.1)))
+    assert applied["samplers"]["ead_measured_tis"]["tau_max"] == settings["samplers"]["ead"]["tau_max"]
+    assert applied["samplers"]["ead"] == settings["samplers"]["ead"]  # the hand-sized EAD keeps the ead block's
+    with pytest.raises(SystemExit, match=r"\['ead_measured_tis'\] are `measured: true`: pass"):
+        with_measured_schedules(settings, None)
+    with pytest.raises(SystemExit, match="no probed sampler is `measured: true`"):
+        with_measured_schedules(premise_settings(load_layered_config(ROOT / "configs" / "config.yaml")), str(out))
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda c: c["measured_schedule"].update(policies=["tiny1m"]), r"run on \['tiny1m_sharp'\], which "
                                                                    r"measured_schedule.policies does not size"),
@@ -100,6 +127,9 @@ def test_measured_overlay_validates_and_its_cells_say_so():
      r"rl.samplers.ead_measured_tis.measured: only an ead sampler"),
     (lambda c: c["measured_schedule"].update(policies=["tiny1m_sharp", "tiny_arith"]),
      r"'tiny_arith' needs its entropy analysis"),
+    (lambda c: c["measured_schedule"].update(policies=["tiny1m_sharp"]),
+     r"premises.samplers \['ead_measured_tis'\] \(`measured: true`\) are probed on \['tiny1m'\], which "
+     r"measured_schedule.policies does not size"),
 ])
 def test_measured_schedule_config_errors_name_the_key(change, message):
     config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" /

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ead.tables import CLAIMS, PAIRED_CURVES
+from ead.tables import CLAIMS, PAIRED_CURVES, PREMISES
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE_DELTA = {
@@ -60,6 +60,7 @@ def test_d_max_sweep_runs_at_smoke_size(tmp_path):
 MEASURED_DELTA = {
     "profile": "smoke_ms",
     "measured_schedule": {"policies": ["tiny1m"], "window": 4},  # smoke's entropy analysis covers tiny1m only
+    "premises": {"policies": ["tiny1m"]},  # the probe's measured sampler needs its policy sized
     "rl": {"experiments": {"measured": {"policies": ["tiny1m"], "seeds": [0, 1]}}},
     "extra_claims": [
         {"id": "M1", "figure": "measured",
@@ -80,7 +81,7 @@ def test_measured_schedule_sizes_c_and_d0_and_its_cells_sample_with_them(tmp_pat
     for folder in ("workflow", "configs"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     (tmp_path / "smoke_ms.yaml").write_text(yaml.safe_dump(MEASURED_DELTA))
-    targets = ["figures/fig03_annealing_schedule.png", "figures/claims_measured.png"]
+    targets = ["figures/fig03_annealing_schedule.png", "figures/claims_measured.png", "results/premises/tiny1m.csv"]
     result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "configs/smoke.yaml",
                              "configs/ablations/measured_schedule.yaml", "smoke_ms.yaml", "--config",
                              f"cache_dir={ROOT / '.cache' / 'wheels'}", "--", *targets], cwd=tmp_path,
@@ -95,3 +96,11 @@ def test_measured_schedule_sizes_c_and_d0_and_its_cells_sample_with_them(tmp_pat
     assert json.loads(hand["schedule_params"].iloc[0])["d0"] == 25  # the hand-sized cell keeps the ead block's
     claims = CLAIMS.read(out / "results" / "claims.csv")
     assert claims[claims["claim"] == "M1"]["num_seeds"].iloc[0] == 2
+    # the premise probe samples the measured schedule too, paired against tau 1.0, and records its c and d0
+    probe = PREMISES.read(out / "results" / "premises" / "tiny1m.csv")
+    rows = probe[(probe["sampler"] == "ead_measured_tis") & (probe["metric"] == "pass@1")]
+    assert sorted(rows["step"]) == [1, 2] and rows["diff"].notna().all()
+    probed = json.loads(probe["schedules"].iloc[0])
+    assert (probed["ead_measured_tis"]["warmup"], probed["ead_measured_tis"]["d0"]) == (
+        measured["warmup"], pytest.approx(measured["d0"]))
+    assert probed["ead"]["d0"] == 25

@@ -9,6 +9,7 @@ rule premises:
     input:
         model="results/models/{policy}",
         data="results/data/countdown.parquet",
+        measured=get_premise_measured_input,
     output:
         table="results/premises/{policy}.csv",
         verdicts=report("results/premises/{policy}_verdicts.csv", caption="../report/premise_verdicts.rst",
@@ -16,6 +17,7 @@ rule premises:
     params:
         settings=get_premise_settings(),
         threads=config["premises"]["threads"],
+        measured=get_premise_measured_arg,
     log:
         "results/logs/premises/{policy}.log",
     benchmark:
@@ -24,4 +26,4 @@ rule premises:
         CONDA_ENV
     shell:
         "python -m ead.analyses.premises --model {input.model} --data {input.data} --settings {params.settings}"
-        " --threads {params.threads} --out {output.table} --verdicts {output.verdicts} > {log} 2>&1"
+        " --threads {params.threads}{params.measured} --out {output.table} --verdicts {output.verdicts} > {log} 2>&1"

@@ -29,7 +29,8 @@ Run:
         --settings '{"split": "val", "limit": 256, "n": 16, ...}' --out results/premises/tiny1m.csv \
         --verdicts results/premises/tiny1m_verdicts.csv
 (``--settings`` is the config's ``premises`` section with the samplers resolved to schedules; the workflow
-builds it, see workflow/rules/premises.smk.)
+builds it, see workflow/rules/premises.smk.) Samplers listed in its ``measured`` key take c and d0 from
+``--measured-schedule`` (the policy's table of ``ead.analyses.measured_schedule``), as RL cells of them do.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from ead.metrics import (
 from ead.models import load_hf_model
 from ead.samplers.engines import sample_hf
 from ead.schedule import build_schedule
-from ead.tables import PREMISE_VERDICTS, PREMISES
+from ead.tables import PREMISE_VERDICTS, PREMISES, read_measured_schedule
 
 PROBE_POSITIONS = np.arange(512)  # positions compared to tell whether a schedule changes with the RL step
 
@@ -199,6 +200,21 @@ def premise_verdicts(table: pd.DataFrame, settings: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def with_measured_schedules(settings: dict, path: str | None) -> dict:
+    """The probe's settings with c and d0 of every sampler in ``settings["measured"]`` taken from the policy's
+    measured schedule table (the rest of each schedule is the config's ``ead`` block and the sampler's overrides)."""
+    measured = settings.get("measured", [])
+    if measured and path is None:
+        raise SystemExit(f"samplers {measured} are `measured: true`: pass the policy's --measured-schedule table")
+    if path is not None and not measured:
+        raise SystemExit(f"--measured-schedule {path} given, but no probed sampler is `measured: true`")
+    if not measured:
+        return settings
+    sized = read_measured_schedule(path)
+    samplers = {name: ({**spec, **sized} if name in measured else spec) for name, spec in settings["samplers"].items()}
+    return {**settings, "samplers": samplers}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="the policy (HF directory)")
@@ -207,11 +223,12 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: results depend on it)")
     parser.add_argument("--out", required=True, help="per-sampler metrics table")
     parser.add_argument("--verdicts", required=True, help="premise verdicts table")
+    parser.add_argument("--measured-schedule", help="the policy's measured schedule table (samplers in `measured`)")
     args = parser.parse_args(argv)
     import torch
 
     torch.set_num_threads(args.threads)
-    settings = json.loads(args.settings)
+    settings = with_measured_schedules(json.loads(args.settings), args.measured_schedule)
     log = setup_logging("premises")
     model, tokenizer = load_hf_model(args.model)
     problems = first_problems_of_split(read_table(args.data), settings["split"], settings["limit"], args.data)

@@ -17,6 +17,9 @@ def premise_settings(config: dict) -> dict:
     settings = {key: premises[key] for key in _JOB_KEYS}
     settings["samplers"] = {name: sampler_schedule(config, name) for name in premises["samplers"]}
     settings["premises"] = {key: premises[key] for key in _ROLE_KEYS}
+    measured = [name for name in premises["samplers"] if config["rl"]["samplers"][name].get("measured")]
+    if measured:  # c and d0 from the policy's measured schedule table, read by the job (ead.analyses.premises)
+        settings["measured"] = measured
     return settings
 
 

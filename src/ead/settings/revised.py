@@ -47,6 +47,12 @@ def check_measured_schedule(config: dict) -> list[str]:
     if used - sized:
         problems.append(f"rl.samplers {sorted(measured)} (`measured: true`) run on {sorted(used - sized)}, which "
                         f"measured_schedule.policies does not size (add them, or the measured_schedule block)")
+    premises = config.get("premises") or {}
+    probed = [name for name in premises.get("samplers", []) if name in measured]
+    unsized = [policy for policy in premises.get("policies", []) if policy not in sized]
+    if probed and unsized:
+        problems.append(f"premises.samplers {probed} (`measured: true`) are probed on {unsized}, which "
+                        f"measured_schedule.policies does not size (add them, or the measured_schedule block)")
     return problems
 
 
