@@ -12,12 +12,19 @@ Run:
 from __future__ import annotations
 
 import argparse
+import re
 
 import matplotlib.pyplot as plt
 
 from ead.plots.rl_curves import metric_label, sampler_colors
 from ead.plots.style import apply_style, figure_logger, save_figure
 from ead.tables import INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE
+
+
+def natural_key(name: str) -> tuple:
+    """'ead_d6' before 'ead_d12': numbers in a sampler's name compare as numbers."""
+    return tuple(float(part) if index % 2 else part
+                 for index, part in enumerate(re.split(r"(\d+(?:\.\d+)?)", name)))
 
 
 def plot(table, headline):
@@ -32,7 +39,10 @@ def plot(table, headline):
         for row, metric in enumerate(metrics):
             ax = axes[row][column]
             panel = rows[(rows["model"] == model) & (rows["metric"] == metric)]
-            panel = panel.sort_values(["family", "sampler"], ascending=[False, True]).reset_index(drop=True)
+            # fixed family first; within a family by the number in the name (tau 0.7 < 1.2, d0 6 < 12 < 25 < 50)
+            panel = panel.sort_values(["family", "sampler"], ascending=[False, True],
+                                      key=lambda column: column.map(natural_key) if column.name == "sampler"
+                                      else column).reset_index(drop=True)
             best = headline[(headline["model"] == model) & (headline["metric"] == metric)].iloc[0]
             colors = sampler_colors(list(panel["sampler"]))
             for x, entry in panel.iterrows():
