@@ -80,6 +80,12 @@ def test_d_max_figure_draws_each_caps_d_s_and_its_paired_difference_to_the_uncap
     assert set(lines) == {"$d_{max}$ = 25", "$d_{max}$ = 41", "$d_{max}$ = 73"}  # the reference is not differenced
     assert list(lines["$d_{max}$ = 41"]) == pytest.approx([0.0, 0.0])  # same counts as the uncapped cell
     assert pass16.get_ylabel() == "Pass@16" and pass1.get_ylabel() == "Pass@1"
+    # a cap has one colour in every panel (its d_s, its curves, its paired difference)
+    for axis in (schedule_axis, pass16, paired_axis):
+        colours = {line.get_label(): line.get_color() for line in pass16.get_lines()}
+        for line in axis.get_lines():
+            if line.get_label() in colours:
+                assert line.get_color() == colours[line.get_label()], (axis, line.get_label())
 
 
 def test_sampler_schedules_tabulate_each_shape_as_its_cells_sample(tmp_path):

@@ -85,7 +85,8 @@ def plot(eval_curves, train_curves, experiment, k, paired_curves):
         draw_curves(top, select(eval_curves, experiment, metric), samplers)
         top.set_ylabel(metric_label(metric))
         capped = {**experiment, "samplers": [s for s in samplers if s in schedules and s != reference]}
-        draw_paired(bottom, select_paired(paired_curves, capped, metric, reference), capped["samplers"])
+        # the whole sampler list, so each cap keeps the colour it has in the panels above (the rows hold caps only)
+        draw_paired(bottom, select_paired(paired_curves, capped, metric, reference), samplers)
         bottom.set_ylabel(f"{metric_label(metric)} $-$ uncapped\n(paired, 95% CI)")
         bottom.set_xlabel("RL step")
         for line in [*top.get_lines(), *bottom.get_lines()]:  # name the EAD cells by their cap
