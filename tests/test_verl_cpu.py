@@ -180,6 +180,34 @@ def test_processes_a_failed_trainer_orphans_are_stopped(tmp_path):
     assert not psutil.pid_exists(orphan) or psutil.Process(orphan).status() == psutil.STATUS_ZOMBIE
 
 
+def test_a_checkpoint_ahead_of_the_log_is_not_resumed_from(tmp_path):
+    """verl saves step k's checkpoint before it logs step k: a job killed in between must resume from the newest
+    checkpoint whose steps are all logged (else step k is never logged and the cell can never convert)."""
+    from ead.rl.verl.run import align_checkpoints_with_log
+
+    def run_dir(name, logged, saved, latest):
+        path = tmp_path / name
+        for step in saved:
+            (path / "checkpoints" / f"global_step_{step}" / "actor").mkdir(parents=True)
+        (path / "checkpoints" / "latest_checkpointed_iteration.txt").write_text(str(latest))
+        lines = [{"step": 0, "data": {"val-core/acc": 0.5}}]  # the validation before training: not a training step
+        lines += [{"step": s, "data": {"critic/score/mean": 0.5}} for s in logged]
+        (path / "metrics.1.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return path
+
+    behind = run_dir("behind", logged=[1, 2], saved=[1, 2, 3], latest=3)  # killed after saving step 3, before its log
+    assert align_checkpoints_with_log(behind) == 2
+    assert sorted(p.name for p in (behind / "checkpoints").glob("global_step_*")) == ["global_step_1", "global_step_2"]
+    assert (behind / "checkpoints" / "latest_checkpointed_iteration.txt").read_text() == "2"
+    fresh = run_dir("fresh", logged=[], saved=[1], latest=1)  # killed before step 1 was logged: start afresh
+    assert align_checkpoints_with_log(fresh) == 0
+    assert not list((fresh / "checkpoints").glob("global_step_*"))
+    assert not (fresh / "checkpoints" / "latest_checkpointed_iteration.txt").exists()
+    consistent = run_dir("consistent", logged=[1, 2, 3], saved=[2], latest=2)  # the usual case: left as it is
+    assert align_checkpoints_with_log(consistent) == 2 and (consistent / "checkpoints" / "global_step_2").is_dir()
+    assert align_checkpoints_with_log(tmp_path / "new") == 0  # a first attempt: nothing to resume
+
+
 CELL_COLUMNS_OF_TEST = {"policy": "p", "algorithm": "dapo", "sampler": "ead", "n": 4, "seed": 0}
 
 

@@ -231,7 +231,8 @@ def test_bad_config_fails_with_one_message_and_no_traceback(workdir, tmp_path):
     bad.write_text("ead:\n  tau_min: 1.5\n")
     result = snakemake(workdir, "--dry-run", "--configfile", str(bad), check=False)
     assert result.returncode != 0
-    assert "Config error: ead.tau_min = 1.5 must be <= ead.tau_max = 1.2" in result.stderr
+    # the schedule's own check (ead.schedule), named by the config section it came from
+    assert "Config error: ead: ead schedule: tau_min must be <= tau_max, got tau_min=1.5 > tau_max=1.2" in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
 
 

@@ -109,6 +109,15 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def steps_logged_so_far(run_dir: Path) -> list[int]:
+    """Training steps in a running job's metrics.jsonl (none while a line is half written)."""
+    try:
+        entries = read_jsonl(run_dir / "metrics.jsonl")
+    except (FileNotFoundError, ValueError):
+        return []
+    return [entry["step"] for entry in entries if "critic/score/mean" in entry["data"]]
+
+
 def metrics(run_dir: Path) -> dict[int, dict]:
     return {entry["step"]: entry["data"] for entry in read_jsonl(run_dir / "metrics.jsonl")}
 
@@ -228,7 +237,9 @@ def test_tau_one_rollouts_match_the_actor_at_weight_sync_level(tau_one):
 
 
 def test_a_cell_killed_mid_run_resumes_from_its_checkpoint(assets, tau_one):
-    """SIGKILL to the whole job (trainer, Ray, vLLM) once step 1's checkpoint is saved, then the same command again:
+    """SIGKILL to the whole job (trainer, Ray, vLLM) once step 1's checkpoint is saved and step 1 logged (verl saves
+    before it logs; a kill in between is tests/test_verl_cpu.py's checkpoint-ahead-of-the-log case), then the same
+    command again:
     the second attempt loads step 1's model, optimizer and RNG (trainer.resume_mode=auto) and trains only step 2; the
     tables hold steps 1..STEPS, step 1 as the first attempt logged it. What differs from an uninterrupted run
     (README, "Paper scale"): the values (no two runs sample alike: vLLM's batching order varies run to run, measured
@@ -244,7 +255,7 @@ def test_a_cell_killed_mid_run_resumes_from_its_checkpoint(assets, tau_one):
         job = subprocess.Popen(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
         marker = run_dir / "checkpoints" / "latest_checkpointed_iteration.txt"
         deadline = time.monotonic() + 900
-        while not (marker.exists() and marker.read_text().strip() == "1"):
+        while not (marker.exists() and marker.read_text().strip() == "1" and steps_logged_so_far(run_dir)):
             assert job.poll() is None, "the job ended before its first checkpoint"
             assert time.monotonic() < deadline, "no checkpoint within 15 min"
             time.sleep(0.5)
@@ -287,8 +298,7 @@ def test_a_killed_ray_head_fails_the_cell_with_one_error_and_no_table(assets):
     with open(run_dir / "run.log", "w") as log:
         job = subprocess.Popen(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 900
-        while not any("critic/score/mean" in entry["data"] for entry in
-                       (read_jsonl(run_dir / "metrics.jsonl") if (run_dir / "metrics.jsonl").exists() else [])):
+        while not steps_logged_so_far(run_dir):
             assert job.poll() is None, "the job ended before its first training step"
             assert time.monotonic() < deadline, "no training step within 15 min"
             time.sleep(0.5)

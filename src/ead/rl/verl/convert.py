@@ -99,6 +99,17 @@ def _scalar(value):
     return math.nan if value is None else float(value)
 
 
+def is_training_record(data: dict) -> bool:
+    """A file-logger line of a training step (the step-0 validation line carries no training metric)."""
+    return STEP_COLUMNS["reward_mean"] in data
+
+
+def logged_training_steps(run_dir) -> list[int]:
+    """The training steps the run's file-logger outputs (every attempt's) hold, in order."""
+    files = metrics_files(run_dir)
+    return [step for step, data in read_file_logger(files).items() if is_training_record(data)] if files else []
+
+
 def steps_table(records: dict[int, dict], cell: dict, entropy_temperature: float = math.nan) -> pd.DataFrame:
     """One row per training step (lines carrying training metrics; the step-0 validation line has none), with a
     column for every training metric the aggregation reads (empty where verl has no such metric).
@@ -110,7 +121,7 @@ def steps_table(records: dict[int, dict], cell: dict, entropy_temperature: float
     columns = ["step", *dict.fromkeys([*TRAIN_METRICS, *STEP_COLUMNS])]
     rows = []
     for step, data in records.items():
-        if STEP_COLUMNS["reward_mean"] not in data:
+        if not is_training_record(data):
             continue
         rows.append({"step": step, **{col: _scalar(data.get(name)) for col, name in STEP_COLUMNS.items()}})
     table = pd.DataFrame(rows, columns=columns).astype({col: float for col in columns[1:]})

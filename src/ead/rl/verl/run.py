@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import asdict
@@ -31,7 +32,8 @@ from pathlib import Path
 
 import yaml
 
-from ead.rl.verl.convert import convert_run, metrics_files
+from ead.io import atomic_path
+from ead.rl.verl.convert import convert_run, logged_training_steps, metrics_files
 from ead.rl.verl.overrides import CellPaths, agent_loop_entries, cell_verl_settings, compose_verl_config, verl_overrides
 from ead.settings import ConfigError
 from ead.settings.rl import Cell, cell_settings, reported_ks, table_columns, validate_rl
@@ -129,6 +131,33 @@ def run_trainer(command: list[str], env: dict, run_dir: Path) -> None:
                            "written; rerunning resumes from the last checkpoint (trainer.resume_mode=auto)")
 
 
+def align_checkpoints_with_log(run_dir: Path) -> int:
+    """Make verl resume from the newest checkpoint whose steps are all in the file logger; returns that step (0: start
+    afresh). verl 0.9.1 saves a step's checkpoint before it validates and logs the step (``trainer/ppo/v1/
+    trainer_base.py`` ``fit``), so a job killed in between leaves a checkpoint ahead of its log: resumed from it, verl
+    would never log that step again and the cell could never convert (a partial run). Newer checkpoints are removed
+    and ``latest_checkpointed_iteration.txt`` (what ``resume_mode=auto`` reads) points at the kept one."""
+    checkpoints = run_dir / "checkpoints"
+    saved = sorted(int(path.name.removeprefix("global_step_")) for path in checkpoints.glob("global_step_*")
+                   if path.name.removeprefix("global_step_").isdigit())
+    if not saved:
+        return 0
+    logged = set(logged_training_steps(run_dir))
+    resume = max((step for step in saved if logged >= set(range(1, step + 1))), default=0)
+    for step in saved:
+        if step > resume:
+            print(f"ead.rl.verl.run: checkpoint global_step_{step} is ahead of the logged steps (the job was stopped "
+                  f"between verl's checkpoint and its metrics); removed, resuming from step {resume}", flush=True)
+            shutil.rmtree(checkpoints / f"global_step_{step}")
+    marker = checkpoints / "latest_checkpointed_iteration.txt"
+    if resume:
+        with atomic_path(marker) as tmp:
+            Path(tmp).write_text(str(resume))
+    elif marker.exists():
+        marker.unlink()
+    return resume
+
+
 def keep_previous_metrics(run_dir: Path) -> None:
     current = run_dir / "metrics.jsonl"
     if current.exists():
@@ -168,6 +197,7 @@ def main(argv=None):
     if args.check:
         return
     env = trainer_environment(cell_verl_settings(config, cell), run_dir)
+    align_checkpoints_with_log(run_dir)
     keep_previous_metrics(run_dir)
     run_trainer(command, env, run_dir)
     settings = cell_settings(config, cell)
