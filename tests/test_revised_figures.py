@@ -128,6 +128,15 @@ def test_schedule_shapes_figure_draws_tau_and_the_paired_effects_from_the_tables
     linear = next(line for line in pass1.get_lines() if line.get_label() == "linear + TIS")
     expected = paired[(paired["sampler"] == "linear_tis") & (paired["metric"] == "pass@1")].sort_values("step")
     assert list(linear.get_ydata()) == pytest.approx(list(expected["effect"]))
+    # each shape is told apart by colour and line style, and keeps both from the tau panels to the paired panels
+    def styles(axis):
+        return {line.get_label(): (line.get_color(), line.get_linestyle()) for line in axis.get_lines()
+                if line.get_label()[0] != "_"}
+    shapes_style = styles(first_step)
+    assert len({color for color, _ in shapes_style.values()}) == 4
+    assert len({style for _, style in shapes_style.values()}) == 4
+    for axis in fig.axes[1:4]:
+        assert styles(axis) == shapes_style, axis
 
 
 @pytest.mark.parametrize("change, message", [

@@ -98,16 +98,18 @@ def select_paired(paired: pd.DataFrame, experiment: dict, metric: str, baseline:
     return rows
 
 
-def draw_paired(ax, rows: pd.DataFrame, samplers: list[str]) -> None:
+def draw_paired(ax, rows: pd.DataFrame, samplers: list[str], colors: dict | None = None,
+                linestyles: dict | None = None) -> None:
     """One line per sampler: its paired difference to the baseline over training, with the 95% CI band, and 0."""
-    colors = sampler_colors(samplers)
-    ax.axhline(0.0, color="0.4", lw=0.8, ls="--")
+    colors = colors or sampler_colors(samplers)
+    linestyles = linestyles or {}
+    ax.axhline(0.0, color="0.6", lw=0.8)  # thin solid grey: callers may give the samplers dashed styles
     for sampler in samplers:
         line = rows[rows["sampler"] == sampler].sort_values("step")
         if line.empty:
             continue
         ax.plot(line["step"], line["effect"], marker="o", ms=3, lw=1.6, color=colors[sampler],
-                label=sampler_label(sampler))
+                ls=linestyles.get(sampler, "-"), label=sampler_label(sampler))
         ax.fill_between(line["step"], line["ci_low"], line["ci_high"], color=colors[sampler], alpha=0.18, lw=0)
 
 

@@ -16,11 +16,13 @@ Run:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 
 import matplotlib.pyplot as plt
+import seaborn as sns
 
-from ead.plots.rl_curves import draw_paired, metric_label, sampler_colors, sampler_label, select_paired
+from ead.plots.rl_curves import draw_paired, metric_label, sampler_label, select_paired
 from ead.plots.style import apply_style, figure_logger, save_figure
 from ead.tables import PAIRED_CURVES, SAMPLER_SCHEDULES
 
@@ -28,7 +30,10 @@ from ead.tables import PAIRED_CURVES, SAMPLER_SCHEDULES
 def plot(schedules, paired, spec: dict):
     apply_style()
     samplers, steps, metrics = spec["samplers"], spec["steps"], spec["metrics"]
-    colors = sampler_colors(samplers)
+    # Shapes are alternatives, not a temperature order: one qualitative palette plus a line style each, so lines that
+    # coincide (they do at RL step 0 of the paired panels) stay apart.
+    colors = dict(zip(samplers, sns.color_palette("tab10", n_colors=len(samplers))))
+    linestyles = dict(zip(samplers, itertools.cycle(["-", "--", "-.", ":"])))
     columns = max(len(steps), len(metrics))
     fig, axes = plt.subplots(2, columns, figsize=(4.0 * columns, 5.8), squeeze=False)
     for column, step in enumerate(steps):
@@ -37,15 +42,16 @@ def plot(schedules, paired, spec: dict):
             line = schedules[(schedules["sampler"] == sampler) & (schedules["step"] == step)].sort_values("position")
             if line.empty:
                 raise ValueError(f"no temperatures of sampler {sampler!r} at step {step} in the schedules table")
-            ax.plot(line["position"], line["tau"], lw=1.6, color=colors[sampler], label=sampler_label(sampler))
-        ax.axhline(1.0, color="0.4", lw=0.8, ls=":")
+            ax.plot(line["position"], line["tau"], lw=1.6, color=colors[sampler], ls=linestyles[sampler],
+                    label=sampler_label(sampler))
+        ax.axhline(1.0, color="0.6", lw=0.8)  # thin grey: the line styles belong to the shapes
         ax.set_title(f"RL step {step}", fontsize=9)
         ax.set_xlabel("response position t (tokens)")
         ax.set_ylabel(r"$\tau_t$" if column == 0 else "")
     cells = {"policies": [spec["policy"]], "algorithms": [spec["algorithm"]], "n": [spec["n"]], "samplers": samplers}
     for column, metric in enumerate(metrics):
         ax = axes[1][column]
-        draw_paired(ax, select_paired(paired, cells, metric, spec["baseline"]), samplers)
+        draw_paired(ax, select_paired(paired, cells, metric, spec["baseline"]), samplers, colors, linestyles)
         ax.set_xlabel("RL step")
         ax.set_ylabel(f"{metric_label(metric)} $-$ {sampler_label(spec['baseline'])}\n(paired, 95% CI)")
     for row, used in ((0, len(steps)), (1, len(metrics))):
