@@ -81,8 +81,8 @@ def test_d_max_figure_draws_each_caps_d_s_and_its_paired_difference_to_the_uncap
     assert list(lines["$d_{max}$ = 41"]) == pytest.approx([0.0, 0.0])  # same counts as the uncapped cell
     assert pass16.get_ylabel() == "Pass@16" and pass1.get_ylabel() == "Pass@1"
     # a cap has one colour in every panel (its d_s, its curves, its paired difference)
-    for axis in (schedule_axis, pass16, paired_axis):
-        colours = {line.get_label(): line.get_color() for line in pass16.get_lines()}
+    colours = {line.get_label(): line.get_color() for line in pass16.get_lines()}
+    for axis in (schedule_axis, paired_axis):
         for line in axis.get_lines():
             if line.get_label() in colours:
                 assert line.get_color() == colours[line.get_label()], (axis, line.get_label())

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("verl")
 pytest.importorskip("vllm")
 
+from ead.rl.verl.convert import is_training_record  # noqa: E402
 from ead.samplers.vllm_processors import schedule_extra_args  # noqa: E402
 from ead.schedule import build_schedule  # noqa: E402
 from ead.settings.layering import load_layered_config  # noqa: E402
@@ -115,7 +116,7 @@ def steps_logged_so_far(run_dir: Path) -> list[int]:
         entries = read_jsonl(run_dir / "metrics.jsonl")
     except (FileNotFoundError, ValueError):
         return []
-    return [entry["step"] for entry in entries if "critic/score/mean" in entry["data"]]
+    return [entry["step"] for entry in entries if is_training_record(entry["data"])]
 
 
 def metrics(run_dir: Path) -> dict[int, dict]:
