@@ -2,32 +2,17 @@
 #   snakemake --cores all                                   # default CPU profile (configs/config.yaml)
 #   snakemake --cores all --configfile configs/smoke.yaml   # tiny CI-sized run (deltas over the default), in runs/smoke/
 #   snakemake --configfile configs/paper.yaml --workflow-profile workflow/profiles/slurm   # paper scale, GPUs
-import sys
-
 from snakemake.utils import min_version
 
 min_version("9.0")
-
-
-# Parsed here first so a YAML syntax error names the file and line (Snakemake's own message names neither).
-from ead.settings import ConfigError
-from ead.settings.files import read_config_file
-
-try:
-    read_config_file(f"{workflow.basedir}/configs/config.yaml")
-except ConfigError as error:
-    print(f"Config error: {error}", file=sys.stderr)
-    sys.exit(1)
-
-
-# Anchored at the workflow (not the working directory): each profile runs in its own root (workdir: below).
-configfile: f"{workflow.basedir}/configs/config.yaml"
 
 
 # `snakemake --report report.html` (after a run): every figure, results/summary.md, the claims and the premise verdicts.
 report: "workflow/report/workflow.rst"
 
 
+# The config: configs/config.yaml, then the --configfile files (each with its `include:` layers), then --config,
+# layered and checked once by ead.settings (common.smk); each profile runs in its own root (workdir: below).
 include: "workflow/rules/common.smk"
 
 
@@ -36,6 +21,7 @@ include: "workflow/rules/common.smk"
 envvars:
     "PATH",
     "EAD_PROFILE",
+    "EAD_CONFIG_FILES",
 
 
 # The profile's own output root (common.smk): . for the default profile, runs/<profile> for the others.

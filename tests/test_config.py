@@ -74,7 +74,7 @@ def with_change(section, key, value):
                                    "algorithm": "dapo", "n": 8, "sampler": "ead", "baseline": "tau1.0",
                                    "metric": "pass@16"}),
          r"claims\[1\] \(C1\): the id 'C1' is used twice"),
-        (with_change("premises", "ead", "tau1.0"), r"premises\.ead = 'tau1\.0' is kind 'fixed', not 'ead'"),
+        (with_change("premises", "ead", "tau1.0"), r"premises\.ead = 'tau1\.0' is a 'fixed' sampler, not 'ead'"),
         # k is a set: a repeated k duplicated every Pass@k / Worst@k row of the evaluation tables
         (with_change("base_eval", "k", [1, 16, 16]), r"base_eval\.k = \[1, 16, 16\]: .* non-unique elements"),
         (with_change("rl", "eval", {**load("config.yaml")["rl"]["eval"], "k": [4, 4]}),
@@ -140,9 +140,9 @@ def test_the_model_chooses_the_task_of_an_analysis():
          r"analyses\.forking\.prefix_selection = 'first'"),
         (with_analysis_change("majority", "samples", 0), r"analyses\.majority\.samples = 0"),
         (with_analysis_change("majority", "samplers", [{"name": "fixed", "tau": -1}]),
-         r"analyses\.majority\.samplers\[0\] = \{'name': 'fixed', 'tau': -1\}: fixed schedule: tau must be > 0"),
+         r"analyses\.majority\.samplers\[0\]: fixed schedule: tau must be > 0"),
         (with_analysis_change("majority", "samplers", [{"name": "ead", "tau_maxx": 2}]),
-         r"analyses\.majority\.samplers\[0\] = .*Unknown parameter\(s\) \['tau_maxx'\]"),
+         r"analyses\.majority\.samplers\[0\]: Unknown parameter\(s\) \['tau_maxx'\] for schedule 'ead'"),
         (with_analysis_change("majority", "samplers", [{"name": "ead"}, {"name": "ead", "d0": 25}]),
          r"analyses\.majority\.samplers = .*a sampler is listed twice"),
         (with_analysis_change("entropy", "dataset", "aime"), r"analyses\.entropy\.dataset = 'aime'"),
@@ -256,20 +256,30 @@ def test_an_experiment_a_profile_leaves_alone_is_checked_against_the_backends_po
         validate_config(config, SCHEMA)
 
 
-def test_two_stage_samplers_state_their_own_keys_on_either_backend():
+def test_a_sampler_is_one_schedule_document_checked_by_the_registry_on_either_backend():
     config = copy.deepcopy(load("config.yaml"))
-    config["rl"]["samplers"]["half"] = {"kind": "two_stage", "tau_early": 1.5, "switch": 8}
-    with pytest.raises(ConfigError, match=r"rl\.samplers\.half is kind 'two_stage' but has no tau_late"):
+    config["rl"]["samplers"]["half"] = {"name": "two_stage", "tau_early": 1.5, "switch": 8}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.half: two_stage schedule: missing parameter\(s\) "
+                                          r"\['tau_late'\]"):
         validate_config(config, SCHEMA)
-    config["rl"]["samplers"]["half"] = {"kind": "fixed", "tau": 1.0, "switch": 8}
-    with pytest.raises(ConfigError, match=r"rl\.samplers\.half is kind 'fixed'; \['switch'\] belong to kind "
-                                          r"'two_stage'"):
+    config["rl"]["samplers"]["half"] = {"name": "fixed", "tau": 1.0, "switch": 8}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.half: Unknown parameter\(s\) \['switch'\] for schedule "
+                                          r"'fixed'; known: \['tau'\]"):
+        validate_config(config, SCHEMA)
+    config["rl"]["samplers"]["half"] = {"name": "ead", "tau_max": "hot"}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.half: ead schedule: tau_max must be a number, got 'hot'"):
+        validate_config(config, SCHEMA)
+    config["rl"]["samplers"]["half"] = {"name": "cosine"}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.half: Unsupported schedule 'cosine'\. Supported"):
+        validate_config(config, SCHEMA)
+    config["rl"]["samplers"]["half"] = {"kind": "ead"}  # the old dialect is refused by the schema, naming the key
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.half"):
         validate_config(config, SCHEMA)
     paper = copy.deepcopy(load("config.yaml", "paper.yaml"))
     paper["rl"]["experiments"]["main"]["samplers"].append("hot_early")
     validate_config(paper, SCHEMA)  # the vLLM processor samples two_stage too (ead.samplers.vllm_processors)
     paper["rl"]["samplers"]["hot_early"].pop("switch")
-    with pytest.raises(ConfigError, match=r"rl\.samplers\.hot_early is kind 'two_stage' but has no switch"):
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.hot_early: two_stage schedule: missing parameter"):
         validate_config(paper, SCHEMA)
 
 
@@ -278,22 +288,22 @@ def test_schedule_shape_samplers_and_per_sampler_training_temperature():
 
     config = copy.deepcopy(load("config.yaml"))
     samplers = config["rl"]["samplers"]
-    samplers["lin"] = {"kind": "linear", "linear": {"tau_max": 1.2, "tau_min": 0.1, "length": 32}, "tis": "token"}
-    samplers["mean"] = {"kind": "ead_mean", "mean_over": 32, "ead": {"tau_max": 1.5}}
-    samplers["tau1.2_at1"] = {"kind": "fixed", "tau": 1.2, "trains_at": "one", "tis": "token"}
+    samplers["lin"] = {"name": "linear", "tau_max": 1.2, "tau_min": 0.1, "length": 32, "tis": "token"}
+    samplers["mean"] = {"name": "ead_mean", "length": 32, "tau_max": 1.5}
+    samplers["tau1.2_at1"] = {"name": "fixed", "tau": 1.2, "trains_at": "one", "tis": "token"}
     validate_config(config, SCHEMA)
     assert sampler_schedule(config, "lin") == {"name": "linear", "tau_max": 1.2, "tau_min": 0.1, "length": 32}
     assert sampler_schedule(config, "mean") == {"name": "ead_mean", **config["ead"], "tau_max": 1.5, "length": 32}
     cell = Cell("tiny1m_sharp", "dapo", "tau1.2_at1", 8, 0)
     assert cell_settings(config, cell)["fixed_tau_trains_at"] == "one"  # its own, over rl.fixed_tau_trains_at
     assert cell_settings(config, Cell("tiny1m_sharp", "dapo", "tau1.2", 8, 0))["fixed_tau_trains_at"] == "behaviour"
-    samplers["lin"]["linear"]["tau_min"] = 2.0
+    samplers["lin"]["tau_min"] = 2.0
     with pytest.raises(ConfigError, match=r"rl\.samplers\.lin: linear schedule: need 0 < tau_min <= tau_max"):
         validate_config(config, SCHEMA)
-    samplers["lin"] = {"kind": "ead", "mean_over": 32}
-    with pytest.raises(ConfigError, match=r"rl\.samplers\.lin: `mean_over` goes with kind 'ead_mean' and only"):
+    samplers["lin"] = {"name": "ead", "length": 32}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.lin: Unknown parameter\(s\) \['length'\] for schedule 'ead'"):
         validate_config(config, SCHEMA)
-    samplers["lin"] = {"kind": "ead", "trains_at": "one"}
+    samplers["lin"] = {"name": "ead", "trains_at": "one"}
     with pytest.raises(ConfigError, match=r"rl\.samplers\.lin\.trains_at: only a fixed-tau sampler"):
         validate_config(config, SCHEMA)
     paper = copy.deepcopy(load("config.yaml", "paper.yaml"))

@@ -122,8 +122,8 @@ def test_the_premise_probe_samples_measured_samplers_with_the_measured_c_and_d0(
 @pytest.mark.parametrize("change, message", [
     (lambda c: c["measured_schedule"].update(policies=["tiny1m"]), r"run on \['tiny1m_sharp'\], which "
                                                                    r"measured_schedule.policies does not size"),
-    (lambda c: c["rl"]["samplers"]["ead_measured_tis"].update(kind="linear",
-                                                              linear={"tau_max": 1.2, "tau_min": 0.1, "length": 32}),
+    (lambda c: c["rl"]["samplers"].update(ead_measured_tis={"name": "linear", "tau_max": 1.2, "tau_min": 0.1,
+                                                            "length": 32, "measured": True}),
      r"rl.samplers.ead_measured_tis.measured: only an ead sampler"),
     (lambda c: c["measured_schedule"].update(policies=["tiny1m_sharp", "tiny_arith"]),
      r"'tiny_arith' needs its entropy analysis"),

@@ -22,7 +22,7 @@ def test_ead_schedule_is_the_papers():
                             "warmup": 10, "decay_scale": 20}
     assert sampler_schedule(PAPER, "ead_tmin0.8")["tau_min"] == 0.8  # the 7B model's floor
     assert sampler_schedule(PAPER, "ead_aggressive")["tau_max"] == 2.0  # App. B's aggressive schedule
-    assert PAPER["rl"]["samplers"]["ead_tis"] == {"kind": "ead", "tis": "token", "tis_cap": 2.0}
+    assert PAPER["rl"]["samplers"]["ead_tis"] == {"name": "ead", "tis": "token", "tis_cap": 2.0}
     assert [sampler_schedule(PAPER, f"tau{t}")["tau"] for t in ("0.6", "1.0", "1.2")] == [0.6, 1.0, 1.2]
 
 

@@ -34,7 +34,8 @@ from ead.samplers.vllm_processors import ScheduleRequest, ead_extra_args, parse_
 from ead.schedule import AnnealedSchedule, FixedTemperature, build_schedule
 from ead.settings import ConfigError, validate_config
 from ead.settings.layering import load_layered_config
-from ead.settings.rl import Cell, cell_config, cell_settings, expand_grid, sampler_schedule, table_columns
+from ead.settings.rl import Cell, cell_settings, expand_grid, sampler_schedule, table_columns
+from ead.settings.rl import verl_cell_settings as cell_document
 from ead.tables import TRAIN_METRICS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,6 +69,10 @@ def test_the_paper_profile_refuses_cpu_only_options_by_name(section, name, entry
 
 
 PAPER = paper_config()
+
+
+def load_profile(name: str) -> dict:
+    return load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / f"{name}.yaml")
 CELLS = expand_grid(PAPER["rl"])
 #: The RL figures and the experiments they draw (workflow/rules/rl_inputs.smk RL_FIGURES).
 FIGURE_EXPERIMENTS = {"main", "larger_model", "rollout_scaling", "algorithms", "off_policy"}
@@ -121,7 +126,8 @@ def test_ead_processor_fqcn_is_the_packages_entry_point():
 @pytest.fixture(scope="module")
 def composed():
     """verl's real ppo_trainer config with our overrides, for every cell of the paper grid (~1 s each)."""
-    return {cell: overrides.compose_verl_config(overrides.verl_overrides(PAPER, cell, PATHS)) for cell in CELLS}
+    return {cell: overrides.compose_verl_config(overrides.verl_overrides(cell_document(PAPER, cell), PATHS))
+            for cell in CELLS}
 
 
 @pytest.mark.parametrize("cell", CELLS, ids=lambda c: f"{c.policy}-{c.algorithm}-{c.sampler}-n{c.n}")
@@ -150,7 +156,7 @@ def test_every_paper_cell_composes_with_verls_config(composed, cell):
     assert rollout.n == cell.n and rollout.name == "vllm"
     # sampler: temperature, EAD processor and agent loop
     processors = rollout.engine_kwargs.vllm.get("logits_processors")
-    if sampler["kind"] == "ead":
+    if sampler["name"] == "ead":
         assert rollout.temperature == 1.0
         assert list(processors) == ["ead.samplers.vllm_processors:EADLogitsProcessor"]
         assert rollout.agent.default_agent_loop == overrides.AGENT_LOOP_NAME
@@ -209,7 +215,7 @@ def test_verls_own_entry_point_accepts_the_runners_command(tmp_path):
     (the exact argv ead.rl.verl.run launches) and prints the job config without training."""
     cell = Cell("qwen2.5-math-1.5b", "dapo", "ead_tis", 8, 0)
     paths = overrides.CellPaths(**{**PATHS.__dict__, "agent_loop_config": str(tmp_path / "a dir" / "agent_loop.yaml")})
-    argv = [sys.executable, "-m", "verl.trainer.main_ppo", *overrides.verl_overrides(PAPER, cell, paths),
+    argv = [sys.executable, "-m", "verl.trainer.main_ppo", *overrides.verl_overrides(cell_document(PAPER, cell), paths),
             "--cfg", "job", "--resolve"]
     result = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -221,12 +227,12 @@ def test_verls_own_entry_point_accepts_the_runners_command(tmp_path):
 
 
 OTHER_SCHEDULE_SAMPLERS = {
-    "two_stage": {"kind": "two_stage", "tau_early": 1.4, "tau_late": 0.6, "switch": 64, "tis": "token", "tis_cap": 2.0},
-    "linear": {"kind": "linear", "linear": {"tau_max": 1.2, "tau_min": 0.1, "length": 1024, "warmup": 10},
-               "tis": "token", "tis_cap": 2.0},
-    "ead_mean": {"kind": "ead_mean", "mean_over": 1024, "tis": "token", "tis_cap": 2.0},
-    "entropy_gate": {"kind": "entropy_aware", "entropy_aware": {"mode": "gate", "tau_low": 0.6, "tau_high": 1.2,
-                                                                "gate": 0.5}, "tis": "token", "tis_cap": 2.0},
+    "two_stage": {"name": "two_stage", "tau_early": 1.4, "tau_late": 0.6, "switch": 64, "tis": "token", "tis_cap": 2.0},
+    "linear": {"name": "linear", "tau_max": 1.2, "tau_min": 0.1, "length": 1024, "warmup": 10, "tis": "token",
+               "tis_cap": 2.0},
+    "ead_mean": {"name": "ead_mean", "length": 1024, "tis": "token", "tis_cap": 2.0},
+    "entropy_gate": {"name": "entropy_aware", "mode": "gate", "tau_low": 0.6, "tau_high": 1.2, "gate": 0.5,
+                     "tis": "token", "tis_cap": 2.0},
 }
 
 
@@ -239,11 +245,11 @@ def test_every_other_schedule_kind_runs_on_verl_through_the_processor(name, tmp_
     next(iter(config["rl"]["experiments"].values()))["samplers"].append(name)
     validate_config(config, SCHEMA)
     cell = Cell("qwen2.5-math-1.5b", "dapo", name, 8, 0)
-    cfg = overrides.compose_verl_config(overrides.verl_overrides(config, cell, PATHS))
+    cfg = overrides.compose_verl_config(overrides.verl_overrides(cell_document(config, cell), PATHS))
     rollout = cfg.actor_rollout_ref.rollout
     assert rollout.temperature == 1.0 and rollout.agent.default_agent_loop == overrides.AGENT_LOOP_NAME
     assert list(rollout.engine_kwargs.vllm.logits_processors) == [overrides.EAD_PROCESSOR_FQCN]
-    schedule = build_schedule(overrides.agent_loop_entries(config, cell)[0]["schedule"])
+    schedule = build_schedule(overrides.agent_loop_entries(cell_document(config, cell))[0]["schedule"])
     _, _, requests, _ = run_agent_loop(tmp_path, config, cell, [3, 40])
     for step, request in zip([3, 40], requests):
         params = request["sampling_params"]
@@ -255,10 +261,10 @@ def test_fixed_tau_trained_at_one_goes_through_the_agent_loop():
     config = json.loads(json.dumps(PAPER))
     config["rl"]["fixed_tau_trains_at"] = "one"
     cell = Cell("qwen2.5-math-1.5b", "dapo", "tau0.6", 8, 0)
-    cfg = overrides.compose_verl_config(overrides.verl_overrides(config, cell, PATHS))
+    cfg = overrides.compose_verl_config(overrides.verl_overrides(cell_document(config, cell), PATHS))
     assert cfg.actor_rollout_ref.rollout.temperature == 1.0  # the trainer's logits are not divided
     assert cfg.actor_rollout_ref.rollout.agent.default_agent_loop == overrides.AGENT_LOOP_NAME
-    assert overrides.agent_loop_entries(config, cell)[0]["schedule"] == {"name": "fixed", "tau": 0.6}
+    assert overrides.agent_loop_entries(cell_document(config, cell))[0]["schedule"] == {"name": "fixed", "tau": 0.6}
 
 
 def test_hydra_values_are_quoted_when_needed():
@@ -294,8 +300,8 @@ def run_agent_loop(tmp_path, config, cell, steps):
     from ead.models.tiny_policy import build_tokenizer
 
     paths = overrides.CellPaths(**{**PATHS.__dict__, "agent_loop_config": str(tmp_path / "agent_loop.yaml")})
-    Path(paths.agent_loop_config).write_text(yaml.safe_dump(overrides.agent_loop_entries(config, cell)))
-    cfg = overrides.compose_verl_config(overrides.verl_overrides(config, cell, paths))
+    Path(paths.agent_loop_config).write_text(yaml.safe_dump(overrides.agent_loop_entries(cell_document(config, cell))))
+    cfg = overrides.compose_verl_config(overrides.verl_overrides(cell_document(config, cell), paths))
     (entry,) = OmegaConf.load(cfg.actor_rollout_ref.rollout.agent.agent_loop_config_path)
     assert entry.name == cfg.actor_rollout_ref.rollout.agent.default_agent_loop
     tokenizer = build_tokenizer()
@@ -528,7 +534,7 @@ def test_verls_dataset_reads_our_parquet(tmp_path):
     table.to_parquet(path)
     cell = Cell("qwen2.5-math-1.5b", "dapo", "ead", 8, 0)
     paths = overrides.CellPaths(**{**PATHS.__dict__, "train_files": str(path), "val_files": str(path)})
-    cfg = overrides.compose_verl_config(overrides.verl_overrides(PAPER, cell, paths))
+    cfg = overrides.compose_verl_config(overrides.verl_overrides(cell_document(PAPER, cell), paths))
     tokenizer = build_tokenizer()
     tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
     dataset = RLHFDataset(data_files=str(path), tokenizer=tokenizer, config=cfg.data, processor=None)
@@ -556,7 +562,7 @@ def test_reward_is_our_grader_with_acc_and_pred():
     (lambda c: c["rl"]["eval"].update(greedy=True), "unknown key(s) rl.eval.greedy"),
     (lambda c: c["rl"]["verl"].update(tensor_paralel=2), "unknown key(s) rl.verl.tensor_paralel"),
     (lambda c: c["rl"]["samplers"]["ead_tis"].pop("tis_cap"), "rl.samplers.ead_tis.tis = 'token' needs"),
-    (lambda c: c["rl"]["samplers"]["ead_tmin0.8"]["ead"].update(tau_min=2.0), "rl.samplers.ead_tmin0.8.ead:"),
+    (lambda c: c["rl"]["samplers"]["ead_tmin0.8"].update(tau_min=2.0), "rl.samplers.ead_tmin0.8: ead schedule:"),
     (lambda c: c["rl"]["experiments"]["main"]["policies"].append("gpt5"),
      "rl.experiments.main.policies = ['gpt5']: not in paper_models"),
     # an experiment whose policies the paper profile does not set keeps config.yaml's tiny CPU policies: refused
@@ -580,23 +586,27 @@ def test_bad_paper_config_names_key_and_value(change, message):
     assert message in str(error.value)
 
 
-def test_cell_config_is_a_valid_minimal_config_for_the_run_cli(tmp_path):
+def test_the_verl_cell_document_is_all_the_run_cli_reads(tmp_path):
+    """The rule passes the cell's document resolved once in the DAG (ead.settings.rl.verl_cell_settings): the CPU
+    cell's settings plus the verl and grader blocks; another cell's sampler or rl.eval.k leave it unchanged."""
     cell = Cell("qwen2.5-math-1.5b", "grpo", "ead", 8, 0)
-    subset = json.loads(json.dumps(cell_config(PAPER, cell)))  # what the Snakemake rule passes (JSON)
-    assert expand_grid(subset["rl"]) == [cell] and list(subset["paper_models"]) == [cell.policy]
-    assert cell_settings(subset, cell) == cell_settings(PAPER, cell)
+    document = json.loads(json.dumps(cell_document(PAPER, cell)))  # what the Snakemake rule passes (JSON)
+    assert {key: document[key] for key in cell_settings(PAPER, cell)} == json.loads(
+        json.dumps(cell_settings(PAPER, cell)))
+    assert document["verl"] == PAPER["rl"]["verl"] and document["grader"] == PAPER["grader"]
+    seven_b = cell_document(PAPER, Cell("qwen2.5-math-7b", "dapo", "ead_tmin0.8", 8, 0))
+    assert seven_b["verl"]["tensor_model_parallel_size"] == 2  # paper_models.<policy>.verl over rl.verl
     other = Cell("llama-3.2-1b-instruct", "dapo", "tau1.0", 4, 0)
     changed = json.loads(json.dumps(PAPER))
     changed["rl"]["lr_by_n"] = PAPER["rl"]["lr_by_n"]
     changed["rl"]["samplers"]["tau1.0"]["tau"] = 0.9  # another cell's sampler
     changed["rl"]["eval"]["k"] = [1, 8]  # what the summaries report: no GPU run is redone for it
-    assert cell_config(changed, cell) == cell_config(PAPER, cell) and "k" not in subset["rl"]["eval"]
-    assert cell_config(changed, other) != cell_config(PAPER, other)
+    assert cell_document(changed, cell) == cell_document(PAPER, cell) and "k" not in document["eval"]
+    assert cell_document(changed, other) != cell_document(PAPER, other)
 
     run_dir = tmp_path / "run"
     result = subprocess.run(
-        [sys.executable, "-m", "ead.rl.verl.run", "--config", json.dumps(subset), "--policy", cell.policy,
-         "--algorithm", cell.algorithm, "--sampler", cell.sampler, "--n", "8", "--seed", "0",
+        [sys.executable, "-m", "ead.rl.verl.run", "--settings", json.dumps(document),
          "--model", str(tmp_path / "model"), "--train", str(tmp_path / "t.parquet"),
          "--val", str(tmp_path / "v.parquet"),
          "--run-dir", str(run_dir), "--out-dir", str(tmp_path / "out"), "--check"],
@@ -612,14 +622,33 @@ def test_cell_config_is_a_valid_minimal_config_for_the_run_cli(tmp_path):
     assert not (tmp_path / "out").exists()  # --check never trains
 
 
-def test_run_cli_refuses_a_cell_outside_the_config(tmp_path):
-    subset = json.loads(json.dumps(cell_config(PAPER, Cell("qwen2.5-math-1.5b", "dapo", "ead", 8, 0))))
+def test_run_cli_refuses_a_document_that_is_not_a_cells(tmp_path):
+    document = json.loads(json.dumps(cell_document(PAPER, Cell("qwen2.5-math-1.5b", "dapo", "ead", 8, 0))))
+    del document["verl"]
     from ead.rl.verl.run import main
 
-    with pytest.raises(ConfigError, match="sampler 'tau0.6' is not defined"):
-        main(["--config", json.dumps(subset), "--policy", "qwen2.5-math-1.5b", "--algorithm", "dapo",
-              "--sampler", "tau0.6", "--n", "8", "--seed", "0", "--model", "m", "--train", "t", "--val", "v",
+    with pytest.raises(ConfigError, match=r"--settings lacks \['verl'\]"):
+        main(["--settings", json.dumps(document), "--model", "m", "--train", "t", "--val", "v",
               "--run-dir", str(tmp_path), "--out-dir", "o", "--check"])
+
+
+def test_every_verl_cells_overrides_equal_the_snapshot_taken_before_the_cell_document():
+    """Issue #33: the verl cell went from a raw config slice re-resolved in the job to one document resolved in the
+    DAG. tests/fixtures/verl_overrides.json holds every paper, gpu_smoke and verl_cpu cell's composed overrides and
+    agent-loop entries made by the code before that change; the document must give exactly the same."""
+    snapshot = json.loads((ROOT / "tests" / "fixtures" / "verl_overrides.json").read_text())
+    paths = overrides.CellPaths(model="/m", train_files="/train.parquet", val_files="/val.parquet",
+                                agent_loop_config="/run/agent_loop.yaml", run_dir="/run")
+    now = {}
+    for profile in ("paper", "gpu_smoke", "verl_cpu"):
+        config = load_profile(profile)
+        for cell in expand_grid(config["rl"]):
+            document = json.loads(json.dumps(cell_document(config, cell)))  # as the rule passes it
+            now[f"{profile}:{cell.directory}"] = {"overrides": overrides.verl_overrides(document, paths),
+                                                  "agent_loop": overrides.agent_loop_entries(document)}
+    assert sorted(now) == sorted(snapshot)
+    for key in snapshot:
+        assert now[key] == snapshot[key], key
 
 
 # ----------------------------------------------------------------------------------------------- workflow

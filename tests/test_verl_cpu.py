@@ -19,7 +19,7 @@ from ead.rl.verl.run import main as run_main
 from ead.rl.verl.run import run_trainer, trainer_environment
 from ead.settings import validate_config
 from ead.settings.layering import load_layered_config, restated_keys
-from ead.settings.rl import Cell, cell_config, cell_settings, expand_grid
+from ead.settings.rl import Cell, cell_settings, expand_grid, verl_cell_settings
 
 
 def fake_versions(monkeypatch, versions):
@@ -137,7 +137,7 @@ def test_every_cell_of_the_verl_profiles_composes_with_verls_own_config(names, t
     for cell in cells:
         paths = CellPaths(model="/m", train_files="/t.parquet", val_files="/v.parquet",
                           agent_loop_config=str(tmp_path / "a.yaml"), run_dir=str(tmp_path))
-        composed = compose_verl_config(verl_overrides(config, cell, paths))
+        composed = compose_verl_config(verl_overrides(verl_cell_settings(config, cell), paths))
         on_cpu = config["rl"]["verl"]["device"] == "cpu"
         assert composed.actor_rollout_ref.model.use_remove_padding is (not on_cpu)
         assert composed.actor_rollout_ref.actor.strategy == "fsdp2"
@@ -231,8 +231,7 @@ def test_an_unwritable_run_directory_is_named(tmp_path):
     blocker.write_text("not a directory")
     config = profile(*VERL_CPU)
     cell = Cell("tiny_arith", "dapo", "ead", 4, 0)
-    args = ["--config", json.dumps(cell_config(config, cell)), "--policy", "tiny_arith", "--algorithm", "dapo",
-            "--sampler", "ead", "--n", "4", "--seed", "0", "--model", "m", "--train", "t", "--val", "v",
+    args = ["--settings", json.dumps(verl_cell_settings(config, cell)), "--model", "m", "--train", "t", "--val", "v",
             "--run-dir", str(blocker / "run"), "--out-dir", str(tmp_path / "out")]
     with pytest.raises(SystemExit, match=f"cannot write the run directory {blocker / 'run'}"):
         run_main(args)

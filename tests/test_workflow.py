@@ -159,7 +159,7 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         # arithmetic policy's claim F3), the premise probe (they sample with the ead block's EAD schedule) and exactly
         # the RL cells whose sampler takes tau_max from the `ead` block
         rl = smoke_config()["rl"]
-        ead_cells = [c for c in expand_grid(rl) if rl["samplers"][c.sampler]["kind"] == "ead"
+        ead_cells = [c for c in expand_grid(rl) if rl["samplers"][c.sampler]["name"] == "ead"
                      and "tau_max" not in rl["samplers"][c.sampler].get("ead", {})]
         assert 0 < len(ead_cells) < len(expand_grid(rl))
         assert planned_jobs(workdir, *SMOKE) == {"schedule_table": 1, "fig03_annealing_schedule": 1,

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -49,6 +49,7 @@ __all__ = [
     "annealed_temperature",
     "build_schedule",
     "register_schedule",
+    "resolve_schedule",
     "step_decay",
 ]
 
@@ -107,6 +108,9 @@ class Schedule:
     name: ClassVar[str]
     #: Whether the temperature depends on the logits (not only on position and step).
     reads_logits: ClassVar[bool] = False
+    #: Whether parameters the config leaves out come from its top-level ``ead`` block (EAD and the shapes built on its
+    #: parameters), see :func:`resolve_schedule`.
+    takes_ead_defaults: ClassVar[bool] = False
 
     def temperatures(self, positions, step: int = 0):  # pragma: no cover - interface
         raise NotImplementedError
@@ -170,6 +174,7 @@ class AnnealedSchedule(Schedule):
     sets c = 10 and decay_scale 20.
     """
 
+    takes_ead_defaults: ClassVar[bool] = True
     tau_max: float = 1.2
     tau_min: float = 0.1
     d0: float = 25.0
@@ -294,6 +299,7 @@ class EADMeanTemperature(Schedule):
     """At step s, one temperature for every position: the mean of EAD's tau_t (these EAD parameters) over positions
     [0, ``length``) at step s. The control for "is it EAD's shape, or only its average heat?"."""
 
+    takes_ead_defaults: ClassVar[bool] = True
     tau_max: float = 1.2
     tau_min: float = 0.1
     d0: float = 25.0
@@ -385,8 +391,28 @@ class EntropyAwareTemperature(Schedule):
         return self.temperature_of_entropy(entropy_from_log_probs(log_probs.to(torch.float64)))
 
 
+def _parameters(cls: type[Schedule]) -> dict:
+    """A schedule class's parameters (its dataclass fields; class-level flags such as ``reads_logits`` are not)."""
+    return {field.name: field for field in fields(cls)}
+
+
+def _parameter_problem(cls: type[Schedule], key: str, value) -> str | None:
+    """Why ``value`` cannot be the ``key`` parameter of ``cls`` (its dataclass annotation: float, int or str), or
+    None. YAML writes 2 for 2.0, so an int is a float; a bool is neither."""
+    expected = _parameters(cls)[key].type
+    expected = {"float": (int, float), "int": (int,), "str": (str,)}.get(expected if isinstance(expected, str)
+                                                                         else expected.__name__)
+    if expected is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, expected):
+        kind = "a number" if float in expected else "an integer" if int in expected else "a string"
+        return f"{key} must be {kind}, got {value!r}"
+    return None
+
+
 def build_schedule(spec: dict | Schedule) -> Schedule:
-    """Build a schedule from ``{"name": <registered name>, **params}``; unknown names list the known ones."""
+    """Build a schedule from ``{"name": <registered name>, **params}``; unknown names list the known ones, unknown
+    parameters the schedule's own, and a parameter of the wrong type is named with its value."""
     if isinstance(spec, Schedule):
         return spec
     if not isinstance(spec, dict) or "name" not in spec:
@@ -396,8 +422,32 @@ def build_schedule(spec: dict | Schedule) -> Schedule:
     if name not in SCHEDULES:
         raise ValueError(f"Unsupported schedule {name!r}. Supported schedules are: {sorted(SCHEDULES)}")
     cls = SCHEDULES[name]
-    known = set(cls.__dataclass_fields__)
+    known = set(_parameters(cls))
     unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"Unknown parameter(s) {unknown} for schedule {name!r}; known: {sorted(known)}")
+    problems = [problem for key, value in params.items() if (problem := _parameter_problem(cls, key, value))]
+    if problems:
+        raise ValueError(f"{name} schedule: " + "; ".join(problems))
+    missing = sorted(key for key, field in _parameters(cls).items()
+                     if key not in params and field.default is MISSING and field.default_factory is MISSING)
+    if missing:
+        raise ValueError(f"{name} schedule: missing parameter(s) {missing}")
     return cls(**params)
+
+
+def resolve_schedule(spec: dict, ead_defaults: dict) -> dict:
+    """The one place EAD's shared defaults apply: ``spec`` (a schedule document, ``{"name": ..., **params}``) with,
+    for a schedule that takes them (``takes_ead_defaults``: EAD and the shapes built on its parameters), every
+    parameter it leaves out taken from ``ead_defaults`` (the config's top-level ``ead`` block). Other schedules are
+    returned as written. Raises ValueError (via :func:`build_schedule`) for a document that does not build."""
+    if not isinstance(spec, dict) or spec.get("name") not in SCHEDULES:
+        build_schedule(spec)  # raises, naming the problem
+    cls = SCHEDULES[spec["name"]]
+    resolved = dict(spec)
+    if cls.takes_ead_defaults:
+        parameters = _parameters(cls)
+        resolved = {"name": spec["name"], **{key: value for key, value in ead_defaults.items() if key in parameters},
+                    **{key: value for key, value in spec.items() if key != "name"}}
+    build_schedule(resolved)
+    return resolved

@@ -64,7 +64,8 @@ __all__ = [
     "INFERENCE_ONLY_HEADLINE", "EVALUATED_WITH", "EVAL_CURVES",
     "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS",
     "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE", "PAIRED_CURVES", "PREMISES", "PREMISE_VERDICTS",
-    "PROBLEM_COLUMNS", "PROFILE_COLUMN", "SAMPLER_SCHEDULES", "PROFILE_ENV", "SCHEDULE_TABLE", "STATUS_COLUMN",
+    "PROBLEM_COLUMNS", "PROFILE_COLUMN", "SAMPLER_SCHEDULES", "PROFILE_ENV", "RUN_COLUMNS", "CONFIG_FILES_COLUMN",
+    "CONFIG_FILES_ENV", "job_run_columns", "SCHEDULE_TABLE", "STATUS_COLUMN",
     "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN",
     "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table",
     "TableError", "Coverage", "IncompleteTableError",
@@ -78,11 +79,24 @@ KINDS = ("int", "float", "str", "id", "array")
 PROFILE_COLUMN = "profile"
 #: The environment variable through which the workflow tells every job its profile.
 PROFILE_ENV = "EAD_PROFILE"
+#: The column naming the config files layered over configs/config.yaml (profile, overlays, their includes; "" for the
+#: default profile alone) whose run wrote a table, so a table tells which overlay produced it; with its variable.
+CONFIG_FILES_COLUMN = "config_files"
+CONFIG_FILES_ENV = "EAD_CONFIG_FILES"
+#: Columns a workflow job stamps into every table it writes (str), declared by no table.
+RUN_COLUMNS = (PROFILE_COLUMN, CONFIG_FILES_COLUMN)
 
 
 def job_profile() -> str | None:
     """The profile of the workflow run this job belongs to (``EAD_PROFILE``), or None outside the workflow."""
     return os.environ.get(PROFILE_ENV) or None
+
+
+def job_run_columns() -> dict:
+    """The run's columns of a table this job writes: its profile and config files (empty outside the workflow)."""
+    if job_profile() is None:
+        return {}
+    return {PROFILE_COLUMN: job_profile(), CONFIG_FILES_COLUMN: os.environ.get(CONFIG_FILES_ENV, "")}
 
 
 class TableError(ValueError):
@@ -154,8 +168,9 @@ class Table:
         if missing:
             raise TableError(f"{where}: missing column(s) {missing}; the {self.name} table needs {list(self.columns)}")
         declared = {**self.columns, **{column: kind for column, kind in self.optional.items() if column in table}}
-        if PROFILE_COLUMN in table.columns:
-            declared.setdefault(PROFILE_COLUMN, "str")
+        for column in RUN_COLUMNS:
+            if column in table.columns:
+                declared.setdefault(column, "str")
         for column, kind in declared.items():
             problem = _kind_problem(table[column], kind)
             if problem:
@@ -163,11 +178,9 @@ class Table:
         return table
 
     def write(self, table: pd.DataFrame, path: str | Path) -> None:
-        """Stamp the job's profile (:func:`job_profile`, if any) into :data:`PROFILE_COLUMN`, validate, then write
-        atomically (CSV or Parquet by suffix, :func:`ead.io.write_table`)."""
-        profile = job_profile()
-        if profile is not None:
-            table = table.assign(**{PROFILE_COLUMN: profile})
+        """Stamp the job's run columns (:func:`job_run_columns`: profile and config files, inside the workflow),
+        validate, then write atomically (CSV or Parquet by suffix, :func:`ead.io.write_table`)."""
+        table = table.assign(**job_run_columns())
         write_table(self.validate(table, path), path)
 
     def read(self, path: str | Path, expect: Mapping[str, Expected] | None = None) -> pd.DataFrame:

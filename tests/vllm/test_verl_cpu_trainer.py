@@ -38,7 +38,7 @@ from ead.rl.verl.convert import is_training_record  # noqa: E402
 from ead.samplers.vllm_processors import schedule_extra_args  # noqa: E402
 from ead.schedule import build_schedule  # noqa: E402
 from ead.settings.layering import load_layered_config  # noqa: E402
-from ead.settings.rl import Cell, cell_config, sampler_schedule  # noqa: E402
+from ead.settings.rl import Cell, sampler_schedule, verl_cell_settings  # noqa: E402
 from tests.conftest import FLOAT32_ROUNDING, LOGIT_ATOL, log_prob_tolerance  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -90,9 +90,8 @@ def cell_command(assets: Path, sampler: str, config: dict, extra_overrides=(), r
     run_dir.mkdir(parents=True)
     env = {**os.environ, "EAD_VLLM_REQUEST_LOG": str(run_dir / "requests.jsonl"),
            "EAD_AGENT_LOOP_LOG": str(run_dir / "rollouts.jsonl"), "EAD_PROFILE": "verl_cpu"}
-    command = [sys.executable, "-m", "ead.rl.verl.run", "--config", json.dumps(cell_config(config, cell)),
-               "--policy", cell.policy, "--algorithm", cell.algorithm, "--sampler", sampler, "--n", str(cell.n),
-               "--seed", str(cell.seed), "--model", str(assets / "model"), "--train", str(assets / "train.parquet"),
+    command = [sys.executable, "-m", "ead.rl.verl.run", "--settings", json.dumps(verl_cell_settings(config, cell)),
+               "--model", str(assets / "model"), "--train", str(assets / "train.parquet"),
                "--val", str(assets / "val.parquet"), "--run-dir", str(run_dir), "--out-dir", str(run_dir / "tables")]
     return command, env, run_dir
 

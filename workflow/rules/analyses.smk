@@ -98,7 +98,7 @@ rule analysis_claims:
     params:
         claims=shlex.quote(json.dumps(config["analyses"]["claims"], sort_keys=True)),
         resamples=config["claims_bootstrap"],
-        seed=config["rl"]["eval"]["seed"],
+        seed=config["stats"]["seed"],
     log:
         "results/logs/analyses/claims.log",
     conda:

@@ -1,7 +1,6 @@
-# The sampling analyses' figure registry and input functions (rules in analyses.smk, which includes this file).
+# The sampling analyses' input functions (rules in analyses.smk, which includes this file).
 
 
-ANALYSIS_FIGURES = ["fig01_entropy_by_position", "fig02_forking", "fig09_majority_scaling"]
 # summary table (results/analyses/<summary>/<model>.csv, made by rule analysis_summary) -> the job whose samples it
 # reads: each job's own summary, and the entropy by token role of a tiny policy's countdown responses
 SUMMARY_SOURCES = {**{name: name for name in ANALYSES.values()}, "entropy_by_role": "entropy_by_position"}

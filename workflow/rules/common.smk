@@ -1,6 +1,6 @@
-# Shared Python of the workflow: config validation, wildcard constraints, the final targets and CLI helpers.
-# Each stage's figure registry and input functions live beside its rules, in <stage>_inputs.smk (which the stage's
-# .smk includes; Snakemake's linter wants rules and functions in separate files).
+# Shared Python of the workflow: config layering and validation, wildcard constraints, the final targets and CLI
+# helpers. The figure registry is ead.workflow.FIGURES (imported by the tests and benchmarks too); each stage's input
+# functions live beside its rules, in <stage>_inputs.smk (Snakemake's linter wants rules and functions apart).
 import json
 import os
 import re
@@ -8,43 +8,36 @@ import shlex
 import sys
 from pathlib import Path
 
-import yaml
-
 import ead.analyses
 import ead.plots
 from ead.data import SYNTHETIC_TASKS
-from ead.settings import ConfigError, validate_config, with_overlay_claims
+from ead.settings import ConfigError, layer_config, validate_config
 from ead.settings.analyses import (ANALYSES, SUMMARY_SETTINGS, analysis_job_settings, analysis_model_names,
                                    analysis_task, summary_job_settings)
 from ead.settings.evaluation import evaluation_settings
-from ead.settings.layering import (apply_command_line_overrides, check_configfile_flags, check_overlays,
-                                   command_line_overrides)
+from ead.settings.layering import check_configfile_flags, command_line_overrides
 from ead.settings.policies import policy_task, sft_settings, sharpened_policies, trained_policies
 from ead.settings.premises import premise_settings
 from ead.settings.revised import inference_only_schedule
-from ead.settings.rl import CELL_PATTERN, Cell, cell_config, cell_settings, expand_grid, sampler_schedule
-from ead.settings.files import read_config_file
+from ead.settings.rl import CELL_PATTERN, Cell, cell_settings, expand_grid, sampler_schedule, verl_cell_settings
+from ead.tables import CONFIG_FILES_ENV
+from ead.workflow import claim_figures, final_figures, rl_figures
 
+BASE_CONFIG = Path(workflow.basedir) / "configs" / "config.yaml"
+LAYERED = None
 try:
-    # Overlays (--configfile a.yaml b.yaml) and --config overrides (README, "Changing an experiment"): Snakemake has
-    # merged them into `config` already; restore the types of nested --config values, expand `a__b=v` keys, and refuse
-    # what cannot take effect (a repeated --configfile flag, an empty mapping over a non-empty one) by name.
+    # configs/config.yaml, the --configfile files in order (each with its include: layers; key+: extends a list), then
+    # --config overrides (README, "Changing an experiment"): layered once here by ead.settings.layering, which remembers
+    # the file that set each value, so an error names it; Snakemake's own merge of the overlays is replaced.
     check_configfile_flags(sys.argv)
-    cli_config = dict(workflow.config_settings.config or {})
-    apply_command_line_overrides(config, cli_config)
-    check_overlays(
-        yaml.safe_load((Path(workflow.basedir) / "configs" / "config.yaml").read_text()),
-        [(str(path), read_config_file(path)) for path in workflow.config_settings.configfiles]
-        + [("--config", command_line_overrides(cli_config))],
-    )
-    # an overlay's extra_claims join the profile's claims (an overlay's `claims` list would replace them)
-    resolved = with_overlay_claims(config)
+    LAYERED = layer_config(BASE_CONFIG, *workflow.config_settings.configfiles,
+                           command_line=command_line_overrides(dict(workflow.config_settings.config or {})))
     config.clear()
-    config.update(resolved)
+    config.update(LAYERED.config)
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
 except ConfigError as error:
-    # One line naming the key and value; a traceback would bury it.
-    print(f"Config error: {error}", file=sys.stderr)
+    # One line naming the file, the key and the value; a traceback would bury it.
+    print(f"Config error: {LAYERED.name_source(str(error)) if LAYERED else error}", file=sys.stderr)
     sys.exit(1)
 
 # Each profile writes under its own root, so running one profile never replaces another's results: the default
@@ -59,6 +52,9 @@ if not os.path.isabs(config["cache_dir"]) and OUTPUT_ROOT != ".":
 # Jobs read the profile that made them from the environment and record it in every table and figure (ead.tables,
 # ead.plots.style).
 os.environ["EAD_PROFILE"] = PROFILE
+# ... and the config files layered over configs/config.yaml (profile, overlays, includes), so a table tells which
+# overlay produced it (ead.tables.CONFIG_FILES_COLUMN).
+os.environ[CONFIG_FILES_ENV] = " ".join(str(f) for f in LAYERED.files[1:])
 
 # Jobs call `python`: put the interpreter running Snakemake first on PATH so that jobs use the same
 # environment (and its installed `ead` package) even when the venv is not activated.
@@ -121,14 +117,10 @@ def get_plot_code(wildcards):
 
 
 def get_final_figures():
-    """Every figure `rule all` renders, from the stages' registries (ANALYSIS_FIGURES in analyses_inputs.smk,
-    RL_FIGURES, and OVERLAY_RL_FIGURES / CLAIM_FIGURES when the config defines their experiment / claims, in
-    rl_inputs.smk). A figure joins this list only once its pipeline is real."""
-    figures = ["fig03_annealing_schedule", *ANALYSIS_FIGURES, *RL_FIGURES,
-               *(name for name, experiment in OVERLAY_RL_FIGURES.items() if experiment in config["rl"]["experiments"]),
-               *(f"claims_{figure}" for figure in CLAIM_FIGURES if any(c["figure"] == figure for c in config["claims"])),
-               *(name for name, key in CONFIG_KEY_FIGURES.items() if key in config)]
-    return [path for name in figures for path in figure_paths(name).values()]
+    """Every figure `rule all` renders (ead.workflow.FIGURES: the analyses', Fig. 3, the RL figures of the experiments
+    that run, the claims forest plots some claim names, an overlay's figures). A figure joins the registry only once
+    its pipeline is real."""
+    return [path for name in final_figures(config) for path in figure_paths(name).values()]
 
 
 def get_final_tables():

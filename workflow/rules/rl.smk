@@ -14,7 +14,7 @@ rule rl_tables:
         train_curves="results/rl/train_curves.csv",
         eval_curves="results/rl/eval_curves.csv",
     params:
-        args=cli_args({"k": config["rl"]["eval"]["k"], "seed": config["rl"]["eval"]["seed"]}),
+        args=cli_args({"k": config["rl"]["eval"]["k"], "seed": config["stats"]["seed"]}),
         completeness=get_completeness_args(),
     log:
         "results/logs/rl/tables.log",
@@ -34,7 +34,7 @@ rule rl_paired_curves:
         "results/rl/paired_curves.csv",
     params:
         args=cli_args({"baselines": config["paired_baselines"], "k": config["rl"]["eval"]["k"],
-                       "resamples": config["claims_bootstrap"], "seed": config["rl"]["eval"]["seed"]}),
+                       "resamples": config["claims_bootstrap"], "seed": config["stats"]["seed"]}),
     log:
         "results/logs/rl/paired_curves.log",
     conda:
@@ -58,7 +58,7 @@ rule rl_figure:
     log:
         "results/logs/figures/{figure}.log",
     wildcard_constraints:
-        figure="|".join([*RL_FIGURES, *OVERLAY_RL_FIGURES]),
+        figure="|".join(rl_figures()),
     conda:
         CONDA_ENV
     shell:
@@ -81,7 +81,7 @@ rule claims:
         claims=shlex.quote(json.dumps(config["claims"], sort_keys=True)),
         window=config["claims_window"],
         resamples=config["claims_bootstrap"],
-        seed=config["rl"]["eval"]["seed"],
+        seed=config["stats"]["seed"],
         completeness=get_completeness_args(),
     log:
         "results/logs/rl/claims.log",
@@ -94,7 +94,7 @@ rule claims:
 
 
 # Beyond the paper: the claims of one figure id (configs/ablations/beyond_the_paper.yaml: `beyond`) as a forest plot
-# of paired effects, drawn from the claims table only; in rule all when some claim names it (CLAIM_FIGURES).
+# of paired effects, drawn from the claims table only; in rule all when some claim names it (ead.workflow.FIGURES).
 rule claims_figure:
     input:
         claims=rules.claims.output[0],
@@ -104,7 +104,7 @@ rule claims_figure:
     log:
         "results/logs/figures/claims_{claims_figure}.log",
     wildcard_constraints:
-        claims_figure="|".join(CLAIM_FIGURES),
+        claims_figure="|".join(claim_figures()),
     conda:
         CONDA_ENV
     shell:

@@ -1,26 +1,5 @@
-# The RL stage's figure registry and input functions, for rl.smk (aggregation, figures) and the backend's cell rules
+# The RL stage's input functions (the figure registry is ead.workflow.FIGURES), for rl.smk (aggregation, figures) and the backend's cell rules
 # (rl_cpu.smk or rl_verl.smk); each of those files includes this one (Snakemake reads it once).
-
-
-# RL training figures -> the rl.experiments entry each one draws (all rendered by rule rl_figure).
-# Claim figures beyond the paper's, drawn by claims_figure in rl.smk: a forest plot of every claim with this `figure`.
-CLAIM_FIGURES = ["beyond", "d_max", "measured"]
-RL_FIGURES = {
-    "fig04_pass_worst_at_16": "main",
-    "fig05_larger_model": "larger_model",
-    "fig06_entropy_dynamics": "main",
-    "fig07_rollout_scaling": "rollout_scaling",
-    "fig08_rollout_n_comparison": "rollout_scaling",
-    "fig10_algorithms": "algorithms",
-    "fig11_off_policy": "off_policy",
-    "fig12_response_length": "main",
-}
-# RL figures of experiments an overlay adds (configs/ablations/beyond_the_paper.yaml, d_max_sweep.yaml): in rule all
-# when it is defined.
-OVERLAY_RL_FIGURES = {"beyond_off_policy_cost": "beyond", "d_max_sweep": "d_max_sweep"}
-# Figures drawn by a plot rule of their own, in the final targets when the config has their key (an overlay's key)
-# -> the figure's name mapped to that config key.
-CONFIG_KEY_FIGURES = {"schedule_shapes": "schedule_shapes", "inference_only": "inference_only"}
 
 
 def get_cell_outputs(table, experiments=None):
@@ -30,7 +9,7 @@ def get_cell_outputs(table, experiments=None):
 
 def get_figure_experiment(wildcards):
     """The experiment (cells) an RL figure draws, as shell-quoted JSON."""
-    experiment = {**RL_FIGURES, **OVERLAY_RL_FIGURES}[wildcards.figure]
+    experiment = rl_figures()[wildcards.figure]
     if experiment not in config["rl"]["experiments"]:
         raise ValueError(f"figure {wildcards.figure} draws rl.experiments.{experiment}, which the config does not define")
     return shlex.quote(json.dumps(config["rl"]["experiments"][experiment], sort_keys=True))
@@ -60,10 +39,10 @@ def get_paper_data_spec(wildcards):
     return shlex.quote(json.dumps(config["paper_data"][wildcards.role], sort_keys=True))
 
 
-def get_verl_cell_config(wildcards):
-    """The part of the config that determines this cell (a JSON string): editing another cell's settings
-    or an unrelated experiment leaves this job's params, and so its results, untouched."""
-    return shlex.quote(json.dumps(cell_config(config, wildcards_cell(wildcards)), sort_keys=True))
+def get_verl_cell_settings(wildcards):
+    """The cell's resolved document (ead.settings.rl.verl_cell_settings, a JSON string): editing another cell's
+    settings or an unrelated experiment leaves this job's params, and so its results, untouched."""
+    return shlex.quote(json.dumps(verl_cell_settings(config, wildcards_cell(wildcards)), sort_keys=True))
 
 
 # --- the schedule-shapes figure (config `schedule_shapes`) ---

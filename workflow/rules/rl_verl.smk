@@ -74,7 +74,7 @@ rule rl_cell_verl:
         eval=f"{CELL_PATTERN}/eval.csv",
         eval_problems=f"{CELL_PATTERN}/eval_problems.csv",
     params:
-        config=get_verl_cell_config,
+        settings=get_verl_cell_settings,
         out_dir=CELL_PATTERN,
         run_dir=f"results/rl_runs/{CELL_PATTERN.removeprefix('results/rl/')}",
     # On CPU (rl.verl.device: cpu) one run takes every core Snakemake has: cells run one after another.
@@ -84,7 +84,5 @@ rule rl_cell_verl:
     benchmark:
         f"results/benchmarks/{CELL_SUBPATH}.tsv"
     shell:
-        "python -m ead.rl.verl.run --config {params.config} --policy {wildcards.policy}"
-        " --algorithm {wildcards.algorithm} --sampler {wildcards.sampler} --n {wildcards.n} --seed {wildcards.seed}"
-        " --model {input.model} --train {input.train} --val {input.val} --run-dir {params.run_dir}"
+        "python -m ead.rl.verl.run --settings {params.settings} --model {input.model} --train {input.train} --val {input.val} --run-dir {params.run_dir}"
         " --out-dir {params.out_dir} > {log} 2>&1"

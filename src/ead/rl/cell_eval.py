@@ -22,7 +22,7 @@ from ead.tables import (
     EVAL,
     EVAL_PROBLEMS,
     PROBLEM_COLUMNS,
-    PROFILE_COLUMN,
+    RUN_COLUMNS,
     TIMEOUT_PROBLEM_COLUMN,
     TIMEOUT_STEP_COLUMN,
     pass_worst_summary,
@@ -37,7 +37,7 @@ def cell_summary(eval_problems: pd.DataFrame, ks: list[int], *, seed: int) -> pd
     if len(eval_problems) and max(ks) > eval_problems["num_samples"].min():
         raise ValueError(f"k = {max(ks)} exceeds the {eval_problems['num_samples'].min()} samples per problem of this "
                          "cell (unbiased Pass@k needs n >= k): lower rl.eval.k or raise rl.eval.n")
-    per_problem = {*PROBLEM_COLUMNS, TIMEOUT_PROBLEM_COLUMN, PROFILE_COLUMN}
+    per_problem = {*PROBLEM_COLUMNS, TIMEOUT_PROBLEM_COLUMN, *RUN_COLUMNS}
     carried = [c for c in eval_problems.columns if c not in per_problem]
     constants = eval_problems.iloc[0][carried].to_dict() if len(eval_problems) else {}
 

@@ -15,23 +15,22 @@ from pathlib import Path
 from ead.rewards.grader import GraderSettings
 from ead.schedule import AnnealedSchedule
 from ead.settings.analyses import check_analyses
-from ead.settings.base import ConfigError, ead_params
+from ead.settings.base import ConfigError
 from ead.settings.evaluation import check_base_eval
-from ead.settings.layering import load_layered_config, with_overlay_claims
+from ead.settings.layering import LayeredConfig, layer_config, load_layered_config
 from ead.settings.policies import check_policies
 from ead.settings.premises import check_premises
 from ead.settings.revised import check_revised_sections
 from ead.settings.rl import check_claims, validate_rl
 from ead.settings.schema import check_schema
 
-__all__ = ["ConfigError", "ead_params", "load_layered_config", "validate_config", "with_overlay_claims"]
+__all__ = ["ConfigError", "LayeredConfig", "layer_config", "load_layered_config", "validate_config"]
 
 
 def validate_config(config: dict, schema_path: str | Path) -> None:
-    """Raise ConfigError for the first problem found in ``config`` (an overlay's ``extra_claims`` counted with the
-    claims); return None if it is valid. ``config`` is not changed."""
+    """Raise ConfigError for the first problem found in ``config`` (layered and resolved: :func:`layer_config`);
+    return None if it is valid. ``config`` is not changed."""
     check_schema(config, schema_path)
-    config = with_overlay_claims(config)
     try:  # the schedule's and the grader's own checks are the final word, so config and code cannot disagree
         AnnealedSchedule(**config["ead"])
     except ValueError as error:

@@ -7,8 +7,7 @@ import re
 
 from ead.data import SYNTHETIC_TASKS
 from ead.rewards.grader import answers_unique
-from ead.schedule import build_schedule
-from ead.settings.base import ConfigError, ead_params
+from ead.settings.base import TRAINING_OPTIONS, ConfigError, schedule_document
 from ead.settings.policies import policy_task
 
 #: The analyses' config sub-sections -> the job (and table name) that runs each (one job per section and model).
@@ -49,14 +48,14 @@ def analysis_model_settings(config: dict, section: str, model: str) -> dict:
     return {**spec, **section_settings.get(task, {}), "dataset": task, "prompt_format": "plain"}
 
 
-def analysis_schedule(config: dict, spec: dict) -> dict:
-    """The schedule spec of an analysis sampler (an ``ead`` entry: the ``ead`` block plus its overrides); raises
-    ValueError naming a bad parameter."""
-    spec = dict(spec)
-    if spec.get("name") == "ead":
-        spec = {"name": "ead", **ead_params(config, {key: value for key, value in spec.items() if key != "name"})}
-    build_schedule(spec)
-    return spec
+def analysis_schedule(config: dict, spec: dict, where: str) -> dict:
+    """The schedule document of an analysis sampler (ead.settings.base); ConfigError naming ``where`` if it does not
+    build or carries a training option (those belong to rl.samplers)."""
+    options = sorted(set(spec) & set(TRAINING_OPTIONS))
+    if options:
+        raise ConfigError(f"{where}: {options} are RL training options (rl.samplers); an analysis sampler is a "
+                          "schedule")
+    return schedule_document(config, spec, where)
 
 
 def analysis_job_settings(config: dict, section: str, model: str) -> dict:
@@ -75,7 +74,8 @@ def analysis_job_settings(config: dict, section: str, model: str) -> dict:
         if settings.get(optional) is None:
             settings.pop(optional, None)
     if section == "majority":
-        settings["samplers"] = [analysis_schedule(config, spec) for spec in settings["samplers"]]
+        settings["samplers"] = [analysis_schedule(config, spec, f"analyses.majority.samplers[{position}]")
+                                for position, spec in enumerate(settings["samplers"])]
     return settings
 
 
@@ -125,12 +125,8 @@ def check_analyses(config: dict) -> None:
     where_samplers.update({f"analyses.majority.{task}.samplers": majority[task]["samplers"]
                            for task in SYNTHETIC_TASKS if "samplers" in majority.get(task, {})})
     for where, samplers in where_samplers.items():
-        for position, spec in enumerate(samplers):
-            try:
-                analysis_schedule(config, spec)
-            except ValueError as error:
-                raise ConfigError(f"{where}[{position}] = {spec}: {error}") from None
-        labels = [json.dumps(analysis_schedule(config, spec), sort_keys=True) for spec in samplers]
+        labels = [json.dumps(analysis_schedule(config, spec, f"{where}[{position}]"), sort_keys=True)
+                  for position, spec in enumerate(samplers)]
         if len(set(labels)) != len(labels):
             raise ConfigError(f"{where} = {samplers}: a sampler is listed twice")
     check_analysis_claims(config)

@@ -1,5 +1,9 @@
 """Profiles, overlays and ``--config`` overrides: how the workflow's config is layered before it is checked.
 
+The workflow layers the files itself (:func:`layer_config`), by Snakemake's rule plus two additions: a file's
+``include:`` list (a profile builds on a shared layer, e.g. configs/layers/verl.yaml) and ``key+:`` (extend a list
+instead of restating it). It remembers which file set each value, so a config error names the file.
+
 Snakemake 9's own behaviour, which these helpers build on (snakemake/cli.py, settings/types.py):
 - ``--configfile a.yaml b.yaml`` layers a then b over ``configfile:`` (``update_config``, in order); the flag given
   twice keeps only the LAST list (argparse), silently dropping the first.
@@ -9,30 +13,178 @@ Snakemake 9's own behaviour, which these helpers build on (snakemake/cli.py, set
 
 from __future__ import annotations
 
-import json
+import copy
+import re
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from ead.settings.base import ConfigError
+from ead.settings.rl import expand_grid
 
 NESTED_SEPARATOR = "__"
 
 
-def load_layered_config(*paths: str | Path) -> dict:
-    """The config of a profile: ``configs/config.yaml`` and the profile's file(s) layered in order.
+#: A key ending in this suffix extends the list layered so far instead of replacing it (``claims+: [...]``,
+#: ``premises: {samplers+: [...]}``): an overlay adds entries without restating the profile's.
+EXTEND_SUFFIX = "+"
+#: A profile or overlay file may build on other files: ``include: [layers/verl.yaml]`` (paths relative to the file),
+#: layered before the file's own keys.
+INCLUDE_KEY = "include"
 
-    Snakemake's own rule (``update_config``): a mapping merges key by key at every depth; any other value (a list, a
-    number, null) replaces the earlier one whole. Tests and tools call this, so they see the config the workflow sees.
-    """
-    from snakemake.utils import update_config  # here: jobs that only validate a config never load Snakemake
 
+@dataclass
+class LayeredConfig:
+    """A config layered from files, with the file (or ``--config``) that last set each leaf: ``sources`` maps a dotted
+    path (``ead.tau_max``, ``rl.samplers.ead_tis.tis``; a list is one leaf) to its source."""
+
+    config: dict
+    sources: dict = field(default_factory=dict)
+    files: list = field(default_factory=list)
+
+    def source_of(self, key: str) -> str | None:
+        """The source that set ``key`` (a dotted path; ``claims[3]`` means the list ``claims``) or, for a mapping,
+        the last source that set anything inside it; None for a key no file set."""
+        key = re.sub(r"\[[^\]]*\]", "", key).strip(".")
+        parts = key.split(".")
+        for end in range(len(parts), 0, -1):  # the key itself, or the list / leaf that holds it
+            if ".".join(parts[:end]) in self.sources:
+                return self.sources[".".join(parts[:end])]
+        inside = [source for path, source in self.sources.items() if path.startswith(key + ".")]
+        return inside[-1] if inside else None
+
+    def name_source(self, message: str) -> str:
+        """``message`` (a ConfigError's) prefixed with the file that set the first config key it names (unless it
+        names a source already)."""
+        if any(message.startswith(f"{source}:") for source in [*self.files, "--config"]):
+            return message
+        for token in re.findall(r"[A-Za-z_][\w\-]*(?:\[[^\]]*\])?(?:\.[\w\-]+(?:\[[^\]]*\])?)*", message):
+            if "." in token or "[" in token or token in self.config:
+                source = self.source_of(token)
+                if source is not None:
+                    return f"{source}: {message}"
+        return message
+
+
+def _merge(merged: dict, layer: dict, source: str, sources: dict, prefix: str = "") -> None:
+    """Snakemake's layering rule (``update_config``: mappings merge key by key at every depth; any other value, a
+    list included, replaces the earlier one whole), plus ``key+: [...]`` (extends the list at ``key``); records the
+    source of every leaf it sets."""
+    for raw_key, value in layer.items():
+        extend = isinstance(raw_key, str) and raw_key.endswith(EXTEND_SUFFIX)
+        key = raw_key[: -len(EXTEND_SUFFIX)] if extend else raw_key
+        path = f"{prefix}{key}"
+        if extend:
+            if not isinstance(value, list) or not isinstance(merged.get(key, []), list):
+                raise ConfigError(f"{source}: {path}{EXTEND_SUFFIX} extends a list with a list; {path} is "
+                                  f"{type(merged.get(key)).__name__} and the value {type(value).__name__}")
+            merged[key] = [*merged.get(key, []), *copy.deepcopy(value)]
+            sources[path] = source
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            if not value and merged[key]:
+                raise ConfigError(f"{source}: {path} = {{}} cannot take effect: layering merges mappings key by key, "
+                                  f"so an empty mapping removes nothing and every entry of {path} still applies; "
+                                  "state the entries to change instead (e.g. an experiment's `samplers: [...]`), "
+                                  "or select experiments with rl.run: [...]")
+            _merge(merged[key], value, source, sources, f"{path}.")
+        else:
+            merged[key] = copy.deepcopy(value)
+            for stale in [known for known in sources if known.startswith(f"{path}.")]:
+                del sources[stale]
+            if isinstance(value, dict):
+                _record(value, source, sources, f"{path}.")
+            else:
+                sources[path] = source
+
+
+def _record(mapping: dict, source: str, sources: dict, prefix: str) -> None:
+    for key, value in mapping.items():
+        if isinstance(value, dict) and value:
+            _record(value, source, sources, f"{prefix}{key}.")
+        else:
+            sources[f"{prefix}{key}"] = source
+
+
+def _file_layers(path: Path, seen: tuple = ()) -> list[tuple[str, dict]]:
+    """(source, mapping) of a config file: its ``include`` files first (recursively), then its own keys."""
+    from ead.settings.files import read_config_file
+
+    if path.resolve() in seen:
+        raise ConfigError(f"{path}: includes itself (through {' -> '.join(map(str, seen))})")
+    values = read_config_file(path)
+    includes = values.pop(INCLUDE_KEY, [])
+    if isinstance(includes, str):
+        includes = [includes]
+    if not isinstance(includes, list) or not all(isinstance(item, str) for item in includes):
+        raise ConfigError(f"{path}: {INCLUDE_KEY} = {includes!r} must be a list of config files (relative to {path})")
+    layers = []
+    for include in includes:
+        target = path.parent / include
+        if not target.is_file():
+            raise ConfigError(f"{path}: {INCLUDE_KEY} names {include!r}, which is not a file ({target})")
+        layers += _file_layers(target, (*seen, path.resolve()))
+    return [*layers, (_display(path), values)]
+
+
+def _display(path: Path) -> str:
+    """A config file's path as a user typed it: relative to the working directory when it lies below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def layer_config(*paths: str | Path, command_line: dict | None = None) -> LayeredConfig:
+    """Layer config files (each with its includes) and then ``--config`` overrides (:func:`command_line_overrides`),
+    in order, remembering where each leaf came from; then resolve the result (:func:`resolve_config`)."""
     merged: dict = {}
+    sources: dict = {}
+    files = []
     for path in paths:
-        update_config(merged, yaml.safe_load(Path(path).read_text()) or {})
-    return merged
+        for source, values in _file_layers(Path(path)):
+            files.append(source)
+            _merge(merged, values, source, sources)
+    if command_line:
+        _merge(merged, command_line, "--config", sources)
+    return LayeredConfig(resolve_config(merged, sources), sources, files)
 
 
+def load_layered_config(*paths: str | Path, command_line: dict | None = None) -> dict:
+    """The config of a profile: ``configs/config.yaml`` and the profile's file(s) layered in order, exactly as the
+    workflow layers them (:func:`layer_config`). Tests and tools call this, so they see the config the workflow sees."""
+    return layer_config(*paths, command_line=command_line).config
+
+
+def resolve_config(config: dict, sources: dict | None = None) -> dict:
+    """What layering leaves to resolve, once, before the config is checked: ``claim_defaults`` filled into every
+    claim that leaves those keys out, and ``rl.run`` (the experiments that run; all when unset) narrowing
+    ``rl.experiments`` to them, with the claims, figures and paired panels that read only experiments left out
+    following (a claim whose cells no running experiment has is left out, and named on stderr)."""
+    config = copy.deepcopy(config)
+    defaults = config.get("claim_defaults") or {}
+    config["claims"] = [{**defaults, **claim} for claim in config.get("claims", [])]
+    rl = config.get("rl") or {}
+    run = rl.get("run")
+    if run is None:
+        return config
+    unknown = [name for name in run if name not in rl.get("experiments", {})]
+    if unknown:
+        raise ConfigError(f"rl.run = {run}: {unknown} not in rl.experiments (known: "
+                          f"{sorted(rl.get('experiments', {}))})")
+    rl["experiments"] = {name: spec for name, spec in rl["experiments"].items() if name in run}
+    grid = {(cell.policy, cell.algorithm, cell.sampler, cell.n) for cell in expand_grid(rl)}
+    kept = [claim for claim in config["claims"] if all(
+        (claim.get("policy"), algorithm, claim.get(role), claim.get("n")) in grid
+        for role, algorithm in (("sampler", claim.get("algorithm")),
+                                ("baseline", claim.get("baseline_algorithm", claim.get("algorithm")))))]
+    left_out = [claim["id"] for claim in config["claims"] if claim not in kept]
+    if left_out:
+        print(f"rl.run = {run}: claims {left_out} compare cells of experiments that do not run; left out",
+              file=sys.stderr)
+    config["claims"] = kept
+    return config
 def restated_keys(base: dict, delta: dict, prefix: str = "") -> list[str]:
     """Keys of the profile ``delta`` that layering onto ``base`` would set to the value they already have there."""
     restated = []
@@ -82,49 +234,6 @@ def command_line_overrides(cli_config: dict) -> dict:
     return overrides
 
 
-def apply_command_line_overrides(config: dict, cli_config: dict) -> None:
-    """Replace, in the workflow's ``config`` (where Snakemake merged ``cli_config`` last), the raw --config entries
-    by :func:`command_line_overrides`: typed values, ``__`` paths as nested keys."""
-    from snakemake.utils import update_config
-
-    for key in cli_config:
-        if NESTED_SEPARATOR in key:
-            config.pop(key, None)
-    update_config(config, command_line_overrides(cli_config))
-
-
-def ineffective_overlay_keys(base: dict, overlay: dict, prefix: str = "") -> list[str]:
-    """Keys of an overlay that layering cannot apply: an empty mapping where ``base`` holds a non-empty one (it
-    removes nothing, so e.g. ``experiments: {}`` would still run the full grid)."""
-    found = []
-    for key, value in overlay.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            if not value and base[key]:
-                found.append(path)
-            else:
-                found += ineffective_overlay_keys(base[key], value, f"{path}.")
-    return found
-
-
-def check_overlays(base: dict, overlays: list[tuple[str, dict]]) -> None:
-    """Raise ConfigError naming the source and key of the first overlay entry that cannot take effect.
-
-    ``overlays`` are (source, mapping) pairs in layering order, each checked against everything layered before it."""
-    from snakemake.utils import update_config
-
-    merged = json.loads(json.dumps(base))
-    for source, overlay in overlays:
-        ineffective = ineffective_overlay_keys(merged, overlay)
-        if ineffective:
-            key = ineffective[0]
-            raise ConfigError(f"{source}: {key} = {{}} cannot take effect: overlays merge mappings key by key, so an "
-                              f"empty mapping removes nothing and every entry of {key} still runs; state the entries "
-                              f"to change instead (e.g. an experiment's `samplers: [...]` or `seeds: [0]`), or name "
-                              "targets on the command line")
-        update_config(merged, overlay)
-
-
 def _configfile_flag(arg: str) -> bool:
     """Whether ``arg`` is Snakemake's --configfile option in any spelling argparse accepts: ``--configfile``,
     ``--configfiles``, a unique prefix (``--configf``), each also as ``--configfile=FILE``."""
@@ -139,12 +248,3 @@ def check_configfile_flags(argv: list[str]) -> None:
         raise ConfigError(f"--configfile given {len(flags)} times ({', '.join(flags)}): Snakemake keeps only the files "
                           "of the last one and silently drops the others; list every overlay after one flag, in "
                           "layering order: --configfile configs/smoke.yaml configs/ablations/decay_scale_20.yaml")
-
-
-def with_overlay_claims(config: dict) -> dict:
-    """The config with an overlay's ``extra_claims`` appended to ``claims`` (an overlay's ``claims`` list would
-    replace the profile's). Returns a new mapping; ``config`` is not changed."""
-    merged = {key: value for key, value in config.items() if key != "extra_claims"}
-    if "extra_claims" in config:
-        merged["claims"] = [*config["claims"], *config["extra_claims"]]
-    return merged

@@ -45,9 +45,9 @@ def check_premises(config: dict) -> None:
         if premises[role] not in premises["samplers"]:
             raise ConfigError(f"premises.{role} = {premises[role]!r} is not one of premises.samplers = "
                               f"{premises['samplers']}")
-    if samplers[premises["ead"]]["kind"] != "ead":
-        kind = samplers[premises["ead"]]["kind"]
-        raise ConfigError(f"premises.ead = {premises['ead']!r} is kind {kind!r}, not 'ead'")
+    if samplers[premises["ead"]]["name"] != "ead":
+        kind = samplers[premises["ead"]]["name"]
+        raise ConfigError(f"premises.ead = {premises['ead']!r} is a {kind!r} sampler, not 'ead'")
     too_large = [g for g in premises["group_sizes"] if g > premises["n"]]
     if too_large:
         raise ConfigError(f"premises.group_sizes = {premises['group_sizes']}: {too_large} exceed premises.n = "

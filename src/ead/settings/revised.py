@@ -4,19 +4,16 @@ panels), ``schedule_shapes`` (the shapes figure), ``inference_only`` (the sample
 
 from __future__ import annotations
 
-from ead.schedule import build_schedule
-from ead.settings.base import ConfigError, ead_params
+from ead.settings.analyses import analysis_schedule
+from ead.settings.base import ConfigError
 from ead.settings.rl import expand_grid
 
 __all__ = ["check_revised_sections", "inference_only_schedule"]
 
 
 def inference_only_schedule(config: dict, name: str) -> dict:
-    """A sampler of the inference-only comparison as a schedule document (EAD: the ``ead`` block, then overrides)."""
-    spec = dict(config["inference_only"]["samplers"][name])
-    if spec["name"] == "ead":
-        return {"name": "ead", **ead_params(config, {key: value for key, value in spec.items() if key != "name"})}
-    return spec
+    """A sampler of the inference-only comparison as a schedule document (ead.settings.base)."""
+    return analysis_schedule(config, config["inference_only"]["samplers"][name], f"inference_only.samplers.{name}")
 
 
 def check_paired_baselines(config: dict) -> list[str]:
@@ -37,9 +34,6 @@ def check_measured_schedule(config: dict) -> list[str]:
                      f"{analysed}) and must be a tiny policy" for policy in spec["policies"]
                      if policy not in analysed or policy not in config["policies"]]
     measured = {name for name, sampler in config["rl"]["samplers"].items() if sampler.get("measured")}
-    for name in sorted(measured):
-        if config["rl"]["samplers"][name]["kind"] != "ead":
-            problems.append(f"rl.samplers.{name}.measured: only an ead sampler takes c and d0 from measurement")
     used = {c.policy for c in expand_grid(config["rl"]) if c.sampler in measured}
     if used and config["rl"]["backend"] != "cpu":
         problems.append(f"rl.samplers {sorted(measured)}: `measured: true` is read by the CPU trainer only")
@@ -64,11 +58,10 @@ def check_inference_only(config: dict) -> list[str]:
     problems = [f"inference_only.models: {model!r} is not a tiny policy (policies: {sorted(config['policies'])})"
                 for model in spec["models"] if model not in config["policies"]]
     for name in spec["samplers"]:
-        document = inference_only_schedule(config, name)
         try:
-            build_schedule(document)
-        except (TypeError, ValueError) as error:
-            problems.append(f"inference_only.samplers.{name}: {error}")
+            inference_only_schedule(config, name)
+        except ConfigError as error:
+            problems.append(str(error))
     families = {sampler["name"] for sampler in spec["samplers"].values()}
     if families != {"ead", "fixed"}:
         problems.append(f"inference_only.samplers: needs both families, ead and fixed (got {sorted(families)})")
@@ -97,7 +90,7 @@ def check_schedule_shapes(config: dict) -> list[str]:
             problems.append(f"schedule_shapes: the cell (policy, algorithm, sampler, n) = {cell} is not in the grid of "
                             f"rl.experiments")
     for sampler in spec["samplers"]:
-        kind = config["rl"]["samplers"][sampler]["kind"] if sampler in config["rl"]["samplers"] else None
+        kind = config["rl"]["samplers"][sampler].get("name") if sampler in config["rl"]["samplers"] else None
         if kind in ("entropy_aware", "fixed"):
             problems.append(f"schedule_shapes.samplers: {sampler!r} is a {kind} sampler, not a schedule shape by "
                             f"position")

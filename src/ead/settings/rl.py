@@ -1,8 +1,8 @@
 """``rl``: the RL grid (experiments -> cells), everything one cell's job reads, and the section's cross-key rules.
 
 A cell is (policy, algorithm, sampler, n, seed); the grid is the union of the experiments' products, so a cell shared
-by two figures runs once. Both backends resolve a cell here: the CPU job reads :func:`cell_settings`, the verl job
-:func:`cell_config` (the cell's slice of the config, re-checked by :func:`validate_rl` in the job).
+by two figures runs once. Both backends read one resolved document per cell, made here at DAG build time: the CPU job
+:func:`cell_settings`, the verl job the same document plus its verl and grader blocks (:func:`verl_cell_settings`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from ead.claims import baseline_algorithm
-from ead.schedule import build_schedule
-from ead.settings.base import ConfigError, ead_params
+from ead.settings.base import ConfigError, schedule_document
 from ead.settings.policies import policy_task
 from ead.tables import COUNT_METRIC, TRAIN_METRICS
 
@@ -77,19 +76,8 @@ def policy_lr_scale(config: dict, policy: str) -> float:
 
 
 def sampler_schedule(config: dict, sampler: str) -> dict:
-    """The rollout schedule of a sampler as a `build_schedule` document (EAD: top-level `ead` + overrides)."""
-    spec = config["rl"]["samplers"][sampler]
-    if spec["kind"] == "fixed":
-        return {"name": "fixed", "tau": spec["tau"]}
-    if spec["kind"] == "two_stage":
-        return {"name": "two_stage", **{key: spec[key] for key in ("tau_early", "tau_late", "switch")}}
-    if spec["kind"] == "linear":
-        return {"name": "linear", **spec["linear"]}
-    if spec["kind"] == "entropy_aware":
-        return {"name": "entropy_aware", **spec["entropy_aware"]}
-    if spec["kind"] == "ead_mean":
-        return {"name": "ead_mean", **ead_params(config, spec.get("ead")), "length": spec["mean_over"]}
-    return {"name": "ead", **ead_params(config, spec.get("ead"))}
+    """The rollout schedule of ``rl.samplers.<sampler>`` as a `build_schedule` document (ead.settings.base)."""
+    return schedule_document(config, config["rl"]["samplers"][sampler], f"rl.samplers.{sampler}")
 
 
 def sampler_trains_at(config: dict, sampler: str) -> str:
@@ -127,32 +115,15 @@ def table_columns(settings: dict) -> dict:
             "prompts_per_step": settings["prompts_per_step"], "mini_batches": settings["mini_batches"]}
 
 
-def cell_config(config: dict, cell: Cell) -> dict:
-    """The smallest config that determines ``cell`` (valid for :func:`validate_rl`: one experiment, one cell).
-
-    The verl job receives this instead of the whole config, so its parameters (and Snakemake's rerun decisions)
-    change only when something that affects the cell changes.
-    """
-    rl = config["rl"]
-    subset = {
-        "ead": config["ead"],
-        "grader": config["grader"],  # the cell's reward
-        "rl": {
-            **{key: value for key, value in rl.items() if key not in ("algorithms", "samplers", "experiments",
-                                                                       "lr_by_n", "eval")},
-            "eval": cell_eval_settings(rl),
-            "lr_by_n": {cell.n: learning_rate(rl, cell.n)},
-            "algorithms": {cell.algorithm: rl["algorithms"][cell.algorithm]},
-            "samplers": {cell.sampler: rl["samplers"][cell.sampler]},
-            "experiments": {"cell": {"policies": [cell.policy], "algorithms": [cell.algorithm],
-                                     "samplers": [cell.sampler], "n": [cell.n], "seeds": [cell.seed]}},
-        },
-    }
-    if "paper_models" in config:
-        subset["paper_models"] = {cell.policy: config["paper_models"][cell.policy]}
-    if "paper_data" in config:
-        subset["paper_data"] = config["paper_data"]
-    return subset
+def verl_cell_settings(config: dict, cell: Cell) -> dict:
+    """Everything the verl job of ``cell`` reads, resolved once here in the DAG: the CPU cell's settings
+    (:func:`cell_settings`: lr, algorithm, schedule, TIS, evaluation), the verl block with the policy's own overrides
+    (``rl.verl`` then ``paper_models.<policy>.verl``) and the grader (the cell's reward). ead.rl.verl.run and
+    ead.rl.verl.overrides read this document and nothing else, so its parameters (and Snakemake's rerun decisions)
+    change only when something that affects the cell changes."""
+    return {**cell_settings(config, cell),
+            "verl": {**config["rl"]["verl"], **config["paper_models"][cell.policy].get("verl", {})},
+            "grader": config["grader"]}
 
 
 #: Policy-loss parameters (verl's PolicyLossConfig fields) each loss mode needs stated in the config, not left to
@@ -167,19 +138,14 @@ ACTOR_KEYS = ("clip_ratio_low", "clip_ratio_high", "loss_agg_mode", "use_kl_loss
 ALGORITHM_KEYS = frozenset({"loss_mode", *ACTOR_KEYS, *POLICY_LOSS_KEYS})
 #: Algorithm keys of the CPU backend only (not verl's ActorConfig): the forking-token mask.
 FORKING_KEYS = ("forking_token_fraction", "forking_token_scope")
-#: Sampler kinds with their own parameter block (kind -> key of the block).
-KIND_BLOCKS = {"linear": "linear", "ead_mean": "mean_over", "entropy_aware": "entropy_aware"}
-TWO_STAGE_KEYS = ("tau_early", "tau_late", "switch")
-
-
 def validate_rl(config: dict) -> None:
     """Cross-key rules of the RL grid: every name an experiment uses exists, and every cell can run.
 
-    Also called by the verl job on its slice of the config (:func:`cell_config`). ``rl.backend: cpu`` trains the tiny
+    ``rl.backend: cpu`` trains the tiny
     ``policies``; ``rl.backend: verl`` trains the hub models of ``paper_models`` and has its own requirements."""
     rl = config["rl"]
     verl = rl["backend"] == "verl"
-    if "k" in rl["eval"] and rl["eval"]["n"] < max(rl["eval"]["k"]):  # a cell's slice (cell_config) has no k
+    if rl["eval"]["n"] < max(rl["eval"]["k"]):
         raise ConfigError(f"rl.eval.n = {rl['eval']['n']} must be >= every k in rl.eval.k = {rl['eval']['k']} "
                           "(unbiased Pass@k needs n >= k samples)")
     if verl:
@@ -212,40 +178,19 @@ def _check_algorithm(key: str, algorithm: dict, used_by_verl: bool) -> None:
 
 
 def _check_sampler(config: dict, name: str, sampler: dict, verl: bool) -> None:
-    """A sampler states exactly the keys of its kind; its schedule's own checks are the final word on values."""
+    """A sampler is one schedule document (the registry in ead.schedule checks its name, parameters and values) with
+    its training options beside it."""
     key = f"rl.samplers.{name}"
-    kind = sampler["kind"]
-    stage_keys = sorted(set(sampler) & set(TWO_STAGE_KEYS))
-    if sampler.get("trains_at") is not None and kind != "fixed":
+    if "name" not in sampler:
+        raise ConfigError(f"{key}: a sampler names its schedule (name: fixed, ead, two_stage, linear, ead_mean, "
+                          f"entropy_aware, ...) with its parameters beside it, e.g. {{name: ead, tau_min: 0.8, tis: "
+                          f"token, tis_cap: 2.0}}; got {sampler}")
+    schedule = sampler_schedule(config, name)  # ConfigError naming the sampler and the key
+    if sampler.get("trains_at") is not None and schedule["name"] != "fixed":
         raise ConfigError(f"{key}.trains_at: only a fixed-tau sampler chooses its training temperature (the "
                           "others train at tau = 1)")
-    for block_kind, block in KIND_BLOCKS.items():
-        if (kind == block_kind) != (block in sampler):
-            raise ConfigError(f"{key}: `{block}` goes with kind {block_kind!r} and only with it (kind is {kind!r})")
-    if kind in KIND_BLOCKS:
-        if "tau" in sampler or stage_keys or (kind != "ead_mean" and "ead" in sampler):
-            raise ConfigError(f"{key} is kind {kind!r}; tau, two-stage or ead settings would be ignored")
-    elif kind == "two_stage":
-        missing = sorted(set(TWO_STAGE_KEYS) - set(sampler))
-        if missing:
-            raise ConfigError(f"{key} is kind 'two_stage' but has no {', '.join(missing)}")
-        if "tau" in sampler or "ead" in sampler:
-            raise ConfigError(f"{key} is kind 'two_stage'; tau and ead settings would be ignored")
-    elif stage_keys:
-        raise ConfigError(f"{key} is kind {kind!r}; {stage_keys} belong to kind 'two_stage'")
-    elif kind == "fixed":
-        if "tau" not in sampler:
-            raise ConfigError(f"{key} is kind 'fixed' but has no tau")
-        if "ead" in sampler:
-            raise ConfigError(f"{key} is kind 'fixed'; its 'ead' overrides would be ignored")
-    elif "tau" in sampler:
-        raise ConfigError(f"{key} is kind 'ead'; set EAD parameters under {key}.ead, not tau")
-    if kind not in ("fixed", "two_stage"):
-        try:
-            build_schedule(sampler_schedule(config, name))
-        except ValueError as error:
-            where = f"{key}.ead" if kind == "ead" else key
-            raise ConfigError(f"{where}: {error}") from None
+    if sampler.get("measured") and schedule["name"] != "ead":
+        raise ConfigError(f"{key}.measured: only an ead sampler takes c and d0 from measurement")
     if verl and sampler.get("tis", "none") != "none" and "tis_cap" not in sampler:
         raise ConfigError(f"{key}.tis = {sampler['tis']!r} needs {key}.tis_cap (verl's rollout_is_threshold)")
 
@@ -291,8 +236,8 @@ def _check_verl_sections(config: dict) -> None:
     if config["paper_data"]["val"].get("task", "math") != data_task:
         raise ConfigError(f"paper_data.val is {config['paper_data']['val'].get('task', 'math')} data, paper_data.train "
                           f"{data_task}: one task per run")
-    for name, entry in config["paper_models"].items():  # (a cell's slice has no `policies`: checked on the whole)
-        if "policy" in entry and "policies" in config and entry["policy"] not in config["policies"]:
+    for name, entry in config["paper_models"].items():
+        if "policy" in entry and entry["policy"] not in config["policies"]:
             raise ConfigError(f"paper_models.{name}.policy = {entry['policy']!r} is not a tiny policy of `policies`; "
                               f"known: {sorted(config.get('policies', {}))}")
     if rl["eval"].get("own_sampler"):

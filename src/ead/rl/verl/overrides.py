@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from types import SimpleNamespace
 
-from ead.settings.rl import POLICY_LOSS_KEYS, Cell, cell_settings, sampler_schedule, sampler_trains_at
+from ead.settings.rl import POLICY_LOSS_KEYS
 
-__all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "cell_verl_settings", "hydra_value",
-           "uses_agent_loop", "verl_overrides"]
+__all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "hydra_value", "uses_agent_loop", "verl_overrides"]
 
 #: Name of our agent loop in verl's agent-loop registry.
 AGENT_LOOP_NAME = "ead_schedule_agent"
@@ -76,43 +76,37 @@ def hydra_value(value) -> str:
     return json.dumps(text)  # a double-quoted string, escapes as Hydra expects
 
 
-def cell_verl_settings(config: dict, cell: Cell) -> dict:
-    """rl.verl with the policy's own overrides (paper_models.<policy>.verl) applied."""
-    return {**config["rl"]["verl"], **config["paper_models"][cell.policy].get("verl", {})}
-
-
-def uses_agent_loop(config: dict, cell: Cell) -> bool:
+def uses_agent_loop(settings: dict) -> bool:
     """True if the cell's training rollouts go through our agent loop (every schedule but a fixed tau trained on
-    logits / tau)."""
-    sampler = config["rl"]["samplers"][cell.sampler]
-    return sampler["kind"] != "fixed" or sampler_trains_at(config, cell.sampler) == "one"
+    logits / tau). ``settings``: the cell's document (ead.settings.rl.verl_cell_settings)."""
+    return settings["schedule"]["name"] != "fixed" or settings["fixed_tau_trains_at"] == "one"
 
 
-def agent_loop_entries(config: dict, cell: Cell) -> list[dict]:
+def agent_loop_entries(settings: dict) -> list[dict]:
     """Content of the agent-loop config file (``rollout.agent.agent_loop_config_path``): verl instantiates
     ``_target_`` with the other keys as keyword arguments (experimental/agent_loop/agent_loop.py, AgentLoopWorker)."""
-    return [{"name": AGENT_LOOP_NAME, "_target_": AGENT_LOOP_TARGET,
-             "schedule": sampler_schedule(config, cell.sampler)}]
+    return [{"name": AGENT_LOOP_NAME, "_target_": AGENT_LOOP_TARGET, "schedule": settings["schedule"]}]
 
 
-def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
-    """Hydra overrides (``key=value`` strings) that make verl's ppo_trainer run ``cell``. The one mapping."""
-    rl = config["rl"]
-    resolved = cell_settings(config, cell)  # the cell as the CPU backend reads it: lr, algorithm, schedule, TIS
-    algorithm, schedule = resolved["algorithm_params"], resolved["schedule"]
-    tis = None if resolved["tis"] == "none" else resolved["tis"]
-    settings = cell_verl_settings(config, cell)
-    evaluation = rl["eval"]
+def verl_overrides(cell_document: dict, paths: CellPaths) -> list[str]:
+    """Hydra overrides (``key=value`` strings) that make verl's ppo_trainer run one cell, from the cell's resolved
+    document (ead.settings.rl.verl_cell_settings: the CPU cell's settings plus ``verl`` and ``grader``). The one
+    mapping."""
+    cell = SimpleNamespace(**{key: cell_document[key] for key in ("policy", "algorithm", "sampler", "n", "seed")})
+    algorithm, schedule = cell_document["algorithm_params"], cell_document["schedule"]
+    tis = None if cell_document["tis"] == "none" else cell_document["tis"]
+    settings = cell_document["verl"]
+    evaluation = cell_document["eval"]
     actor, rollout = "actor_rollout_ref.actor", "actor_rollout_ref.rollout"
     uses_processor = schedule["name"] != "fixed"  # EAD and every other schedule: our vLLM logits processor
-    trains_at_one = uses_processor or sampler_trains_at(config, cell.sampler) == "one"
+    trains_at_one = uses_processor or cell_document["fixed_tau_trains_at"] == "one"
     o: dict[str, object] = {
         # data (paper_data, written by ead.hub)
         "data.train_files": paths.train_files,
         "data.val_files": paths.val_files,
-        "data.train_batch_size": rl["prompts_per_step"],
+        "data.train_batch_size": cell_document["prompts_per_step"],
         "data.max_prompt_length": settings["max_prompt_length"],
-        "data.max_response_length": rl["max_new_tokens"],
+        "data.max_response_length": cell_document["max_new_tokens"],
         "data.val_max_samples": evaluation["limit"],
         "data.filter_overlong_prompts": True,
         "data.truncation": "error",
@@ -128,8 +122,8 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         "algorithm.use_kl_in_reward": False,
         "critic.enable": False,  # GRPO advantages need no value model
         f"{actor}.strategy": settings["strategy"],
-        f"{actor}.optim.lr": resolved["lr"],
-        f"{actor}.ppo_mini_batch_size": rl["prompts_per_step"] // rl["mini_batches"],
+        f"{actor}.optim.lr": cell_document["lr"],
+        f"{actor}.ppo_mini_batch_size": cell_document["prompts_per_step"] // cell_document["mini_batches"],
         f"{actor}.ppo_micro_batch_size_per_gpu": settings["micro_batch_size_per_gpu"],
         f"{actor}.ppo_epochs": 1,
         f"{actor}.data_loader_seed": cell.seed,
@@ -151,7 +145,7 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         f"{rollout}.gpu_memory_utilization": settings["gpu_memory_utilization"],
         f"{rollout}.log_prob_micro_batch_size_per_gpu": settings["log_prob_micro_batch_size_per_gpu"],
         f"{rollout}.agent.agent_loop_config_path": paths.agent_loop_config,
-        f"{rollout}.agent.default_agent_loop": (AGENT_LOOP_NAME if uses_agent_loop(config, cell)
+        f"{rollout}.agent.default_agent_loop": (AGENT_LOOP_NAME if uses_agent_loop(cell_document)
                                                  else "single_turn_agent"),
         # sampled validation at the declared temperature
         f"{rollout}.val_kwargs.do_sample": True,
@@ -166,7 +160,7 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         "reward.custom_reward_function.path": REWARD_MODULE,
         "reward.custom_reward_function.name": "compute_score",
         # the config's grader: section, handed to compute_score as keyword arguments (grader_timeout_s=...)
-        **{f"{REWARD_KWARGS}.grader_{key}": value for key, value in sorted(config["grader"].items())},
+        **{f"{REWARD_KWARGS}.grader_{key}": value for key, value in sorted(cell_document["grader"].items())},
         # trainer
         "trainer.use_v1": True,  # the v1 trainer hands `global_steps` to agent loops (ppo/v1/agent_loop_tq.py)
         "trainer.critic_warmup": 0,
@@ -176,7 +170,7 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
                                              f"seed{cell.seed}"]),
         "trainer.nnodes": settings["nnodes"],
         "trainer.n_gpus_per_node": settings["n_gpus_per_node"],
-        "trainer.total_training_steps": rl["steps"],
+        "trainer.total_training_steps": cell_document["steps"],
         "trainer.total_epochs": 1000,  # bounded by total_training_steps; 860k prompts / 1024 = 840 steps per epoch
         "trainer.test_freq": evaluation["every"],
         "trainer.val_before_train": True,
@@ -186,7 +180,7 @@ def verl_overrides(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
         "trainer.validation_data_dir": f"{paths.run_dir}/validation",
     }
     if tis is not None:
-        o["algorithm.rollout_correction.rollout_is_threshold"] = resolved["tis_cap"]
+        o["algorithm.rollout_correction.rollout_is_threshold"] = cell_document["tis_cap"]
     for key in ("clip_ratio_low", "clip_ratio_high"):  # absent: verl's default (0.2), as in the CPU backend
         if key in algorithm:
             o[f"{actor}.{key}"] = algorithm[key]

@@ -1,7 +1,6 @@
-"""Run one RL grid cell with verl 0.9.1 on GPUs and write its result tables (paper profile).
+"""Run one RL grid cell with verl 0.9.1 (on GPUs, or on this CPU with rl.verl.device: cpu) and write its tables.
 
-    python -m ead.rl.verl.run --config CONFIG.json --policy qwen2.5-math-1.5b --algorithm dapo \\
-        --sampler ead_tis --n 8 --seed 0 --model results/paper/models/qwen2.5-math-1.5b \\
+    python -m ead.rl.verl.run --settings CELL.json --model results/paper/models/qwen2.5-math-1.5b \\
         --train results/paper/data/train.parquet --val results/paper/data/val.parquet \\
         --run-dir results/rl_runs/<cell> --out-dir results/rl/<cell>
 
@@ -10,8 +9,9 @@ Hydra overrides, one per line: the run's provenance), ``metrics.jsonl`` (verl's 
 (verl's validation dumps) and ``checkpoints/``; then converts them (:mod:`ead.rl.verl.convert`) into
 ``--out-dir``: steps.csv, eval_problems.csv and eval.csv, the tables of the CPU backend (eval.csv at k = 1, 2, 4, ...
 up to ``rl.eval.n``: the slice leaves rl.eval.k out, so changing it never reruns a GPU job; the aggregation reports
-the config's k from eval_problems.csv). ``--config`` is the cell's slice of the workflow config
-(:func:`ead.settings.rl.cell_config`).
+the config's k from eval_problems.csv). ``--settings`` is the cell's document, resolved once in the DAG
+(:func:`ead.settings.rl.verl_cell_settings`: the CPU cell's settings plus the verl and grader blocks); this job reads
+nothing else of the config.
 A restarted job resumes from the last checkpoint (``trainer.resume_mode=auto``); the previous ``metrics.jsonl`` is
 kept as ``metrics.<k>.jsonl`` because verl's file logger truncates its file on start.
 
@@ -34,28 +34,32 @@ import yaml
 
 from ead.io import atomic_path
 from ead.rl.verl.convert import convert_run, logged_training_steps, metrics_files
-from ead.rl.verl.overrides import CellPaths, agent_loop_entries, cell_verl_settings, compose_verl_config, verl_overrides
+from ead.rl.verl.overrides import CellPaths, agent_loop_entries, compose_verl_config, verl_overrides
 from ead.settings import ConfigError
-from ead.settings.rl import Cell, cell_settings, reported_ks, table_columns, validate_rl
+from ead.settings.rl import Cell, reported_ks, table_columns
+
+#: What a verl cell's document must hold (ead.settings.rl.verl_cell_settings makes it).
+DOCUMENT_KEYS = ("policy", "algorithm", "sampler", "n", "seed", "lr", "algorithm_params", "schedule", "tis", "tis_cap",
+                 "fixed_tau_trains_at", "eval", "steps", "prompts_per_step", "mini_batches", "max_new_tokens", "verl",
+                 "grader")
 
 
-def check_cell(config: dict, cell: Cell) -> None:
-    rl = config["rl"]
-    if rl["backend"] != "verl":
-        raise ConfigError(f"rl.backend = {rl['backend']!r}: ead.rl.verl.run runs verl cells only")
-    validate_rl(config)
-    for key, known in (("algorithm", rl["algorithms"]), ("sampler", rl["samplers"]),
-                       ("policy", config["paper_models"])):
-        if getattr(cell, key) not in known:
-            raise ConfigError(f"{key} {getattr(cell, key)!r} is not defined; known: {sorted(known)}")
+def check_document(settings: dict) -> None:
+    """A cell document that lacks a key was not made by ead.settings.rl.verl_cell_settings: say which."""
+    missing = [key for key in DOCUMENT_KEYS if key not in settings]
+    if missing:
+        raise ConfigError(f"--settings lacks {missing}: pass the cell document of ead.settings.rl.verl_cell_settings "
+                          "(the workflow's rule rl_cell_verl does)")
+    if settings.get("measured_schedule"):
+        raise ConfigError(f"sampler {settings['sampler']!r}: `measured: true` is read by the CPU trainer only")
 
 
-def prepare(config: dict, cell: Cell, paths: CellPaths) -> list[str]:
+def prepare(settings: dict, paths: CellPaths) -> list[str]:
     """Write agent_loop.yaml and overrides.txt into the run directory; return the overrides."""
     run_dir = Path(paths.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    Path(paths.agent_loop_config).write_text(yaml.safe_dump(agent_loop_entries(config, cell), sort_keys=False))
-    overrides = verl_overrides(config, cell, paths)
+    Path(paths.agent_loop_config).write_text(yaml.safe_dump(agent_loop_entries(settings), sort_keys=False))
+    overrides = verl_overrides(settings, paths)
     (run_dir / "overrides.txt").write_text("\n".join(overrides) + "\n")
     return overrides
 
@@ -166,11 +170,8 @@ def keep_previous_metrics(run_dir: Path) -> None:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, help="the workflow config as JSON (a file path or a JSON string)")
-    for name in ("policy", "algorithm", "sampler"):
-        parser.add_argument(f"--{name}", required=True)
-    parser.add_argument("--n", type=int, required=True)
-    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--settings", required=True,
+                        help="the cell's document (ead.settings.rl.verl_cell_settings), JSON: a file path or a string")
     parser.add_argument("--model", required=True, help="local model directory")
     parser.add_argument("--train", required=True, help="verl-format training parquet")
     parser.add_argument("--val", required=True, help="verl-format validation parquet")
@@ -179,16 +180,16 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="compose verl's config and print the command only")
     args = parser.parse_args(argv)
 
-    text = args.config if args.config.lstrip().startswith("{") else Path(args.config).read_text()
-    config = json.loads(text)
-    cell = Cell(args.policy, args.algorithm, args.sampler, args.n, args.seed)
-    check_cell(config, cell)
+    text = args.settings if args.settings.lstrip().startswith("{") else Path(args.settings).read_text()
+    settings = json.loads(text)
+    check_document(settings)
+    cell = Cell(*(settings[key] for key in ("policy", "algorithm", "sampler", "n", "seed")))
     run_dir = Path(args.run_dir).resolve()
     paths = CellPaths(model=str(Path(args.model).resolve()), train_files=str(Path(args.train).resolve()),
                       val_files=str(Path(args.val).resolve()), agent_loop_config=str(run_dir / "agent_loop.yaml"),
                       run_dir=str(run_dir))
     try:
-        overrides = prepare(config, cell, paths)
+        overrides = prepare(settings, paths)
     except OSError as error:
         raise SystemExit(f"ead.rl.verl.run: cannot write the run directory {run_dir}: {error}") from None
     command = [sys.executable, "-m", "verl.trainer.main_ppo", *overrides]
@@ -196,15 +197,14 @@ def main(argv=None):
     composed = compose_verl_config(overrides)  # unknown keys or bad values fail here, before any GPU is touched
     if args.check:
         return
-    env = trainer_environment(cell_verl_settings(config, cell), run_dir)
+    env = trainer_environment(settings["verl"], run_dir)
     align_checkpoints_with_log(run_dir)
     keep_previous_metrics(run_dir)
     run_trainer(command, env, run_dir)
-    settings = cell_settings(config, cell)
     convert_run(run_dir, {**asdict(cell), **table_columns(settings)}, reported_ks(settings["eval"]["n"]),
                 args.out_dir, seed=settings["eval"]["seed"],
                 entropy_temperature=float(composed.actor_rollout_ref.rollout.temperature),
-                total_steps=config["rl"]["steps"])
+                total_steps=settings["steps"])
 
 
 if __name__ == "__main__":
