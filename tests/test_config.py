@@ -225,17 +225,43 @@ def test_layering_merges_mappings_and_replaces_everything_else(tmp_path):
     (tmp_path / "base.yaml").write_text("a: {b: 1, c: [1, 2], d: {e: 1}}\nlist: [1, 2]\nx: {y: 1}\n")
     (tmp_path / "delta.yaml").write_text("a: {c: [3], d: {f: 2}}\nlist: [9]\nx: 5\nnew: {k: v}\n")
     layered = load_layered_config(tmp_path / "base.yaml", tmp_path / "delta.yaml")
-    assert layered == {"a": {"b": 1, "c": [3], "d": {"e": 1, "f": 2}}, "list": [9], "x": 5, "new": {"k": "v"}}
+    assert layered == {"a": {"b": 1, "c": [3], "d": {"e": 1, "f": 2}}, "list": [9], "x": 5, "new": {"k": "v"},
+                       "claims": []}
 
 
-def test_layering_is_snakemakes_own(tmp_path):
-    """The workflow's config (Snakemake's `configfile:` + `--configfile`) is what load_layered_config returns."""
-    from snakemake.utils import update_config
+def test_layering_includes_extends_lists_and_remembers_each_values_file(tmp_path):
+    """include: layers a shared file first; key+: extends a list; every leaf knows the file that set it last."""
+    from ead.settings import layer_config
 
-    for profile in ("smoke.yaml", "paper.yaml"):
-        expected = yaml.safe_load((ROOT / "configs" / "config.yaml").read_text())
-        update_config(expected, yaml.safe_load((ROOT / "configs" / profile).read_text()))
-        assert load("config.yaml", profile) == expected
+    (tmp_path / "layers").mkdir()
+    (tmp_path / "base.yaml").write_text("a: {b: 1, c: [1, 2]}\nclaims: [{id: C1}]\n")
+    (tmp_path / "layers" / "shared.yaml").write_text("a: {b: 2}\n")
+    (tmp_path / "profile.yaml").write_text("include: [layers/shared.yaml]\na: {c+: [3]}\nclaims+: [{id: C2}]\n")
+    layered = layer_config(tmp_path / "base.yaml", tmp_path / "profile.yaml")
+    assert layered.config == {"a": {"b": 2, "c": [1, 2, 3]}, "claims": [{"id": "C1"}, {"id": "C2"}]}
+    assert layered.source_of("a.b").endswith("layers/shared.yaml")
+    assert layered.source_of("a.c").endswith("profile.yaml") and layered.source_of("claims[1]").endswith("profile.yaml")
+    assert layered.name_source("a.b = 2: bad").endswith("shared.yaml: a.b = 2: bad")
+    (tmp_path / "loop.yaml").write_text("include: [loop.yaml]\n")
+    with pytest.raises(ConfigError, match=r"loop\.yaml: includes itself"):
+        layer_config(tmp_path / "base.yaml", tmp_path / "loop.yaml")
+    (tmp_path / "bad.yaml").write_text("a: {b+: [3]}\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml: a\.b\+ extends a list with a list; a\.b is int"):
+        layer_config(tmp_path / "base.yaml", tmp_path / "bad.yaml")
+
+
+def test_rl_run_narrows_the_grid_and_its_claims_and_figures():
+    from ead.settings.rl import expand_grid
+    from ead.workflow import final_figures
+
+    config = load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"run": ["decomposition"]}})
+    validate_config(config, SCHEMA)
+    assert list(config["rl"]["experiments"]) == ["decomposition"]
+    assert {c.sampler for c in expand_grid(config["rl"])} == {"tau1.0", "ead_tis", "anneal_only", "hot_only"}
+    assert {c["id"] for c in config["claims"]} == {"C2", "C3", "C13", "C14", "C15", "C16", "C17"}  # on its cells
+    assert not any(name.startswith(("fig04", "fig05", "fig10")) for name in final_figures(config))
+    with pytest.raises(ConfigError, match=r"rl\.run = \['mian'\]: \['mian'\] not in rl\.experiments"):
+        load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"run": ["mian"]}})
 
 
 def test_paper_experiments_change_policies_and_seeds_and_keep_the_defaults_grid():
@@ -341,27 +367,23 @@ def test_command_line_overrides_restore_yaml_types_and_nest_dunder_keys():
 
 
 def test_command_line_overrides_merge_into_the_config_key_by_key():
-    from ead.settings.layering import apply_command_line_overrides
+    from ead.settings.layering import command_line_overrides
 
-    config = load("config.yaml")
-    before = dict(config["ead"])
-    config["ead__tau_min"] = 0.2  # Snakemake put the raw pair at the top level
-    config["ead"]["tau_max"] = "1.5"
-    apply_command_line_overrides(config, {"ead": {"tau_max": "1.5"}, "ead__tau_min": 0.2})
-    assert "ead__tau_min" not in config
+    before = load("config.yaml")["ead"]
+    config = load_layered_config(ROOT / "configs" / "config.yaml", command_line=command_line_overrides(
+        {"ead": {"tau_max": "1.5"}, "ead__tau_min": 0.2}))
     assert config["ead"] == {**before, "tau_max": 1.5, "tau_min": 0.2}
     validate_config(config, SCHEMA)
 
 
-def test_an_empty_mapping_in_an_overlay_is_an_error_naming_the_key():
-    from ead.settings.layering import check_overlays
-
-    base = load("config.yaml")
+def test_an_empty_mapping_in_an_overlay_is_an_error_naming_the_key(tmp_path):
+    (tmp_path / "x.yaml").write_text("rl: {experiments: {}}\n")
     with pytest.raises(ConfigError, match=r"x\.yaml: rl\.experiments = \{\} cannot take effect"):
-        check_overlays(base, [("configs/smoke.yaml", {}), ("x.yaml", {"rl": {"experiments": {}}})])
+        load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml", tmp_path / "x.yaml")
     with pytest.raises(ConfigError, match=r"--config: rl\.experiments\.main = \{\} cannot take effect"):
-        check_overlays(base, [("--config", {"rl": {"experiments": {"main": {}}}})])
-    check_overlays(base, [("smoke.yaml", {"rl": {"experiments": {"main": {"seeds": [0]}}}}), ("new.yaml", {"new": {}})])
+        load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"experiments": {"main": {}}}})
+    (tmp_path / "new.yaml").write_text("new: {}\n")
+    load_layered_config(ROOT / "configs" / "config.yaml", tmp_path / "new.yaml")
 
 
 def test_a_repeated_configfile_flag_is_an_error():

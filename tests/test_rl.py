@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-import yaml
 
 from ead.data.countdown import generate_countdown
 from ead.io import write_table
@@ -23,11 +22,12 @@ from ead.rl.train import response_log_probs
 from ead.samplers.hf import left_pad, sample
 from ead.schedule import AnnealedSchedule, FixedTemperature
 from ead.settings import ConfigError, validate_config
+from ead.settings.layering import load_layered_config
 from ead.settings.rl import Cell, cell_settings, expand_grid, learning_rate
 from tests.conftest import LOGIT_ATOL, log_prob_tolerance, recorded_logits, sampled_logits
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = yaml.safe_load((ROOT / "configs" / "config.yaml").read_text())
+CONFIG = load_layered_config(ROOT / "configs" / "config.yaml")
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 

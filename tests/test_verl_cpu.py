@@ -107,26 +107,19 @@ def test_the_verl_profiles_are_valid_and_state_only_deltas(names):
     assert restated_keys(profile("config.yaml"), yaml.safe_load((ROOT / "configs" / names[-1]).read_text())) == []
 
 
-def test_gpu_smoke_differs_from_verl_cpu_only_in_device_model_and_sizes():
-    cpu, gpu = flat(profile(*VERL_CPU)), flat(profile(*GPU_SMOKE))
-    differing = {key for key in cpu.keys() | gpu.keys() if cpu.get(key) != gpu.get(key)}
-    experiments = {f"rl.experiments.{name}.policies" for name in profile(*VERL_CPU)["rl"]["experiments"]}
-    device = {"rl.verl.device", "rl.verl.use_remove_padding", "rl.verl.extra_overrides"}
-    model = {"paper_models.qwen2.5-0.5b-instruct.hub_id", "paper_models.qwen2.5-0.5b-instruct.revision",
-             "paper_models.tiny_arith.policy", "rl.task",
-             *(f"paper_data.{role}.{key}" for role in ("train", "val")
-               for key in ("hub_id", "revision", "split", "question", "answer_from", "task", "limit")),
-             "paper_data.instruction", *experiments, "claims"}  # the claims name the policy
-    sizes = {"rl.steps", "rl.prompts_per_step", "rl.max_new_tokens", "rl.lr_by_n.4", "rl.eval.limit", "rl.eval.every",
-             "rl.eval.max_new_tokens", "rl.verl.micro_batch_size_per_gpu", "rl.verl.max_prompt_length",
-             "rl.verl.gpu_memory_utilization", "rl.verl.save_freq"}
-    # (the tiny policy's SFT and export exist only in verl_cpu: that profile's model)
-    assert differing - {"profile"} <= device | model | sizes, differing - device - model - sizes
-    assert {"rl.verl.device", "rl.verl.use_remove_padding", "rl.verl.extra_overrides"} <= differing
-    # the same cells: algorithm, samplers, n, seeds, schedule and TIS are verl_cpu's
+def test_gpu_smoke_and_verl_cpu_share_one_layer_and_state_only_device_model_and_sizes():
+    """Both build on configs/layers/verl_smoke.yaml (the three cells) and configs/layers/verl.yaml (the verl backend),
+    so each states only its device, model and sizes: a short file, and the same cells."""
+    for name in ("verl_cpu.yaml", "gpu_smoke.yaml"):
+        text = (ROOT / "configs" / name).read_text()
+        assert "layers/verl_smoke.yaml" in yaml.safe_load(text)["include"]
+        assert len([line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]) <= 35
+    cpu, gpu = profile(*VERL_CPU), profile(*GPU_SMOKE)
+    assert (cpu["rl"]["verl"]["device"], gpu["rl"]["verl"]["device"]) == ("cpu", "cuda")
     cpu_grid, gpu_grid = (expand_grid(profile(*names)["rl"]) for names in (VERL_CPU, GPU_SMOKE))
     assert [(c.algorithm, c.sampler, c.n, c.seed) for c in cpu_grid] == [(c.algorithm, c.sampler, c.n, c.seed)
                                                                       for c in gpu_grid]
+    assert list(cpu["rl"]["experiments"]) == list(gpu["rl"]["experiments"]) == ["main"]
 
 
 @pytest.mark.parametrize("names", [VERL_CPU, GPU_SMOKE])
