@@ -398,6 +398,21 @@ def test_file_logger_jsonl_becomes_steps_table():
     assert (steps[list(CELL_COLUMNS)] == pd.Series(CELL_COLUMNS)).all().all()
 
 
+def test_sequence_capped_share_comes_from_verl_only_at_sequence_level():
+    """verl's rollout_is_ratio_fraction_high is the sequence share only when rollout_is = sequence; in token-level (and
+    uncorrected) cells it counts tokens, so the column stays empty there."""
+    line = {"critic/score/mean": 0.5, convert.SEQUENCE_CAPPED_METRIC: 0.0125}
+    for tis, expected in (("sequence", 0.0125), ("token", math.nan), ("none", math.nan)):
+        steps = convert.steps_table({1: line, 2: {**line, convert.SEQUENCE_CAPPED_METRIC: 0.0}},
+                                    {**CELL_COLUMNS, "tis": tis})
+        got = steps["tis_capped_sequence_fraction"].tolist()
+        if tis == "sequence":
+            assert got == [0.0125, 0.0]
+            assert steps["tis_capped_fraction"].tolist() == got  # the same verl key, read as sequences here
+        else:
+            assert all(math.isnan(value) for value in got), tis
+
+
 def test_validation_dumps_become_per_problem_counts_without_greedy():
     problems = convert.eval_problems_from_dumps(FIXTURE / "validation")
     assert list(problems.columns) == ["step", "evaluated_with", "problem_id", "num_samples", "num_correct",

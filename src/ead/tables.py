@@ -66,7 +66,8 @@ __all__ = [
     "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE", "PAIRED_CURVES", "PREMISES", "PREMISE_VERDICTS",
     "PROBLEM_COLUMNS", "PROFILE_COLUMN", "SAMPLER_SCHEDULES", "PROFILE_ENV", "SCHEDULE_TABLE", "STATUS_COLUMN",
     "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN",
-    "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table",
+    "ALL_TRAIN_METRICS", "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES",
+    "TRAIN_METRICS", "Table",
     "TableError", "Coverage", "IncompleteTableError",
     "expected_eval_steps", "expected_steps", "job_profile", "per_problem_metric", "pass_worst_summary",
     "read_measured_schedule",
@@ -300,8 +301,15 @@ _CELL_TABLE = {**_CELL_KINDS, **SETTINGS_COLUMNS}
 #: ``loss_token_fraction`` (CPU backend: the share of response tokens the loss kept), ``tis_ess_fraction`` (verl's
 #: ``rollout_is_eff_sample_size`` of the step's truncated TIS weights, both backends) and ``sequence_ess_fraction``
 #: (CPU backend: per rollout group, the ESS of the sequence weights pi_train / pi_behaviour as a share of n, averaged
-#: over groups; what the premise probe reports before RL).
-LATER_TRAIN_METRICS = ["loss_token_fraction", "tis_ess_fraction", "sequence_ess_fraction"]
+#: over groups; what the premise probe reports before RL), ``tis_capped_sequence_fraction`` (the share of the step's
+#: sequences whose importance weight exp(sum of log pi_train - log pi_behaviour) exceeds ``tis_cap``, the revised
+#: paper's "fewer than 1% of sequences hit the truncation threshold"; CPU backend at every TIS level, verl backend from
+#: ``rollout_corr/rollout_is_ratio_fraction_high`` in cells with sequence-level TIS and empty in the others, where
+#: verl 0.9.1 computes no sequence weight: ead.rl.verl.convert).
+LATER_TRAIN_METRICS = ["loss_token_fraction", "tis_ess_fraction", "sequence_ess_fraction",
+                       "tis_capped_sequence_fraction"]
+#: Every per-step training metric of steps.csv (a claim on one of these compares or thresholds per-seed step means).
+ALL_TRAIN_METRICS = TRAIN_METRICS + LATER_TRAIN_METRICS
 #: The grader's timeouts (``Grade.status == "timeout"``: an answer that used up its CPU budget twice and scored 0) as
 #: counts: per step of an RL cell (``grader_timeouts``, its rollouts), per problem of an evaluation (``num_timeouts``,
 #: its samples and greedy answer), per evaluation job (``grader_timeouts``); and per graded sample its status

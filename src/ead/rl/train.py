@@ -213,6 +213,7 @@ class Trainer:
             "tis_weight_max": tis.max,
             "tis_capped_fraction": tis.capped_fraction,
             "tis_ess_fraction": tis.ess_fraction,
+            "tis_capped_sequence_fraction": tis.capped_sequence_fraction,
             "sequence_ess_fraction": mean_group_ess_fraction(log_ratio.sum(-1).numpy(), group_index),
             "behaviour_target_log_ratio": float(log_ratio.sum() / valid.sum()),
             "rollout_s": sampled - started - self.grade_seconds,
