@@ -86,8 +86,8 @@ def test_tis_off_reports_statistics_but_no_weights():
 
 
 def test_capped_sequence_fraction_counts_sequences_whose_product_weight_exceeds_the_cap():
-    """Hand-made log-ratios (log pi_old - log pi_behaviour) with cap 2 (log 2 = 0.693): the share of sequences, over rows
-    with a valid token, whose summed log-ratio exceeds log 2, whatever the TIS level."""
+    """Hand-made log-ratios (log pi_old - log pi_behaviour) with cap 2 (log 2 = 0.693): the share of sequences, over
+    rows with a valid token, whose summed log-ratio exceeds log 2, whatever the TIS level."""
     old = torch.tensor([
         [0.5, 0.6, 0.0, 0.0],    # sums to 1.1 > 0.693: weight e^1.1 = 3.0, capped
         [0.2, 0.1, 0.1, 0.0],    # 0.4: weight 1.49, not capped
