@@ -569,6 +569,80 @@ def test_each_step_reports_the_per_group_ess_and_capped_share_of_the_sequence_we
     assert row["tis_capped_sequence_fraction"] == 0.0  # trained on its own logits / tau: every weight is 1
 
 
+def test_annealed_training_evaluates_old_and_new_policy_at_each_tokens_sampling_temperature(rl_inputs, monkeypatch):
+    """trains_at annealed (the authors' unused old_policy_temperature_correction): the trainer's pi_theta log-probs are
+    log_softmax(logits / tau_t)[y_t] per token, tau_t EAD's by hand (tau_max 1.2, tau_min 0.1, d_s = 25 + 5 s,
+    decay_scale 1, no warm-up: the default profile's), pi_old is the sampler's behaviour log-prob at the same tau_t,
+    and no importance weight enters the loss."""
+    import copy
+    import logging
+
+    import ead.rl.train as train
+    from ead.samplers.hf import response_logits
+
+    config = json.loads(json.dumps(CONFIG))
+    config["rl"].update(prompts_per_step=2, max_new_tokens=24)
+    config["rl"]["eval"].update(limit=4)
+    config["ead"].update(tau_max=1.2, tau_min=0.1, d0=25, step_factor=5, warmup=0, decay_scale=1)
+    settings = {**cell_settings(config, Cell("tiny", "dapo", "ead", 4, 0)), "fixed_tau_trains_at": "annealed"}
+    trainer = train.Trainer(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"),
+                            logging.getLogger("test"))
+    before = copy.deepcopy(trainer.model).eval()
+    seen = {"losses": []}
+    rollout, loss = trainer.rollout, train.policy_loss
+
+    def recording_rollout(step):
+        seen["rollout"] = rollout(step)
+        return seen["rollout"]
+
+    def recording_loss(config, **kwargs):
+        seen["losses"].append(kwargs)
+        return loss(config, **kwargs)
+
+    monkeypatch.setattr(trainer, "rollout", recording_rollout)
+    monkeypatch.setattr(train, "policy_loss", recording_loss)
+    step = 3
+    row = trainer.train_step(step)
+    input_ids, attention_mask, batch, _, _ = seen["rollout"]
+    length = batch.token_ids.shape[1]
+    tau = np.maximum(2.2 - np.exp(np.arange(length) / (25 + 5 * step)), 0.1)  # EAD at step 3, by hand
+    assert tau[0] == pytest.approx(1.2) and tau[-1] < 0.75  # the temperatures do differ along the response
+    with torch.no_grad():
+        logits = response_logits(before, input_ids, attention_mask, batch.token_ids, batch.response_mask)
+    expected = torch.log_softmax(logits / torch.tensor(tau, dtype=logits.dtype)[None, :, None], dim=-1)
+    expected = expected.gather(-1, batch.token_ids[..., None]).squeeze(-1)
+    first = seen["losses"][0]  # the first mini-batch's log-probs come from the policy before any update
+    rows = slice(0, first["log_prob"].shape[0])
+    valid = batch.response_mask[rows]
+    torch.testing.assert_close(first["log_prob"].detach()[valid], expected[rows][valid], rtol=0, atol=1e-5)
+    at_tau_one = torch.log_softmax(logits, dim=-1).gather(-1, batch.token_ids[..., None]).squeeze(-1)
+    assert (first["log_prob"].detach() - at_tau_one[rows])[valid].abs().max() > 0.05  # not tau = 1
+    for kwargs in seen["losses"]:
+        assert kwargs["rollout_is_weights"] is None
+    old = torch.cat([kwargs["old_log_prob"] for kwargs in seen["losses"]])
+    assert torch.equal(old, batch.behaviour_logprobs)  # pi_old = the sampler at tau_t, no recomputation at tau = 1
+    torch.testing.assert_close(old[batch.response_mask], expected[batch.response_mask], rtol=0, atol=1e-5)
+    assert row["train_temperature"] == pytest.approx(
+        float((torch.tensor(tau)[None] * batch.response_mask).sum() / batch.response_mask.sum()))
+    assert row["behaviour_target_log_ratio"] == 0.0 and row["tis_capped_sequence_fraction"] == 0.0
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"tis": "token"}, "every importance weight is 1; set tis: none"),
+    ({"schedule": {"name": "entropy_aware"}}, "sets each token's temperature from the logits"),
+    ({"fixed_tau_trains_at": "sampled"}, r"fixed_tau_trains_at must be one of \('behaviour', 'one', 'annealed'\)"),
+])
+def test_annealed_training_refuses_a_weight_or_a_logit_read_schedule(rl_inputs, changes, message):
+    import logging
+
+    from ead.rl.train import Trainer
+
+    settings = {**cell_settings(CONFIG, Cell("tiny", "dapo", "ead", 4, 0)), "fixed_tau_trains_at": "annealed",
+                **changes}
+    with pytest.raises(ValueError, match=message):
+        Trainer(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"), logging.getLogger("test"))
+
+
 def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():
     from ead.rl.cell_eval import cell_summary
     from ead.tables import pass_worst_summary
