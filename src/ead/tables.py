@@ -396,14 +396,15 @@ PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "
 
 #: The claims table (``ead.rl.compare``): one row per paper claim tested on the grid, a paired effect with its CI,
 #: standard error, minimum detectable effect and verdict; ``baseline_algorithm`` (RL rows; empty for the analyses'
-#: rows and in tables written before it existed) names the baseline cell's algorithm.
+#: rows and in tables written before it existed) names the baseline cell's algorithm; ``threshold`` (threshold claims
+#: on one cell, ``ead.rl.compare``: effect = the cell's metric minus it; empty in paired rows) the claimed bound.
 CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
                           "n": "int", "sampler": "str", "baseline": "str",
                           "metric": "str", "evaluated_with": "str",
                           "step": "int",
                           "effect": "float", **_CI, "standard_error": "float", "mde": "float", "num_seeds": "int",
                           "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"},
-               optional={"baseline_algorithm": "str"})
+               optional={"baseline_algorithm": "str", "threshold": "float"})
 
 #: Paired-difference curves (``ead.rl.paired``): per (policy, algorithm, n, evaluated_with, sampler, baseline, step,
 #: metric) the mean over (seed, problem) of sampler - baseline with its two-way bootstrap CI, standard error and
