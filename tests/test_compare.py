@@ -167,7 +167,8 @@ def test_off_policy_cost_figure_draws_the_tis_statistics_of_each_sampler(tmp_pat
                                  tis_weight_mean=1.0, tis_weight_max=lambda t: np.where(t.sampler == "ead", 2.0, 1.0),
                                  tis_capped_fraction=lambda t: np.where(t.sampler == "ead", 0.01, 0.0),
                                  tis_ess_fraction=lambda t: np.where(t.sampler == "ead", 0.97, 1.0),
-                                 sequence_ess_fraction=lambda t: np.where(t.sampler == "ead", 0.6, 1.0))
+                                 sequence_ess_fraction=lambda t: np.where(t.sampler == "ead", 0.6, 1.0),
+                                 tis_capped_sequence_fraction=lambda t: np.where(t.sampler == "ead", 0.004, 0.0))
     experiment = {"policies": [CELL["policy"]], "algorithms": [CELL["algorithm"]], "samplers": ["tau1.0", "ead"],
                   "n": [CELL["n"]], "seeds": [0, 1, 2]}
     fig = beyond_off_policy_cost.plot(None, train_curves(steps), experiment, 16)
@@ -177,6 +178,8 @@ def test_off_policy_cost_figure_draws_the_tis_statistics_of_each_sampler(tmp_pat
     assert [line.get_ydata()[0] for line in log_ratio] == pytest.approx([0.0, 0.05])
     sequence_ess = fig.axes[list(beyond_off_policy_cost.PANELS).index("sequence_ess_fraction")].get_lines()
     assert [line.get_ydata()[0] for line in sequence_ess] == pytest.approx([1.0, 0.6])
+    capped = fig.axes[list(beyond_off_policy_cost.PANELS).index("tis_capped_sequence_fraction")].get_lines()
+    assert [line.get_ydata()[0] for line in capped] == pytest.approx([0.0, 0.004])
 
 
 def capped_steps_table(shares: dict[int, list[float]]) -> pd.DataFrame:
