@@ -167,7 +167,8 @@ def test_off_policy_cost_figure_draws_the_tis_statistics_of_each_sampler(tmp_pat
                                  tis_weight_mean=1.0, tis_weight_max=lambda t: np.where(t.sampler == "ead", 2.0, 1.0),
                                  tis_capped_fraction=lambda t: np.where(t.sampler == "ead", 0.01, 0.0),
                                  tis_ess_fraction=lambda t: np.where(t.sampler == "ead", 0.97, 1.0),
-                                 sequence_ess_fraction=lambda t: np.where(t.sampler == "ead", 0.6, 1.0))
+                                 sequence_ess_fraction=lambda t: np.where(t.sampler == "ead", 0.6, 1.0),
+                                 tis_capped_sequence_fraction=lambda t: np.where(t.sampler == "ead", 0.004, 0.0))
     experiment = {"policies": [CELL["policy"]], "algorithms": [CELL["algorithm"]], "samplers": ["tau1.0", "ead"],
                   "n": [CELL["n"]], "seeds": [0, 1, 2]}
     fig = beyond_off_policy_cost.plot(None, train_curves(steps), experiment, 16)
@@ -177,3 +178,53 @@ def test_off_policy_cost_figure_draws_the_tis_statistics_of_each_sampler(tmp_pat
     assert [line.get_ydata()[0] for line in log_ratio] == pytest.approx([0.0, 0.05])
     sequence_ess = fig.axes[list(beyond_off_policy_cost.PANELS).index("sequence_ess_fraction")].get_lines()
     assert [line.get_ydata()[0] for line in sequence_ess] == pytest.approx([1.0, 0.6])
+    capped = fig.axes[list(beyond_off_policy_cost.PANELS).index("tis_capped_sequence_fraction")].get_lines()
+    assert [line.get_ydata()[0] for line in capped] == pytest.approx([0.0, 0.004])
+
+
+def capped_steps_table(shares: dict[int, list[float]]) -> pd.DataFrame:
+    """The EAD + sequence-TIS cell's tis_capped_sequence_fraction by seed and step (steps 1..len)."""
+    table = steps_table()
+    rows = [{**table.iloc[0].to_dict(), "sampler": "ead_seq_tis", "seed": seed, "step": step + 1,
+             "tis_capped_sequence_fraction": share}
+            for seed, per_step in shares.items() for step, share in enumerate(per_step)]
+    return pd.concat([table, pd.DataFrame(rows)], ignore_index=True)
+
+
+THRESHOLD_CLAIM = dict(id="R3", figure="revised", statement="Fewer than 1% of sequences hit the TIS cap",
+                       sampler="ead_seq_tis", metric="tis_capped_sequence_fraction", threshold=0.01,
+                       direction="less", **CELL)
+
+
+def test_threshold_claim_tests_one_cells_metric_over_the_whole_run_against_the_threshold():
+    # per seed, the mean share over every step: 0.004, 0.002, 0.006 (not over the last window, which would be 0.0)
+    shares = {0: [0.008, 0.008, 0.0, 0.0], 1: [0.004, 0.004, 0.0, 0.0], 2: [0.012, 0.012, 0.0, 0.0]}
+    row = claim_row(THRESHOLD_CLAIM, problems_table(), capped_steps_table(shares), window=2, resamples=500, seed=1)
+    assert row["effect"] == pytest.approx(0.004 - 0.01) and row["num_seeds"] == 3 and row["step"] == 4
+    assert row["baseline"] == "0.01" and row["threshold"] == 0.01
+    assert row["ci_high"] == pytest.approx(0.006 - 0.01) and row["ci_low"] == pytest.approx(0.002 - 0.01)
+    assert row["verdict"] == "supported" and row["rule"].startswith("tis_capped_sequence_fraction minus 0.01: 95% CI")
+    above = {0: [0.02] * 4, 1: [0.03] * 4, 2: [0.015] * 4}
+    assert claim_row(THRESHOLD_CLAIM, problems_table(), capped_steps_table(above), window=2, resamples=500,
+                     seed=1)["verdict"] == "contradicted"
+    straddling = {0: [0.005] * 4, 1: [0.02] * 4, 2: [0.012] * 4}
+    assert claim_row(THRESHOLD_CLAIM, problems_table(), capped_steps_table(straddling), window=2, resamples=500,
+                     seed=1)["verdict"] == "inconclusive"
+    one_seed = claim_row(THRESHOLD_CLAIM, problems_table(), capped_steps_table({0: [0.0] * 4}), window=2,
+                         resamples=100, seed=1)
+    assert one_seed["verdict"] == "inconclusive" and one_seed["num_seeds"] == 1
+    CLAIMS.validate(pd.DataFrame([row]))
+
+
+def test_threshold_claim_on_an_evaluation_metric_and_its_errors():
+    claim = {**THRESHOLD_CLAIM, "sampler": "ead", "metric": "pass@4", "threshold": 0.2, "direction": "greater",
+             "statement": "EAD's Pass@4 exceeds 0.2"}
+    row = claim_row(claim, problems_table(), steps_table(), window=4, resamples=500, seed=3)
+    per_problem = np.stack([pass_at_k([8] * 3, COUNTS[("ead", s)], 4) for s in (0, 1)])
+    assert row["effect"] == pytest.approx(per_problem.mean() - 0.2) and row["num_units"] == 6
+    with pytest.raises(SystemExit, match="a threshold claim has no baseline"):
+        claim_row({**THRESHOLD_CLAIM, "baseline": "tau1.0"}, problems_table(), capped_steps_table({0: [0.0]}),
+                  window=2, resamples=10, seed=0)
+    verl_token_level = capped_steps_table({0: [float("nan")] * 2, 1: [0.0, 0.0]})
+    with pytest.raises(SystemExit, match=r"has no tis_capped_sequence_fraction in seeds \[0\]"):
+        claim_row(THRESHOLD_CLAIM, problems_table(), verl_token_level, window=2, resamples=10, seed=0)

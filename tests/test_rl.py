@@ -85,6 +85,46 @@ def test_tis_off_reports_statistics_but_no_weights():
         tis_weights(old, behaviour, mask, level="tokens", cap=2.0)
 
 
+def test_capped_sequence_fraction_counts_sequences_whose_product_weight_exceeds_the_cap():
+    """Hand-made log-ratios (log pi_old - log pi_behaviour) with cap 2 (log 2 = 0.693): the share of sequences, over
+    rows with a valid token, whose summed log-ratio exceeds log 2, whatever the TIS level."""
+    old = torch.tensor([
+        [0.5, 0.6, 0.0, 0.0],    # sums to 1.1 > 0.693: weight e^1.1 = 3.0, capped
+        [0.2, 0.1, 0.1, 0.0],    # 0.4: weight 1.49, not capped
+        [3.0, -3.0, 0.0, 0.0],   # 0.0: a token is far above the cap, the sequence is not
+        [0.3, 0.3, 9.0, 9.0],    # 0.6 over its valid tokens (the 9s are padding): not capped
+        [5.0, 5.0, 5.0, 5.0],    # no valid token: not a sequence
+    ])
+    behaviour = torch.zeros_like(old)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]])
+    for level in ("none", "token", "sequence"):
+        assert tis_weights(old, behaviour, mask, level=level, cap=2.0).capped_sequence_fraction == 0.25, level
+    # token level counts tokens: 3.0 of row 2 is the one valid token above log 2 (of 12 valid tokens)
+    assert tis_weights(old, behaviour, mask, level="token", cap=2.0).capped_fraction == pytest.approx(1 / 12)
+    # a larger cap: e^1.1 = 3.004 > 3, so the first row is still capped at 3; none at 3.1
+    assert tis_weights(old, behaviour, mask, level="token", cap=3.0).capped_sequence_fraction == 0.25
+    assert tis_weights(old, behaviour, mask, level="token", cap=3.1).capped_sequence_fraction == 0.0
+    # rows 0 and 1 with three of four sequences above the cap
+    heavy = torch.tensor([[1.0, 1.0], [0.7, 0.0], [-1.0, 0.0], [2.0, -0.5]])
+    assert tis_weights(heavy, torch.zeros_like(heavy), torch.ones_like(heavy), level="none",
+                       cap=2.0).capped_sequence_fraction == 0.75
+
+
+def test_capped_sequence_fraction_is_verls_sequence_level_high_fraction():
+    """The verl backend reads this column from verl's rollout_is_ratio_fraction_high at rollout_is=sequence: the same
+    number when every row has a valid token (verl counts every row)."""
+    from verl.trainer.ppo.rollout_corr_helper import compute_rollout_correction_weights
+
+    generator = torch.Generator().manual_seed(4)
+    old = -torch.rand(64, 10, generator=generator) * 2
+    behaviour = old - 0.15 * torch.randn(64, 10, generator=generator)
+    mask = (torch.arange(10)[None, :] < torch.randint(1, 11, (64, 1), generator=generator)).float()
+    ours = tis_weights(old, behaviour, mask, level="token", cap=2.0).capped_sequence_fraction
+    _, metrics = compute_rollout_correction_weights((old - behaviour) * mask, mask, rollout_is="sequence",
+                                                    rollout_is_threshold=2.0)
+    assert 0 < ours < 1 and ours == pytest.approx(metrics["rollout_is_ratio_fraction_high"], abs=1e-12)
+
+
 # --- losses are verl's --------------------------------------------------------------------------------------------
 def loss_inputs(seed=0, batch=8, length=6):
     generator = torch.Generator().manual_seed(seed)
@@ -489,7 +529,7 @@ def test_forking_token_training_puts_the_loss_on_the_masked_tokens_only(rl_input
     assert torch.equal(used, batch.response_mask.bool()) and row["loss_token_fraction"] == 1.0
 
 
-def test_each_step_reports_the_per_group_ess_of_the_sequence_weights(rl_inputs, monkeypatch):
+def test_each_step_reports_the_per_group_ess_and_capped_share_of_the_sequence_weights(rl_inputs, monkeypatch):
     """sequence_ess_fraction: per rollout group, the ESS of exp(sum_t log pi_train - log pi_behaviour) over its n
     responses as a share of n, averaged over groups (the premise probe's quantity, during training): below 1 for
     EAD's rollouts trained at tau = 1, exactly 1 for a fixed tau trained on its own logits / tau."""
@@ -521,8 +561,85 @@ def test_each_step_reports_the_per_group_ess_of_the_sequence_weights(rl_inputs, 
     expected = np.mean([ess_fraction(sequence_log_ratio[group_index == g]) for g in np.unique(group_index)])
     assert row["sequence_ess_fraction"] == pytest.approx(expected, rel=1e-4) and row["sequence_ess_fraction"] < 1
     assert 0 < row["tis_ess_fraction"] <= 1
+    # the share of this step's sequences whose weight exp(sum of log-ratios) exceeds tis_cap (2.0)
+    assert row["tis_capped_sequence_fraction"] == np.mean(sequence_log_ratio > np.log(2.0))
     row, _ = one_step("tau1.2")
     assert row["sequence_ess_fraction"] == 1.0 and row["tis_ess_fraction"] == pytest.approx(1.0)
+    assert row["tis_capped_sequence_fraction"] == 0.0  # trained on its own logits / tau: every weight is 1
+
+
+def test_annealed_training_evaluates_old_and_new_policy_at_each_tokens_sampling_temperature(rl_inputs, monkeypatch):
+    """trains_at annealed (the authors' unused old_policy_temperature_correction): the trainer's pi_theta log-probs are
+    log_softmax(logits / tau_t)[y_t] per token, tau_t EAD's by hand (tau_max 1.2, tau_min 0.1, d_s = 25 + 5 s,
+    decay_scale 1, no warm-up: the default profile's), pi_old is the sampler's behaviour log-prob at the same tau_t,
+    and no importance weight enters the loss."""
+    import copy
+    import logging
+
+    import ead.rl.train as train
+    from ead.samplers.hf import response_logits
+
+    config = json.loads(json.dumps(CONFIG))
+    config["rl"].update(prompts_per_step=2, max_new_tokens=24)
+    config["rl"]["eval"].update(limit=4)
+    config["ead"].update(tau_max=1.2, tau_min=0.1, d0=25, step_factor=5, warmup=0, decay_scale=1)
+    settings = {**cell_settings(config, Cell("tiny", "dapo", "ead", 4, 0)), "fixed_tau_trains_at": "annealed"}
+    trainer = train.Trainer(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"),
+                            logging.getLogger("test"))
+    before = copy.deepcopy(trainer.model).eval()
+    seen = {"losses": []}
+    rollout, loss = trainer.rollout, train.policy_loss
+
+    def recording_rollout(step):
+        seen["rollout"] = rollout(step)
+        return seen["rollout"]
+
+    def recording_loss(config, **kwargs):
+        seen["losses"].append(kwargs)
+        return loss(config, **kwargs)
+
+    monkeypatch.setattr(trainer, "rollout", recording_rollout)
+    monkeypatch.setattr(train, "policy_loss", recording_loss)
+    step = 3
+    row = trainer.train_step(step)
+    input_ids, attention_mask, batch, _, _ = seen["rollout"]
+    length = batch.token_ids.shape[1]
+    tau = np.maximum(2.2 - np.exp(np.arange(length) / (25 + 5 * step)), 0.1)  # EAD at step 3, by hand
+    assert tau[0] == pytest.approx(1.2) and tau[-1] < 0.75  # the temperatures do differ along the response
+    with torch.no_grad():
+        logits = response_logits(before, input_ids, attention_mask, batch.token_ids, batch.response_mask)
+    expected = torch.log_softmax(logits / torch.tensor(tau, dtype=logits.dtype)[None, :, None], dim=-1)
+    expected = expected.gather(-1, batch.token_ids[..., None]).squeeze(-1)
+    first = seen["losses"][0]  # the first mini-batch's log-probs come from the policy before any update
+    rows = slice(0, first["log_prob"].shape[0])
+    valid = batch.response_mask[rows]
+    torch.testing.assert_close(first["log_prob"].detach()[valid], expected[rows][valid], rtol=0, atol=1e-5)
+    at_tau_one = torch.log_softmax(logits, dim=-1).gather(-1, batch.token_ids[..., None]).squeeze(-1)
+    assert (first["log_prob"].detach() - at_tau_one[rows])[valid].abs().max() > 0.05  # not tau = 1
+    for kwargs in seen["losses"]:
+        assert kwargs["rollout_is_weights"] is None
+    old = torch.cat([kwargs["old_log_prob"] for kwargs in seen["losses"]])
+    assert torch.equal(old, batch.behaviour_logprobs)  # pi_old = the sampler at tau_t, no recomputation at tau = 1
+    torch.testing.assert_close(old[batch.response_mask], expected[batch.response_mask], rtol=0, atol=1e-5)
+    assert row["train_temperature"] == pytest.approx(
+        float((torch.tensor(tau)[None] * batch.response_mask).sum() / batch.response_mask.sum()))
+    assert row["behaviour_target_log_ratio"] == 0.0 and row["tis_capped_sequence_fraction"] == 0.0
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"tis": "token"}, "every importance weight is 1; set tis: none"),
+    ({"schedule": {"name": "entropy_aware"}}, "sets each token's temperature from the logits"),
+    ({"fixed_tau_trains_at": "sampled"}, r"fixed_tau_trains_at must be one of \('behaviour', 'one', 'annealed'\)"),
+])
+def test_annealed_training_refuses_a_weight_or_a_logit_read_schedule(rl_inputs, changes, message):
+    import logging
+
+    from ead.rl.train import Trainer
+
+    settings = {**cell_settings(CONFIG, Cell("tiny", "dapo", "ead", 4, 0)), "fixed_tau_trains_at": "annealed",
+                **changes}
+    with pytest.raises(ValueError, match=message):
+        Trainer(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"), logging.getLogger("test"))
 
 
 def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():

@@ -93,7 +93,8 @@ def test_fixed_temperature_is_a_constant_schedule():
 def test_registry_round_trip_and_errors():
     assert build_schedule(PAPER.to_dict()) == PAPER
     assert build_schedule({"name": "fixed", "tau": 1.2}) == FixedTemperature(1.2)
-    known = r"\['ead', 'ead_mean', 'entropy_aware', 'fixed', 'linear', 'two_stage'\]"
+    known = (r"\['ead', 'ead_linear', 'ead_mean', 'ead_mean_matched', 'ead_two_stage', 'entropy_aware', 'fixed', "
+             r"'linear', 'two_stage'\]")
     with pytest.raises(ValueError, match=r"Unsupported schedule 'cosine'.*" + known):
         build_schedule({"name": "cosine"})
     with pytest.raises(ValueError, match=r"Unknown parameter\(s\) \['tau_maxx'\]"):
@@ -207,6 +208,9 @@ REGISTRY_EXAMPLES = {
     "linear": {"tau_max": 1.5, "tau_min": 0.3, "length": 8, "warmup": 1},
     "ead_mean": {"tau_max": 1.5, "tau_min": 0.2, "d0": 6, "length": 16},
     "entropy_aware": {"mode": "edt", "tau_low": 0.4, "tau_high": 1.4, "base": 0.8, "theta": 1.0},
+    "ead_linear": {"tau_max": 1.5, "tau_min": 0.2, "d0": 6, "step_factor": 2, "warmup": 2},
+    "ead_two_stage": {"tau_max": 1.5, "tau_min": 0.2, "d0": 6, "step_factor": 2, "warmup": 2},
+    "ead_mean_matched": {"tau_max": 1.5, "tau_min": 0.2, "d0": 6, "warmup": 2},
 }
 
 
@@ -235,3 +239,88 @@ def test_the_vllm_processors_divide_every_registered_schedule_as_the_hf_sampler(
                 hf = ScheduleLogitsProcessor(schedule, prompt_length=0, step=step)
                 want = hf(torch.zeros(1, position, dtype=torch.long), logits[row : row + 1].clone())[0]
                 assert torch.equal(got[row], want), (name, step, position)
+
+
+# --- the authors' revised shapes (docs/revisions.md): expected values computed by hand from the appendix's formulas ---
+# (tau_max, tau_min, d0, alpha, d_max) = (1.2, 0.1, 200, 5, 40000) as in the appendix, c = 10 and the code's decay
+# scale 20: D = 20 d_s = 4000 at step 0, 20 * (200 + 5 * 100) = 14000 at step 100, 20 * 40000 = 800000 once capped.
+REVISED = {"tau_max": 1.2, "tau_min": 0.1, "d0": 200, "step_factor": 5, "d_max": 40000, "warmup": 10,
+           "decay_scale": 20}
+
+
+@pytest.mark.parametrize("position, step, expected", [
+    (5, 0, 1.0),                            # t < c: tau = 1
+    (10, 0, 1.2 - 1.1 * 10 / 4000),         # 1.19725: the line starts from t = 0, not from c
+    (2000, 0, 0.65),                        # half-way down at D / 2
+    (3999, 0, 1.2 - 1.1 * 3999 / 4000),     # 0.100275
+    (4000, 0, 0.1),                         # tau_min at t = D = 20 d_s
+    (9000, 0, 0.1),                         # floored after
+    (4000, 100, 1.2 - 1.1 * 4000 / 14000),  # 0.885714...: the line stretches with the step
+    (7000, 100, 0.65),
+    (400000, 10000, 0.65),                  # d_s capped at d_max: D = 800000
+])
+def test_revised_linear_reaches_tau_min_at_the_effective_decay(position, step, expected):
+    schedule = build_schedule({"name": "ead_linear", **REVISED})
+    assert schedule.temperatures(position, step) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("position, step, expected", [
+    (9, 0, 1.0), (10, 0, 1.2), (1999, 0, 1.2), (2000, 0, 0.1), (3000, 0, 0.1),  # switch at D / 2 = 10 d_s = 2000
+    (6999, 100, 1.2), (7000, 100, 0.1),                                          # D / 2 = 7000 at step 100
+])
+def test_revised_two_stage_switches_at_half_the_effective_decay(position, step, expected):
+    schedule = build_schedule({"name": "ead_two_stage", **REVISED})
+    assert schedule.temperatures(position, step) == expected
+
+
+def test_revised_mean_matched_is_the_time_average_of_negexp():
+    # The floored negexp max(2.2 - e^u, 0.1), u = t / D, meets the floor at u* = ln 2.1 = 0.741937; its mean over
+    # [0, 1] is 2.2 u* - (e^u* - 1) + 0.1 (1 - u*) = 1.632262 - 1.1 + 0.025806 = 0.558068.
+    by_hand = 2.2 * math.log(2.1) - (2.1 - 1) + 0.1 * (1 - math.log(2.1))
+    assert by_hand == pytest.approx(0.558068, abs=1e-6)
+    u = np.linspace(0.0, 1.0, 2_000_001)
+    numeric = np.trapezoid(np.maximum(2.2 - np.exp(u), 0.1), u)  # the same mean by quadrature, independently
+    schedule = build_schedule({"name": "ead_mean_matched", **REVISED})
+    for position, step in ((10, 0), (3999, 0), (50, 100), (10**6, 10000)):
+        assert schedule.temperatures(position, step) == pytest.approx(by_hand, abs=1e-12)
+        assert schedule.temperatures(position, step) == pytest.approx(numeric, abs=1e-9)
+    assert schedule.temperatures(9, 0) == 1.0  # warm-up
+    # The authors' code: the unfloored mean, 1 + 1.2 - (e - 1) = 0.481718 (then floored at tau_min)
+    code = build_schedule({"name": "ead_mean_matched", **REVISED, "mean_of": "code"})
+    assert code.temperatures(100, 3) == pytest.approx(2.2 - (math.e - 1), abs=1e-12)
+    # tau_min 0.6 (the revised 7B row): the floor is met at u* = ln 1.6; the code's 0.48 is floored to 0.6
+    seven_b = {**REVISED, "tau_min": 0.6, "d0": 250}
+    assert build_schedule({"name": "ead_mean_matched", **seven_b}).temperatures(100) == pytest.approx(
+        2.2 * math.log(1.6) - 0.6 + 0.6 * (1 - math.log(1.6)), abs=1e-12)
+    assert build_schedule({"name": "ead_mean_matched", **seven_b, "mean_of": "code"}).temperatures(100) == 0.6
+
+
+def test_revised_shapes_on_the_testbed_scale_and_every_array_type():
+    # decay_scale 1, d0 25, step factor 5 (the CPU testbed): D = 25 + 5 s, no warm-up
+    testbed = {"tau_max": 1.2, "tau_min": 0.1, "d0": 25, "step_factor": 5}
+    linear = build_schedule({"name": "ead_linear", **testbed})
+    assert linear.temperatures(10, 1) == pytest.approx(1.2 - 1.1 * 10 / 30, abs=1e-12)
+    assert build_schedule({"name": "ead_two_stage", **testbed}).temperatures(np.array([14, 15]), 1).tolist() == [
+        1.2, 0.1]  # D / 2 = 15 at step 1
+    positions = np.arange(0, 80)
+    for name in ("ead_linear", "ead_two_stage", "ead_mean_matched"):
+        schedule = build_schedule({"name": name, **REVISED, "warmup": 3})
+        as_numpy = schedule.temperatures(positions * 100, step=7)
+        as_torch = schedule.temperatures(torch.arange(0, 80) * 100, step=7)
+        as_scalar = [schedule.temperatures(int(t) * 100, step=7) for t in positions]
+        assert isinstance(as_torch, torch.Tensor) and as_torch.dtype == torch.float64
+        assert as_numpy.tolist() == as_torch.tolist() == as_scalar, name
+
+
+@pytest.mark.parametrize("name", ["ead_linear", "ead_two_stage", "ead_mean_matched"])
+def test_revised_shapes_take_eads_parameters_and_checks(name):
+    from ead.schedule import SCHEDULES
+
+    assert SCHEDULES[name].takes_ead_defaults and SCHEDULES["ead"].takes_ead_defaults
+    assert SCHEDULES["ead_mean"].takes_ead_defaults and not SCHEDULES["linear"].takes_ead_defaults
+    schedule = build_schedule({"name": name, **REVISED})
+    assert build_schedule(schedule.to_dict()) == schedule
+    with pytest.raises(ValueError, match="tau_min must be <= tau_max"):
+        build_schedule({"name": name, "tau_max": 0.5, "tau_min": 0.8})
+    with pytest.raises(ValueError, match=r"Unknown parameter\(s\) \['takes_ead_defaults'\]"):
+        build_schedule({"name": name, "takes_ead_defaults": False})

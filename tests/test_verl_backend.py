@@ -404,6 +404,21 @@ def test_file_logger_jsonl_becomes_steps_table():
     assert (steps[list(CELL_COLUMNS)] == pd.Series(CELL_COLUMNS)).all().all()
 
 
+def test_sequence_capped_share_comes_from_verl_only_at_sequence_level():
+    """verl's rollout_is_ratio_fraction_high is the sequence share only when rollout_is = sequence; in token-level (and
+    uncorrected) cells it counts tokens, so the column stays empty there."""
+    line = {"critic/score/mean": 0.5, convert.SEQUENCE_CAPPED_METRIC: 0.0125}
+    for tis in ("sequence", "token", "none"):
+        steps = convert.steps_table({1: line, 2: {**line, convert.SEQUENCE_CAPPED_METRIC: 0.0}},
+                                    {**CELL_COLUMNS, "tis": tis})
+        got = steps["tis_capped_sequence_fraction"].tolist()
+        if tis == "sequence":
+            assert got == [0.0125, 0.0]
+            assert steps["tis_capped_fraction"].tolist() == got  # the same verl key, read as sequences here
+        else:
+            assert all(math.isnan(value) for value in got), tis
+
+
 def test_validation_dumps_become_per_problem_counts_without_greedy():
     problems = convert.eval_problems_from_dumps(FIXTURE / "validation")
     assert list(problems.columns) == ["step", "evaluated_with", "problem_id", "num_samples", "num_correct",
@@ -770,3 +785,21 @@ def test_validation_dumps_count_the_rewards_timeouts(tmp_path):
     (tmp_path / "4.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     problems = convert.eval_problems_from_dumps(tmp_path)
     assert problems[["num_samples", "num_correct", "num_timeouts"]].values.tolist() == [[2, 1, 1.0], [2, 0, 2.0]]
+
+
+def test_verl_refuses_training_at_the_annealed_temperatures_by_sampler_name():
+    """verl 0.9.1 has one training temperature per sample, so a sampler with trains_at: annealed is refused for the verl
+    backend with its name and the reason; EAD + TIS and the fixed-tau choices pass."""
+    from ead.rl.verl.capabilities import check_verl_trains_at
+
+    samplers = {"ead_tis": {"name": "ead", "tis": "token", "tis_cap": 2.0},
+                "tau1.2": {"name": "fixed", "tau": 1.2, "trains_at": "behaviour"},
+                "tau1.2_at1_tis": {"name": "fixed", "tau": 1.2, "trains_at": "one", "tis": "token"},
+                "ead_annealed": {"name": "ead", "trains_at": "annealed"}}
+    check_verl_trains_at(samplers, used=["ead_tis", "tau1.2", "tau1.2_at1_tis"])
+    with pytest.raises(ConfigError, match=r"rl.samplers.ead_annealed.trains_at = 'annealed' cannot run on rl.backend: "
+                                          r"verl: verl 0.9.1 divides the trainer's logits by one temperature per "
+                                          r"sample"):
+        check_verl_trains_at(samplers)
+    with pytest.raises(ConfigError, match=r"rl.samplers.odd.trains_at = 'sampled': the verl backend runs"):
+        check_verl_trains_at({"odd": {"name": "fixed", "tau": 1.0, "trains_at": "sampled"}})

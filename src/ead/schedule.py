@@ -22,6 +22,14 @@ to a temperature. Positions are 0-based and count response tokens only (the prom
 
   ``decay_scale = 1`` is the paper's formula. The authors' code divides by ``20 * d_s``; set
   ``decay_scale = 20`` to reproduce that reading (see README, "Where we differ from the reference code").
+* ``EADLinear``, ``EADTwoStage``, ``EADMeanMatched`` (``ead_linear``, ``ead_two_stage``, ``ead_mean_matched``): the
+  authors' revised schedule-shape ablation (docs/revisions.md). Same parameters as EAD, and like EAD they grow with
+  the RL step through d_s: in units of EAD's effective decay D = decay_scale * d_s, linear reaches tau_min at t = D,
+  two-stage switches from tau_max to tau_min at t = D / 2, mean-matched is the time-average of EAD over [0, D]. The
+  ``linear``, ``two_stage`` and ``ead_mean`` schedules above are our fixed-length variants (issue #17).
+
+Schedules whose parameters are EAD's (``tau_max``, ``tau_min``, ``d0``, ...) say so with ``takes_ead_defaults = True``:
+a config gives them the top-level ``ead:`` block's values for the parameters it does not set.
 
 The arithmetic lives in one vectorised function, :func:`annealed_temperature`, which accepts numpy arrays,
 torch tensors or Python scalars, broadcasts per-row parameters against positions, and is shared by the
@@ -39,7 +47,10 @@ import numpy as np
 
 __all__ = [
     "AnnealedSchedule",
+    "EADLinear",
+    "EADMeanMatched",
     "EADMeanTemperature",
+    "EADTwoStage",
     "EntropyAwareTemperature",
     "FixedTemperature",
     "LinearAnneal",
@@ -324,6 +335,117 @@ class EADMeanTemperature(Schedule):
 
     def temperatures(self, positions, step: int = 0):
         return _constant_like(positions, self.mean_temperature(step))
+
+
+@dataclass(frozen=True)
+class _GrowingShape(Schedule):
+    """The authors' revised schedule shapes (appendix "Schedule-Shape Ablation"; docs/revisions.md): EAD's parameters,
+    a shape read in units of EAD's effective decay D = decay_scale * d_s, d_s = min(d0 + step_factor * s, d_max), so
+    the shape stretches with the RL step as EAD does.
+
+    The warm-up applies: tau = 1 for t < ``warmup`` (c), and the shape is evaluated at the absolute position t (not
+    t - c), as for EAD. The revised text states c for EAD only (Algorithm 1); the authors' code applies it to every
+    shape, returning the logits unscaled for len(token_ids) < warmup_period before any decay_mode branch
+    (yangalan123/verl, verl/workers/rollout/vllm_rollout/annealed_sampling.py), and their shape ablation script sets
+    warmup_period=10 for all four shapes. The shapes' own formulas in the text divide t by 20 d_s, the code's decay
+    (decay_scale 20); with decay_scale 1 (the CPU testbed) D = d_s, so a shape keeps its relation to the EAD schedule
+    it is compared with.
+    """
+
+    takes_ead_defaults: ClassVar[bool] = True
+    tau_max: float = 1.2
+    tau_min: float = 0.1
+    d0: float = 25.0
+    step_factor: float = 5.0
+    d_max: float = 40000.0
+    warmup: int = 0
+    decay_scale: float = 1.0
+
+    def __post_init__(self):
+        _ = self.ead  # EAD's checks validate the parameters (messages name EAD's keys)
+
+    @property
+    def ead(self) -> AnnealedSchedule:
+        """The EAD (negexp) schedule with these parameters, the shape's reference."""
+        return AnnealedSchedule(**{field.name: getattr(self, field.name) for field in fields(AnnealedSchedule)})
+
+    def effective_decay(self, step=0):
+        """D = decay_scale * d_s: the shapes' unit of length at RL step ``step``."""
+        return self.ead.effective_decay(step)
+
+    def shape(self, t: np.ndarray, decay: float) -> np.ndarray:  # pragma: no cover - interface
+        """tau at float64 positions ``t`` (all >= warmup) for effective decay ``decay``."""
+        raise NotImplementedError
+
+    def temperatures(self, positions, step: int = 0):
+        # One float64 numpy evaluation for scalars, arrays and tensors alike: the HF sampler (a position at a time)
+        # and the vLLM processor (a batch of positions) get bit-identical temperatures.
+        t = np.asarray(positions.cpu().numpy() if _is_torch(positions) else positions, dtype=np.float64)
+        tau = np.where(t < self.warmup, 1.0, self.shape(t, float(self.effective_decay(step))))
+        if _is_torch(positions):
+            import torch
+
+            return torch.as_tensor(tau, dtype=torch.float64, device=positions.device)
+        return tau if isinstance(positions, np.ndarray) else float(tau)
+
+
+@register_schedule("ead_linear")
+@dataclass(frozen=True)
+class EADLinear(_GrowingShape):
+    """The authors' linear shape: tau_t = max(tau_max - (tau_max - tau_min) * t / D, tau_min), D = decay_scale * d_s:
+    a straight line from tau_max at t = 0 to tau_min at t = D (20 d_s with the code's decay_scale 20), tau_min after.
+    ``linear`` is our fixed-length, step-independent variant."""
+
+    def shape(self, t, decay):
+        return self.tau_max - (self.tau_max - self.tau_min) * np.clip(t / decay, 0.0, 1.0)
+
+
+@register_schedule("ead_two_stage")
+@dataclass(frozen=True)
+class EADTwoStage(_GrowingShape):
+    """The authors' two-stage shape: tau_max for t < D / 2, tau_min from there on, D = decay_scale * d_s (the switch at
+    10 d_s with the code's decay_scale 20). ``two_stage`` is our step-independent variant with free temperatures."""
+
+    def shape(self, t, decay):
+        return np.where(t < decay / 2, float(self.tau_max), float(self.tau_min))
+
+
+MEAN_READINGS = ("text", "code")
+
+
+@register_schedule("ead_mean_matched")
+@dataclass(frozen=True)
+class EADMeanMatched(_GrowingShape):
+    """The authors' entropy-budget control: one temperature, the time-average of EAD's negexp over [0, D].
+
+    ``mean_of="text"`` (default) averages the negexp the revised text defines, max(1 + tau_max - e^(t/D), tau_min),
+    floor included: with u* = ln(1 + tau_max - tau_min) (the floor's position in units of D),
+    mean = (1 + tau_max - tau_min) (u* - 1) + 1 + tau_min if u* < 1, else 1 + tau_max - (e - 1). ``"code"`` is the
+    authors' code's closed form, the mean of the unfloored 1 + tau_max - e^(t/D), max(1 + tau_max - (e - 1), tau_min):
+    0.482 instead of 0.558 at (1.2, 0.1). Because negexp is a function of t / D, the average over [0, D] is the same
+    at every step: "growing with d_s" leaves this shape's temperature unchanged (only EAD's length scale grows). The
+    warm-up still sets tau = 1 for t < c (as the authors' code does); the average itself is over negexp alone.
+    ``ead_mean`` is our variant: EAD's mean over a fixed number of positions, which changes with the step.
+    """
+
+    mean_of: str = "text"
+
+    def __post_init__(self):
+        if self.mean_of not in MEAN_READINGS:
+            raise ValueError(f"ead_mean_matched schedule: mean_of must be one of {MEAN_READINGS}, got {self.mean_of!r}")
+        super().__post_init__()
+
+    def mean_temperature(self) -> float:
+        top = 1.0 + self.tau_max
+        if self.mean_of == "code":
+            return max(top - (math.e - 1.0), self.tau_min)
+        floor_at = math.log(top - self.tau_min)  # where negexp meets tau_min, in units of D
+        if floor_at >= 1.0:
+            return top - (math.e - 1.0)
+        return (top - self.tau_min) * (floor_at - 1.0) + 1.0 + self.tau_min
+
+    def shape(self, t, decay):
+        return np.full(t.shape, self.mean_temperature())
 
 
 ENTROPY_MODES = ("gate", "edt")

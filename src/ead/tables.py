@@ -67,7 +67,8 @@ __all__ = [
     "PROBLEM_COLUMNS", "PROFILE_COLUMN", "SAMPLER_SCHEDULES", "PROFILE_ENV", "RUN_COLUMNS", "CONFIG_FILES_COLUMN",
     "CONFIG_FILES_ENV", "job_run_columns", "SCHEDULE_TABLE", "STATUS_COLUMN",
     "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN",
-    "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES", "TRAIN_METRICS", "Table",
+    "ALL_TRAIN_METRICS", "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES",
+    "TRAIN_METRICS", "Table",
     "TableError", "Coverage", "IncompleteTableError",
     "expected_eval_steps", "expected_steps", "job_profile", "per_problem_metric", "pass_worst_summary",
     "read_measured_schedule",
@@ -313,8 +314,15 @@ _CELL_TABLE = {**_CELL_KINDS, **SETTINGS_COLUMNS}
 #: ``loss_token_fraction`` (CPU backend: the share of response tokens the loss kept), ``tis_ess_fraction`` (verl's
 #: ``rollout_is_eff_sample_size`` of the step's truncated TIS weights, both backends) and ``sequence_ess_fraction``
 #: (CPU backend: per rollout group, the ESS of the sequence weights pi_train / pi_behaviour as a share of n, averaged
-#: over groups; what the premise probe reports before RL).
-LATER_TRAIN_METRICS = ["loss_token_fraction", "tis_ess_fraction", "sequence_ess_fraction"]
+#: over groups; what the premise probe reports before RL), ``tis_capped_sequence_fraction`` (the share of the step's
+#: sequences whose importance weight exp(sum of log pi_train - log pi_behaviour) exceeds ``tis_cap``, the revised
+#: paper's "fewer than 1% of sequences hit the truncation threshold"; CPU backend at every TIS level, verl backend from
+#: ``rollout_corr/rollout_is_ratio_fraction_high`` in cells with sequence-level TIS and empty in the others, where
+#: verl 0.9.1 computes no sequence weight: ead.rl.verl.convert).
+LATER_TRAIN_METRICS = ["loss_token_fraction", "tis_ess_fraction", "sequence_ess_fraction",
+                       "tis_capped_sequence_fraction"]
+#: Every per-step training metric of steps.csv (a claim on one of these compares or thresholds per-seed step means).
+ALL_TRAIN_METRICS = TRAIN_METRICS + LATER_TRAIN_METRICS
 #: The grader's timeouts (``Grade.status == "timeout"``: an answer that used up its CPU budget twice and scored 0) as
 #: counts: per step of an RL cell (``grader_timeouts``, its rollouts), per problem of an evaluation (``num_timeouts``,
 #: its samples and greedy answer), per evaluation job (``grader_timeouts``); and per graded sample its status
@@ -401,14 +409,15 @@ PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "
 
 #: The claims table (``ead.rl.compare``): one row per paper claim tested on the grid, a paired effect with its CI,
 #: standard error, minimum detectable effect and verdict; ``baseline_algorithm`` (RL rows; empty for the analyses'
-#: rows and in tables written before it existed) names the baseline cell's algorithm.
+#: rows and in tables written before it existed) names the baseline cell's algorithm; ``threshold`` (threshold claims
+#: on one cell, ``ead.rl.compare``: effect = the cell's metric minus it; empty in paired rows) the claimed bound.
 CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
                           "n": "int", "sampler": "str", "baseline": "str",
                           "metric": "str", "evaluated_with": "str",
                           "step": "int",
                           "effect": "float", **_CI, "standard_error": "float", "mde": "float", "num_seeds": "int",
                           "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"},
-               optional={"baseline_algorithm": "str"})
+               optional={"baseline_algorithm": "str", "threshold": "float"})
 
 #: Paired-difference curves (``ead.rl.paired``): per (policy, algorithm, n, evaluated_with, sampler, baseline, step,
 #: metric) the mean over (seed, problem) of sampler - baseline with its two-way bootstrap CI, standard error and

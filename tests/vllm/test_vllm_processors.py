@@ -32,7 +32,10 @@ import torch
 
 from ead.schedule import (
     AnnealedSchedule,
+    EADLinear,
+    EADMeanMatched,
     EADMeanTemperature,
+    EADTwoStage,
     EntropyAwareTemperature,
     LinearAnneal,
     TwoStageTemperature,
@@ -89,6 +92,11 @@ SCHEDULE_REQUESTS = [
     (schedule_form(EntropyAwareTemperature(mode="gate", tau_low=0.5, tau_high=1.5, gate=ENTROPY_GATE)), 28),
     (schedule_form(EntropyAwareTemperature(mode="edt", tau_low=0.4, tau_high=1.4, base=0.8, theta=1.0)), 20),
     (schedule_form(AnnealedSchedule(tau_max=1.5, tau_min=0.3, d0=8, warmup=4), step=2), 18),
+    # the authors' revised shapes, growing with the step: D = d0 + 2 s = 12 at step 3 (linear: tau_min from t = 12;
+    # two-stage: switch at t = 6), mean-matched 2.3 (ln 2.3 - 1) + 1.2 = 0.816 after the warm-up
+    (schedule_form(EADLinear(tau_max=1.5, tau_min=0.3, d0=6, step_factor=2, warmup=2), step=3), 22),
+    (schedule_form(EADTwoStage(tau_max=1.5, tau_min=0.3, d0=6, step_factor=2, warmup=2), step=3), 14),
+    (schedule_form(EADMeanMatched(tau_max=1.5, tau_min=0.2, d0=6, warmup=3), step=5), 10),
 ]
 REQUEST_SETS = {"ead": REQUESTS, "schedules": SCHEDULE_REQUESTS}
 
@@ -327,8 +335,17 @@ def scheduled_reference(hf_model, prompt: list[int], tokens: list[int], extra_ar
     return np.asarray(temperatures), entropy
 
 
+# tau of the revised-shape requests above at some positions, by hand: D = 6 + 2 * 3 = 12, c = 2 (mean-matched: c = 3)
+REVISED_SHAPE_TAUS = {
+    "ead_linear": {0: 1.0, 1: 1.0, 2: 1.5 - 1.2 * 2 / 12, 6: 0.9, 11: 1.5 - 1.2 * 11 / 12, 12: 0.3, 21: 0.3},
+    "ead_two_stage": {1: 1.0, 2: 1.5, 5: 1.5, 6: 0.3, 13: 0.3},
+    "ead_mean_matched": {2: 1.0, 3: 2.3 * (np.log(2.3) - 1) + 1.2, 9: 2.3 * (np.log(2.3) - 1) + 1.2},
+}
+
+
 def test_v1_runner_samples_every_registered_schedule_as_the_hf_sampler(tiny_model_dir, hf_model, tmp_path):
-    """One batch of two-stage, linear, EAD-mean, entropy-aware (gate and EDT), EAD in both forms and a plain request:
+    """One batch of two-stage, linear, EAD-mean, entropy-aware (gate and EDT), EAD in both forms, the authors' revised
+    shapes (linear, two-stage, mean-matched growing with d_s) and a plain request:
     each sampled token's vLLM log-prob is log_softmax(logits / tau_t) with tau_t from the same schedule object the
     HF sampler uses, evaluated on the HF forward pass's logits."""
     generated = run_engine_subprocess(tiny_model_dir, "v1", "fqcn", tmp_path, request_set="schedules")
@@ -346,6 +363,9 @@ def test_v1_runner_samples_every_registered_schedule_as_the_hf_sampler(tiny_mode
             # A token whose entropy sits within float32 noise of the gate may fall on either side in either engine.
             checked = np.abs(entropy - schedule["gate"]) > 1e-4
             heated_and_cooled |= set(np.unique(temperatures[checked]).round(6).tolist())
+        if schedule.get("name") in REVISED_SHAPE_TAUS:  # the revised shapes' tau, by hand from the appendix formulas
+            for position, tau in REVISED_SHAPE_TAUS[schedule["name"]].items():
+                assert temperatures[position] == pytest.approx(tau, abs=1e-12), (schedule["name"], position)
         error = np.abs(got - expected)[checked]
         assert (error <= log_prob_atol(temperatures[checked])).all(), (
             f"{schedule or extra_args}: max |vLLM - reference| = {error.max():.2e}")

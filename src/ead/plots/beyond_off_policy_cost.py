@@ -5,8 +5,9 @@ token log-ratio log pi_train - log pi_behaviour (0 for an on-policy sampler: a f
 the mean and the largest TIS weight, the fraction of tokens whose weight was truncated at the cap, verl's effective
 sample size of the truncated weights (``rollout_is_eff_sample_size``, a share of the batch's tokens), and per rollout
 group the effective sample size of the untruncated sequence weights pi_train / pi_behaviour as a share of n (mean over
-groups; the premise probe's ``sequence_ess_fraction``, during training). A sampler without TIS logs its weights
-against rl.tis_cap all the same (it does not use them).
+groups; the premise probe's ``sequence_ess_fraction``, during training), and the fraction of sequences whose weight
+exp(sum of token log-ratios) exceeds the cap (the revised paper's "fewer than 1% of sequences"). A sampler without
+TIS logs its weights against rl.tis_cap all the same (it does not use them).
 
 Run:
     python -m ead.plots.beyond_off_policy_cost --eval-curves results/rl/eval_curves.csv \
@@ -23,7 +24,8 @@ PANELS = {"behaviour_target_log_ratio": "mean token log-ratio (train - behaviour
           "tis_weight_mean": "mean TIS weight", "tis_weight_max": "largest TIS weight",
           "tis_capped_fraction": "fraction of tokens truncated",
           "tis_ess_fraction": "ESS of truncated token weights / tokens",
-          "sequence_ess_fraction": "ESS of sequence weights / n, per group"}
+          "sequence_ess_fraction": "ESS of sequence weights / n, per group",
+          "tis_capped_sequence_fraction": "fraction of sequences over the cap"}
 COLUMNS = 3
 
 
@@ -35,6 +37,8 @@ def plot(eval_curves, train_curves, experiment, k):
     for ax, (metric, label) in zip(axes, PANELS.items()):
         draw_curves(ax, select(train_curves, experiment, metric), experiment["samplers"])
         ax.set(xlabel="RL step", ylabel=label)
+    for ax in axes[len(PANELS):]:  # the last row's unused places
+        fig.delaxes(ax)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.08), ncol=min(len(labels), 5), fontsize=8)
     fig.suptitle("Off-policy cost of each schedule during RL (mean of seeds, 95% CI)", y=1.14, fontsize=10)

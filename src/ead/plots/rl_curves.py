@@ -24,7 +24,13 @@ SAMPLER_LABELS = {"tau0.6": r"$\tau$ = 0.6", "tau1.0": r"$\tau$ = 1.0", "tau1.2"
                   "ead_aggressive": "aggressive EAD", "ead_aggressive_tis": "aggressive EAD + TIS",
                   # the schedule shapes of configs/ablations/beyond_the_paper.yaml, named as the authors' ablation
                   "linear_tis": "linear + TIS", "two_stage_tis": "two-stage + TIS",
-                  "ead_mean_tis": "EAD's mean tau (mean-matched) + TIS"}
+                  "ead_mean_tis": "EAD's mean tau (mean-matched) + TIS",
+                  # the authors' own definitions, growing with d_s (ead.schedule EADLinear, EADTwoStage, EADMeanMatched)
+                  "ead_linear_tis": r"linear to $\tau_{min}$ at $D$ + TIS",
+                  "ead_two_stage_tis": r"two-stage, switch at $D/2$ + TIS",
+                  "ead_mean_matched_tis": "mean-matched (negexp's mean over [0, D]) + TIS",
+                  # the off-policy treatments (docs/revisions.md)
+                  "ead_seq_tis": "EAD + sequence TIS", "ead_annealed": r"EAD trained at $\tau_t$ (no weight)"}
 METRIC_LABELS = {"entropy": r"entropy at $\tau$ = 1 (nats/token)", "response_length": "response length (tokens)",
                  "pg_clipfrac": "clip fraction", "grad_norm": "gradient norm", "reward_mean": "train reward",
                  "greedy_accuracy": "greedy accuracy"}

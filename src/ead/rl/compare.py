@@ -15,6 +15,14 @@ error. The verdict is ``ead.claims.decide`` on the CI (threshold 0, in the claim
 whatever the CI for a claim run on one seed (its CI covers the evaluation problems, not the training noise between
 seeds). The ``scope`` column says in words what the row can show at that power.
 
+A claim with a ``threshold`` and no ``baseline`` is a threshold claim on one cell: "the metric lies below (``direction:
+less``) or above (``greater``) this value", e.g. the revised paper's "fewer than 1% of sequences hit the truncation
+threshold" (``metric: tis_capped_sequence_fraction, threshold: 0.01, direction: less``). Its effect is the cell's
+metric minus the threshold (so the verdict, the forest plot and the summary read it as every other row: against 0),
+its ``baseline`` column the threshold, and the per-seed value of a training metric is its mean over *every* step of
+the run (the share of all the run's sequences, the steps having equal batches), not over the last ``window``; an
+evaluation metric's is the per-problem value at the last evaluated step, with the two-way bootstrap.
+
 Run:
     python -m ead.rl.compare --claims '<claims JSON>' --eval-problems results/rl/*/*/*/*/*/eval_problems.csv \
         --steps results/rl/*/*/*/*/*/steps.csv --window 4 --resamples 1000 --seed 1234 \
@@ -35,7 +43,7 @@ from ead.claims import Verdict, baseline_algorithm, decide
 from ead.io import setup_logging
 from ead.metrics import POWER_Z, bootstrap_means, two_way_bootstrap_means
 from ead.rl.cells import add_completeness_arguments, read_cells
-from ead.tables import CLAIMS, TRAIN_METRICS, per_problem_metric
+from ead.tables import ALL_TRAIN_METRICS, CLAIMS, per_problem_metric
 
 
 def _cell_rows(table: pd.DataFrame, claim: dict, role: str) -> pd.DataFrame:
@@ -93,10 +101,43 @@ def training_difference(steps: pd.DataFrame, claim: dict, window: int) -> tuple[
     return (means["sampler"][common] - means["baseline"][common]).to_numpy(), last
 
 
+def threshold_distance(problems: pd.DataFrame, steps: pd.DataFrame, claim: dict) -> tuple[np.ndarray, int]:
+    """A threshold claim's cell minus its threshold: per seed (training metric: the mean over every step of the run)
+    or per (seed, problem) at the last evaluated step (evaluation metric), and that last step."""
+    if "baseline" in claim:
+        raise SystemExit(f"claim {claim['id']}: a threshold claim has no baseline (got baseline = "
+                         f"{claim['baseline']!r} and threshold = {claim['threshold']!r}); drop one")
+    threshold, metric = float(claim["threshold"]), claim["metric"]
+    if metric in ALL_TRAIN_METRICS:
+        rows = _cell_rows(steps, claim, "sampler")
+        per_seed = rows.groupby("seed")[metric].mean()
+        if per_seed.isna().any():
+            raise SystemExit(f"claim {claim['id']}: cell {claim['sampler']} has no {metric} in seeds "
+                             f"{per_seed.index[per_seed.isna()].tolist()} (the verl backend records "
+                             "tis_capped_sequence_fraction in sequence-level TIS cells only)")
+        return per_seed.to_numpy() - threshold, int(rows["step"].max())
+    rows = _cell_rows(problems, claim, "sampler")
+    rows = rows[rows["evaluated_with"] == claim.get("evaluated_with", "eval_tau")]
+    if rows.empty:
+        raise SystemExit(f"claim {claim['id']}: cell {claim['sampler']} has no evaluation with evaluated_with = "
+                         f"{claim.get('evaluated_with', 'eval_tau')!r}")
+    step = int(rows["step"].max())
+    by_seed = {seed: group.sort_values("problem_id") for seed, group in rows[rows["step"] == step].groupby("seed")}
+    return np.stack([per_problem_metric(g, metric) for g in by_seed.values()]) - threshold, step
+
+
 def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, window: int, resamples: int,
                seed: int) -> dict:
     """One claims-table row: effect, CI, standard error, minimum detectable effect and verdict."""
-    if claim["metric"] in TRAIN_METRICS:
+    if "threshold" in claim:
+        differences, step = threshold_distance(problems, steps, claim)
+        if differences.ndim == 1:
+            draws = bootstrap_means(differences, resamples=resamples, seed=seed)
+            effect, seeds, units = float(differences.mean()), differences.size, differences.size
+        else:
+            draws = two_way_bootstrap_means(differences, resamples=resamples, seed=seed)
+            effect, seeds, units = float(differences.mean()), differences.shape[0], differences.size
+    elif claim["metric"] in ALL_TRAIN_METRICS:
         differences, step = training_difference(steps, claim, window)
         draws = bootstrap_means(differences, resamples=resamples, seed=seed)
         effect, seeds, units = float(differences.mean()), differences.size, differences.size
@@ -107,15 +148,19 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
     low, high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
     standard_error = float(np.std(draws, ddof=1))
     verdict = decide(low, high, direction=claim.get("direction", "greater"))
+    if "threshold" in claim:
+        verdict = Verdict(verdict.verdict, f"{claim['metric']} minus {claim['threshold']:g}: {verdict.rule}")
     if seeds < 2:  # the bootstrap then resamples problems only: its CI leaves out the training noise between seeds
         verdict = Verdict("inconclusive", f"one seed: the training noise between seeds is not estimable, so no CI "
                                           f"covers it (problems-only {verdict.rule})")
     mde = POWER_Z * standard_error if math.isfinite(standard_error) else float("nan")
     return {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"],
             "policy": claim["policy"], "algorithm": claim["algorithm"], "n": claim["n"], "sampler": claim["sampler"],
-            "baseline": claim["baseline"], "baseline_algorithm": baseline_algorithm(claim),
+            "baseline": claim["baseline"] if "threshold" not in claim else f"{claim['threshold']:g}",
+            "baseline_algorithm": baseline_algorithm(claim), "threshold": claim.get("threshold", math.nan),
             "metric": claim["metric"],
-            "evaluated_with": None if claim["metric"] in TRAIN_METRICS else claim.get("evaluated_with", "eval_tau"),
+            "evaluated_with": (None if claim["metric"] in ALL_TRAIN_METRICS
+                               else claim.get("evaluated_with", "eval_tau")),
             "step": step, "effect": effect, "ci_low": low,
             "ci_high": high, "standard_error": standard_error,
             "mde": mde, "num_seeds": seeds, "num_units": units, "verdict": verdict.verdict, "rule": verdict.rule,

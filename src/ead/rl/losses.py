@@ -14,6 +14,7 @@ verl backend refuses the option by name.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,6 +88,7 @@ class TISWeights:
     max: float
     capped_fraction: float  # valid tokens (token level) or sequences (sequence level) whose raw weight > cap
     ess_fraction: float  # verl's rollout_is_eff_sample_size: ESS of the truncated weights over the batch's tokens, / n
+    capped_sequence_fraction: float  # sequences whose sequence weight exp(sum of log-ratios) > cap, at every level
 
 
 def tis_weights(old_log_prob: torch.Tensor, behaviour_log_prob: torch.Tensor, response_mask: torch.Tensor, *,
@@ -118,7 +120,22 @@ def tis_weights(old_log_prob: torch.Tensor, behaviour_log_prob: torch.Tensor, re
     mean = float(values.mean()) if values.numel() else 1.0
     maximum = float(values.max()) if values.numel() else 1.0
     return TISWeights(None if level == "none" else weights, mean, maximum, capped,
-                      float(verl_metrics["rollout_is_eff_sample_size"]))
+                      float(verl_metrics["rollout_is_eff_sample_size"]),
+                      capped_sequence_fraction(log_ratio, mask, cap))
+
+
+def capped_sequence_fraction(log_ratio: torch.Tensor, response_mask: torch.Tensor, cap: float) -> float:
+    """Share of the sequences (rows with a valid token) whose sequence importance weight pi_old(y) / pi_behaviour(y) =
+    exp(sum_t log-ratio) exceeds ``cap``: what the revised paper's "fewer than 1% of sequences hit the truncation
+    threshold" counts. Compared in log space, as verl's ``rollout_is_ratio_fraction_high`` does at sequence level (the
+    same number there), so a weight too large for float never decides it; at any TIS level, so that token-level and
+    uncorrected runs report it too."""
+    mask = response_mask.to(torch.float32)
+    rows = mask.sum(-1) > 0
+    if not rows.any():
+        return 0.0
+    sequence_log_ratio = (log_ratio.to(torch.float64) * mask).sum(-1)[rows]
+    return float((sequence_log_ratio > math.log(cap)).to(torch.float64).mean())
 
 
 def policy_loss(config, *, old_log_prob: torch.Tensor, log_prob: torch.Tensor, advantages: torch.Tensor,

@@ -6,7 +6,10 @@ grader, compute GRPO advantages and the algorithm's policy loss with verl's `cor
 the sampler asks for it, and update in `mini_batches` sequential mini-batches (as verl's actor: the PPO ratio
 departs from 1 after the first one). Old log-probs are recomputed by a trainer forward pass at the training
 temperature: tau = 1 for EAD; for fixed-tau samplers `fixed_tau_trains_at` chooses verl's behaviour (trainer
-logits / tau, on-policy) or tau = 1 (off-policy, like EAD).
+logits / tau, on-policy) or tau = 1 (off-policy, like EAD). `fixed_tau_trains_at: annealed` (any position-and-step
+schedule, e.g. an EAD sampler's `trains_at: annealed`) is the other treatment of EAD's off-policy gap, the authors'
+unused `old_policy_temperature_correction`: pi_old and pi_theta are both evaluated at each token's sampling
+temperature tau_t (logits / tau_t), so the rollouts are on-policy and there is no importance weight (TIS must be off).
 
 Every `eval.every` steps and at the last step the policy is evaluated on a fixed held-out split: Pass@k /
 Worst@k from `eval.n` sampled completions at the declared `eval.tau` (unbiased estimators), and greedy accuracy;
@@ -65,21 +68,39 @@ from ead.tables import (
     read_measured_schedule,
 )
 
-TRAINS_AT = ("behaviour", "one")
+TRAINS_AT = ("behaviour", "one", "annealed")
 
 
 def training_temperature(schedule, fixed_tau_trains_at: str) -> float:
-    """Temperature of the trainer's log-probs: logits / tau for fixed tau under verl's behaviour, else 1."""
+    """Temperature of the trainer's log-probs: logits / tau for fixed tau under verl's behaviour, else 1 (``annealed``
+    has one temperature per token instead: :func:`annealed_training_temperatures`)."""
     if fixed_tau_trains_at not in TRAINS_AT:
         raise ValueError(f"fixed_tau_trains_at must be one of {TRAINS_AT}, got {fixed_tau_trains_at!r}")
-    if isinstance(schedule, FixedTemperature) and fixed_tau_trains_at == "behaviour":
+    if isinstance(schedule, FixedTemperature) and fixed_tau_trains_at in ("behaviour", "annealed"):
         return float(schedule.tau)
     return 1.0
 
 
-def response_log_probs(model, input_ids, attention_mask, response_ids, response_mask, temperature: float):
-    """Log-probs (at logits / temperature) of the response tokens given the left-padded prompts."""
-    logits = response_logits(model, input_ids, attention_mask, response_ids, response_mask) / temperature
+def annealed_training_temperatures(schedule, step: int, shape: tuple[int, int]) -> torch.Tensor:
+    """(batch, length) float64 tau_t of every response token at RL step ``step``: the sampler's own temperatures
+    (``Schedule.temperatures`` a position at a time, as :func:`ead.samplers.hf.sample` evaluates them, so the values
+    are bit-identical to the sampling ones)."""
+    if schedule.reads_logits:
+        raise ValueError(f"trains_at annealed: schedule {schedule.name!r} sets each token's temperature from the "
+                         "logits at sampling, which the trainer does not keep; annealed training needs a schedule of "
+                         "position and step")
+    taus = torch.tensor([float(schedule.temperatures(t, step)) for t in range(shape[1])], dtype=torch.float64)
+    return taus.expand(shape)
+
+
+def response_log_probs(model, input_ids, attention_mask, response_ids, response_mask, temperature):
+    """Log-probs (at logits / temperature) of the response tokens given the left-padded prompts. ``temperature`` is a
+    float, or a (batch, length) tensor of per-token temperatures (divided in the logits' dtype, as the sampler does)."""
+    logits = response_logits(model, input_ids, attention_mask, response_ids, response_mask)
+    if isinstance(temperature, torch.Tensor):
+        logits = logits / temperature.to(logits.dtype)[..., None]
+    else:
+        logits = logits / temperature
     return torch.log_softmax(logits, dim=-1).gather(-1, response_ids[..., None]).squeeze(-1)
 
 
@@ -100,6 +121,14 @@ class Trainer:
         self.schedule = build_schedule(settings["schedule"])
         self.train_tau = training_temperature(self.schedule, settings["fixed_tau_trains_at"])
         self.old_is_behaviour = isinstance(self.schedule, FixedTemperature) and self.train_tau != 1.0
+        # the annealed treatment: pi_old and pi_theta at each token's sampling temperature (on-policy, no weight)
+        self.trains_annealed = settings["fixed_tau_trains_at"] == "annealed"
+        if self.trains_annealed:
+            annealed_training_temperatures(self.schedule, 0, (1, 1))  # refuses a schedule that reads the logits
+            if settings["tis"] != "none":
+                raise ValueError(f"trains_at annealed with tis = {settings['tis']!r}: the trainer's pi_old is then the "
+                                 "sampling policy itself, so every importance weight is 1; set tis: none")
+            self.old_is_behaviour = True
         rollouts = settings["prompts_per_step"] * settings["n"]
         if rollouts % settings["mini_batches"]:
             raise ValueError(f"prompts_per_step * n = {rollouts} is not divisible by mini_batches "
@@ -160,11 +189,14 @@ class Trainer:
         # these weights (behaviour = logits / tau, target = tau 1), so no extra forward pass is needed; it matches
         # a fresh forward to ~1e-6 (tests/test_rl.py), where verl recomputes it because vLLM's numerics differ.
         old_log_prob = batch.behaviour_logprobs if self.old_is_behaviour else batch.target_logprobs
+        # the temperature of pi_theta (and of the KL reference): one per token when training at the annealed tau_t
+        train_tau = (annealed_training_temperatures(self.schedule, step, tuple(response_ids.shape))
+                     if self.trains_annealed else self.train_tau)
         ref_log_prob = None
         if self.reference is not None:
             with torch.no_grad():
                 ref_log_prob = response_log_probs(self.reference, input_ids, attention_mask, response_ids, mask,
-                                                  self.train_tau)
+                                                  train_tau)
         advantages = grpo_advantages(rewards, mask, group_index)
         tis = tis_weights(old_log_prob, batch.behaviour_logprobs, mask, level=self.settings["tis"],
                           cap=self.settings["tis_cap"])
@@ -177,7 +209,7 @@ class Trainer:
         for index, start in enumerate(range(0, len(response_ids), self.mini_batch_size)):
             rows = slice(start, start + self.mini_batch_size)
             log_prob = response_log_probs(self.model, input_ids[rows], attention_mask[rows], response_ids[rows],
-                                          mask[rows], self.train_tau)
+                                          mask[rows], train_tau[rows] if self.trains_annealed else train_tau)
             # clip_cov draws random tokens with torch's global generator: seed it per mini-batch for resumability
             torch.manual_seed(int(step_generator(self.settings["seed"], step, 2 + index).initial_seed()))
             loss, loss_metrics = policy_loss(
@@ -213,6 +245,7 @@ class Trainer:
             "tis_weight_max": tis.max,
             "tis_capped_fraction": tis.capped_fraction,
             "tis_ess_fraction": tis.ess_fraction,
+            "tis_capped_sequence_fraction": tis.capped_sequence_fraction,
             "sequence_ess_fraction": mean_group_ess_fraction(log_ratio.sum(-1).numpy(), group_index),
             "behaviour_target_log_ratio": float(log_ratio.sum() / valid.sum()),
             "rollout_s": sampled - started - self.grade_seconds,
@@ -221,7 +254,9 @@ class Trainer:
             "update_s": updated - sampled,
             "wall_time_s": updated - started,
             "lr": self.settings["lr"],
-            "train_temperature": self.train_tau,
+            # annealed training: the mean tau_t over the step's response tokens
+            "train_temperature": (float((train_tau * valid).sum() / valid.sum()) if self.trains_annealed
+                                  else self.train_tau),
         }
 
     def evaluate(self, step: int, *, own_sampler: bool = False) -> pd.DataFrame:
@@ -281,9 +316,9 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
     # (ead.rl.cell_eval), so changing rl.eval.k never retrains; a direct call with `k` still gets eval.csv here.
     ks = settings["eval"].get("k")
     log_ks = ks or sorted({1, settings["eval"]["n"]})
-    log.info("cell %s: %d steps, lr %.2e, schedule %s, TIS %s, training temperature %.2f",
+    log.info("cell %s: %d steps, lr %.2e, schedule %s, TIS %s, training temperature %s",
              {k: settings[k] for k in CELL_COLUMNS}, steps, settings["lr"], settings["schedule"], settings["tis"],
-             trainer.train_tau)
+             "tau_t of each token (annealed)" if trainer.trains_annealed else f"{trainer.train_tau:.2f}")
     for step in tqdm(range(start, steps + 1), initial=start - 1, total=steps, desc="rl", unit="step"):
         row = trainer.train_step(step)
         tables["steps"].append(row)

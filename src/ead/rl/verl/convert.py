@@ -74,6 +74,12 @@ STEP_COLUMNS = {
     "wall_time_s": "timing_s/step",
     "actor_lr": "actor/lr",  # the optimizer's lr as logged (the settings column `lr` is the configured one)
 }
+#: The share of sequences whose weight exceeds the cap (``tis_capped_sequence_fraction``) exists in verl 0.9.1 only
+#: when the weight is a sequence's: with ``rollout_is=sequence``, ``compute_is_metrics`` (rollout_corr_helper.py) sets
+#: ``rollout_is_ratio_fraction_high`` to the share of rows whose summed log-ratio exceeds log(threshold). With
+#: ``rollout_is=token`` the same key counts tokens and no metric sums a sequence's log-ratios against the threshold
+#: (``rollout_is_seq_fraction_high`` compares a sequence's mean token weight), so those cells leave the column empty.
+SEQUENCE_CAPPED_METRIC = "rollout_corr/rollout_is_ratio_fraction_high"
 EVAL_COLUMNS = ["step", "metric", "value", "ci_low", "ci_high", "estimator", "num_problems", "num_samples"]
 
 
@@ -114,16 +120,21 @@ def steps_table(records: dict[int, dict], cell: dict, entropy_temperature: float
     """One row per training step (lines carrying training metrics; the step-0 validation line has none), with a
     column for every training metric the aggregation reads (empty where verl has no such metric).
 
+    ``tis_capped_sequence_fraction`` is filled in cells whose ``tis`` is ``sequence`` only
+    (:data:`SEQUENCE_CAPPED_METRIC`).
     verl computes ``actor/entropy`` from the trainer's logits divided by ``rollout.temperature``: tau = 1 for EAD
     cells, but tau itself for fixed-tau cells trained at the behaviour temperature. ``entropy_temperature`` records
     which one (a column), so tau = 1 entropies are never silently mixed with entropies at tau.
     """
-    columns = ["step", *dict.fromkeys([*TRAIN_METRICS, *STEP_COLUMNS])]
+    columns = ["step", *dict.fromkeys([*TRAIN_METRICS, *STEP_COLUMNS, "tis_capped_sequence_fraction"])]
+    sequence_level = cell.get("tis") == "sequence"  # the settings column `tis` (ead.settings.rl.table_columns)
     rows = []
     for step, data in records.items():
         if not is_training_record(data):
             continue
-        rows.append({"step": step, **{col: _scalar(data.get(name)) for col, name in STEP_COLUMNS.items()}})
+        rows.append({"step": step, **{col: _scalar(data.get(name)) for col, name in STEP_COLUMNS.items()},
+                     "tis_capped_sequence_fraction": (_scalar(data.get(SEQUENCE_CAPPED_METRIC)) if sequence_level
+                                                      else math.nan)})
     table = pd.DataFrame(rows, columns=columns).astype({col: float for col in columns[1:]})
     table.insert(table.columns.get_loc("entropy") + 1, "entropy_temperature", float(entropy_temperature))
     return table.assign(**cell)
