@@ -98,9 +98,12 @@ def test_sampler_schedules_tabulate_each_shape_as_its_cells_sample(tmp_path):
             expected = build_schedule(document).temperatures(np.arange(spec["max_position"] + 1), step=step)
             assert rows["tau"].to_numpy() == pytest.approx(np.asarray(expected, dtype=float))
     ead = table[(table["sampler"] == "ead_tis") & (table["step"] == 1)]
-    mean = table[(table["sampler"] == "ead_mean_tis") & (table["step"] == 1)]
-    assert mean["tau"].nunique() == 1  # one temperature per step: EAD's mean over the response
-    assert mean["tau"].iloc[0] == pytest.approx(ead[ead["position"] < 32]["tau"].mean())
+    mean = table[(table["sampler"] == "ead_mean_matched_tis") & (table["step"] == 1)]
+    assert mean["tau"].nunique() == 1  # one temperature per step: negexp's time-average over [0, D]
+    decay = 25 + 5 * 1  # D = decay_scale d_s at step 1; the floored negexp averaged over [0, D] (numerically)
+    grid = np.linspace(0, decay, 200001)
+    assert mean["tau"].iloc[0] == pytest.approx(np.maximum(2.2 - np.exp(grid / decay), 0.1).mean(), abs=1e-4)
+    assert len(ead) and ead["tau"].iloc[0] == pytest.approx(1.2)
     with pytest.raises(ValueError, match="sets the temperature from the logits"):
         sampler_schedules({"gate": sampler_schedule(BEYOND, "entropy_gate_tis")}, [1], 8)
     out = tmp_path / "shapes.csv"
@@ -121,12 +124,14 @@ def test_schedule_shapes_figure_draws_tau_and_the_paired_effects_from_the_tables
     fig = schedule_shapes.plot(shapes, paired, spec)
     first_step = fig.axes[0]
     assert [line.get_label() for line in first_step.get_lines() if line.get_label()[0] != "_"] == [
-        "EAD + TIS", "linear + TIS", "two-stage + TIS", "EAD's mean tau (mean-matched) + TIS"]
-    two_stage = next(line for line in first_step.get_lines() if line.get_label() == "two-stage + TIS")
-    assert list(two_stage.get_ydata()[:8]) == [1.2] * 8 and two_stage.get_ydata()[8] == 0.6  # switch after 8
+        "EAD + TIS", r"linear to $\tau_{min}$ at $D$ + TIS", r"two-stage, switch at $D/2$ + TIS",
+        "mean-matched (negexp's mean over [0, D]) + TIS"]
+    two_stage = next(line for line in first_step.get_lines() if line.get_label() == r"two-stage, switch at $D/2$ + TIS")
+    # step 1: D = 30, so tau_max for t < 15 and tau_min from t = 15
+    assert list(two_stage.get_ydata()[:15]) == [1.2] * 15 and two_stage.get_ydata()[15] == 0.1
     pass1 = fig.axes[2]
-    linear = next(line for line in pass1.get_lines() if line.get_label() == "linear + TIS")
-    expected = paired[(paired["sampler"] == "linear_tis") & (paired["metric"] == "pass@1")].sort_values("step")
+    linear = next(line for line in pass1.get_lines() if line.get_label() == r"linear to $\tau_{min}$ at $D$ + TIS")
+    expected = paired[(paired["sampler"] == "ead_linear_tis") & (paired["metric"] == "pass@1")].sort_values("step")
     assert list(linear.get_ydata()) == pytest.approx(list(expected["effect"]))
     # each shape is told apart by colour and line style, and keeps both from the tau panels to the paired panels
     def styles(axis):

@@ -789,17 +789,20 @@ def test_validation_dumps_count_the_rewards_timeouts(tmp_path):
 
 def test_verl_refuses_training_at_the_annealed_temperatures_by_sampler_name():
     """verl 0.9.1 has one training temperature per sample, so a sampler with trains_at: annealed is refused for the verl
-    backend with its name and the reason; EAD + TIS and the fixed-tau choices pass."""
-    from ead.rl.verl.capabilities import check_verl_trains_at
-
-    samplers = {"ead_tis": {"name": "ead", "tis": "token", "tis_cap": 2.0},
-                "tau1.2": {"name": "fixed", "tau": 1.2, "trains_at": "behaviour"},
-                "tau1.2_at1_tis": {"name": "fixed", "tau": 1.2, "trains_at": "one", "tis": "token"},
-                "ead_annealed": {"name": "ead", "trains_at": "annealed"}}
-    check_verl_trains_at(samplers, used=["ead_tis", "tau1.2", "tau1.2_at1_tis"])
+    backend with its name and the reason (the config check, ead.settings.rl); EAD + TIS and fixed-tau choices pass."""
+    config = json.loads(json.dumps(PAPER))
+    config["rl"]["lr_by_n"] = PAPER["rl"]["lr_by_n"]
+    config["rl"]["samplers"]["tau1.2_at1_tis"] = {"name": "fixed", "tau": 1.2, "trains_at": "one", "tis": "token",
+                                                  "tis_cap": 2.0}
+    validate_config(config, SCHEMA)
+    config["rl"]["samplers"]["ead_annealed"] = {"name": "ead", "trains_at": "annealed"}
     with pytest.raises(ConfigError, match=r"rl.samplers.ead_annealed.trains_at = 'annealed' cannot run on rl.backend: "
                                           r"verl: verl 0.9.1 divides the trainer's logits by one temperature per "
                                           r"sample"):
-        check_verl_trains_at(samplers)
-    with pytest.raises(ConfigError, match=r"rl.samplers.odd.trains_at = 'sampled': the verl backend runs"):
-        check_verl_trains_at({"odd": {"name": "fixed", "tau": 1.0, "trains_at": "sampled"}})
+        validate_config(config, SCHEMA)
+    cpu = load_layered_config(ROOT / "configs" / "config.yaml")
+    cpu["rl"]["samplers"]["ead_annealed"] = {"name": "ead", "trains_at": "annealed"}
+    validate_config(cpu, SCHEMA)
+    cpu["rl"]["samplers"]["ead_annealed"]["tis"] = "token"
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.ead_annealed: trains_at = 'annealed' trains on-policy"):
+        validate_config(cpu, SCHEMA)

@@ -12,9 +12,10 @@ import json
 from dataclasses import asdict, dataclass
 
 from ead.claims import baseline_algorithm
+from ead.schedule import SCHEDULES
 from ead.settings.base import ConfigError, schedule_document
 from ead.settings.policies import policy_task
-from ead.tables import COUNT_METRIC, TRAIN_METRICS
+from ead.tables import ALL_TRAIN_METRICS, COUNT_METRIC
 
 CELL_PATTERN = "results/rl/{policy}/{algorithm}/{sampler}/n{n}/seed{seed}"
 
@@ -186,13 +187,37 @@ def _check_sampler(config: dict, name: str, sampler: dict, verl: bool) -> None:
                           f"entropy_aware, ...) with its parameters beside it, e.g. {{name: ead, tau_min: 0.8, tis: "
                           f"token, tis_cap: 2.0}}; got {sampler}")
     schedule = sampler_schedule(config, name)  # ConfigError naming the sampler and the key
-    if sampler.get("trains_at") is not None and schedule["name"] != "fixed":
-        raise ConfigError(f"{key}.trains_at: only a fixed-tau sampler chooses its training temperature (the "
-                          "others train at tau = 1)")
+    trains_at = sampler.get("trains_at")
+    if trains_at == "annealed":
+        _check_annealed_training(key, sampler, schedule, verl)
+    elif trains_at is not None and schedule["name"] != "fixed":
+        raise ConfigError(f"{key}.trains_at = {trains_at!r}: only a fixed-tau sampler chooses behaviour or one (the "
+                          "others train at tau = 1, or at their own tau_t with trains_at: annealed)")
     if sampler.get("measured") and schedule["name"] != "ead":
         raise ConfigError(f"{key}.measured: only an ead sampler takes c and d0 from measurement")
     if verl and sampler.get("tis", "none") != "none" and "tis_cap" not in sampler:
         raise ConfigError(f"{key}.tis = {sampler['tis']!r} needs {key}.tis_cap (verl's rollout_is_threshold)")
+
+
+def _check_annealed_training(key: str, sampler: dict, schedule: dict, verl: bool) -> None:
+    """``trains_at: annealed``: pi_old and pi_theta at each token's sampling temperature (ead.rl.train), the other
+    treatment of EAD's off-policy gap; it replaces TIS and needs a temperature known from position and step.
+
+    verl 0.9.1 cannot run it: its trainer divides the logits by one temperature per *sample* (the v1 trainer sets it
+    from the scalar rollout.temperature, verl/trainer/ppo/v1/trainer_base.py:573; the FSDP engine asserts a (batch,)
+    temperature and copies it to every token, verl/workers/engine/fsdp/transformer_impl.py:1173-1187), and EAD's tau_t
+    changes within every response (docs/revisions.md)."""
+    if verl:
+        raise ConfigError(f"{key}.trains_at = 'annealed' cannot run on rl.backend: verl: verl 0.9.1 divides the "
+                          "trainer's logits by one temperature per sample (workers/engine/fsdp/transformer_impl.py; "
+                          "the v1 trainer sets it from the scalar rollout.temperature), so pi_old and pi_theta cannot "
+                          "be evaluated at each token's tau_t. Run it on rl.backend: cpu, or use EAD + TIS on verl")
+    if sampler.get("tis", "none") != "none":
+        raise ConfigError(f"{key}: trains_at = 'annealed' trains on-policy at the sampling temperatures, with no "
+                          f"importance weight; tis = {sampler['tis']!r} would be ignored")
+    if SCHEDULES[schedule["name"]].reads_logits:
+        raise ConfigError(f"{key}: trains_at = 'annealed' needs a temperature known from position and step; "
+                          f"{schedule['name']!r} sets it from the logits at sampling")
 
 
 def _check_experiments(config: dict, verl: bool) -> None:
@@ -257,8 +282,12 @@ def check_claims(config: dict) -> None:
         if claim["id"] in seen:
             raise ConfigError(f"{key}: the id {claim['id']!r} is used twice")
         seen.add(claim["id"])
-        for role, algorithm in (("sampler", claim["algorithm"]),
-                                ("baseline", baseline_algorithm(claim))):
+        if ("baseline" in claim) == ("threshold" in claim):
+            raise ConfigError(f"{key}: a claim compares its sampler with a `baseline` cell, or its one cell with a "
+                              "`threshold`: exactly one of the two")
+        roles = (("sampler", claim["algorithm"]), *((("baseline", baseline_algorithm(claim)),) if "baseline" in claim
+                                                    else ()))
+        for role, algorithm in roles:
             cell = (claim["policy"], algorithm, claim[role], claim["n"])
             if cell not in grid:
                 raise ConfigError(f"{key}.{role}: the cell (policy, algorithm, sampler, n) = {cell} is not in the grid "
@@ -266,12 +295,14 @@ def check_claims(config: dict) -> None:
         metric = claim["metric"]
         match = COUNT_METRIC.fullmatch(metric)
         if match and int(match[2]) > config["rl"]["eval"]["n"]:
-            raise ConfigError(f"{key}.metric = {metric!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']} samples")
-        if not match and metric != "greedy_accuracy" and metric not in TRAIN_METRICS:
+            raise ConfigError(f"{key}.metric = {metric!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']} samples; "
+                              f"evaluate more samples per problem (e.g. --config rl__eval__n={match[2]} "
+                              f"rl__eval__k='[1, {match[2]}]') or claim a k <= rl.eval.n")
+        if not match and metric != "greedy_accuracy" and metric not in ALL_TRAIN_METRICS:
             raise ConfigError(f"{key}.metric = {metric!r}: not pass@k, worst@k (or verl's verl_best@k, verl_worst@k), "
-                              f"greedy_accuracy or one of the training metrics {TRAIN_METRICS}")
+                              f"greedy_accuracy or one of the training metrics {ALL_TRAIN_METRICS}")
         if claim.get("evaluated_with") == "own_sampler":
-            if metric in TRAIN_METRICS:
+            if metric in ALL_TRAIN_METRICS:
                 raise ConfigError(f"{key}.evaluated_with = 'own_sampler': {metric!r} is a training metric, not an "
                                   "evaluation")
             if not config["rl"]["eval"].get("own_sampler"):
