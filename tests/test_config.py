@@ -2,6 +2,8 @@
 
 import copy
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -433,8 +435,8 @@ REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.
                      ("measured_schedule.yaml", "paper.yaml"): r"rl\.experiments\.measured\.policies = "
                                                                r"\['tiny1m_sharp'\]: not in paper_models",
                      # the authors' revised recipe is the paper profile's (its claims name the hub models)
-                     **{("revised_recipe.yaml", *profile): r"\(R1\)\.sampler: the cell .*'qwen2\.5-math-1\.5b'.* is not "
-                        r"in the grid" for profile in [(), ("smoke.yaml",), ("full.yaml",)]}}
+                     **{("revised_recipe.yaml", *profile): r"\(R1\)\.sampler: the cell .*'qwen2\.5-math-1\.5b'.* "
+                        r"is not in the grid" for profile in [(), ("smoke.yaml",), ("full.yaml",)]}}
 
 
 @pytest.mark.parametrize("ablation", sorted(p.name for p in (ROOT / "configs" / "ablations").glob("*.yaml")))
@@ -469,3 +471,38 @@ def test_a_yaml_syntax_error_in_a_config_file_names_the_file_and_line(tmp_path):
     assert read_config_file(smoke) == yaml.safe_load(smoke.read_text())
     assert main([str(ROOT / "configs" / "smoke.yaml")]) == 0
     assert main([str(ROOT / "configs" / "smoke.yaml"), str(broken)]) == 1
+
+
+# --- nothing silently wrong in the config (issue #34 items 4 and 5) ----------------------------------------------
+
+@pytest.mark.parametrize(("override", "message"), [
+    ({"rl": {"experiments": {"main": {"seeds": [0, 0]}}}},
+     r"rl\.experiments\.main\.seeds = \[0, 0\]: 0 is listed twice"),
+    ({"rl": {"experiments": {"main": {"samplers": ["tau1.0", "tau1.0", "ead_tis"]}}}},
+     r"rl\.experiments\.main\.samplers = .*'tau1\.0' is listed twice"),
+    # (the schema's uniqueItems already says it for these)
+    ({"analyses": {"entropy": {"models": ["tiny1m", "tiny1m"]}}}, r"analyses\.entropy\.models = .*non-unique elements"),
+    ({"premises": {"samplers": ["tau1.0", "ead", "ead"]}}, r"premises\.samplers = .*'ead' is listed twice"),
+    ({"paired_baselines": ["tau1.0", "tau1.0"]}, r"paired_baselines = .*non-unique elements"),
+])
+def test_a_repeated_value_in_a_list_that_is_a_set_is_refused_naming_the_key(override, message):
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml",
+                                 command_line=override)
+    with pytest.raises(ConfigError, match=message):
+        validate_config(config, SCHEMA)
+
+
+def test_a_config_error_names_the_file_that_set_the_value(tmp_path):
+    """The workflow's message (and `python -m ead.workflow`'s) starts with the profile or overlay that set the key."""
+    overlay = tmp_path / "hot.yaml"
+    overlay.write_text("ead:\n  tau_max: hot\n")
+    second = tmp_path / "second.yaml"
+    second.write_text("rl:\n  steps: 4\n")
+    for files in ([overlay, second], [second, overlay]):
+        result = subprocess.run([sys.executable, "-m", "ead.workflow", "--configfile", "configs/smoke.yaml",
+                                 *map(str, files)], cwd=ROOT, capture_output=True, text=True)
+        assert result.returncode == 1
+        assert result.stderr.strip() == f"Config error: {overlay}: ead.tau_max = 'hot': 'hot' is not of type 'number'"
+    result = subprocess.run([sys.executable, "-m", "ead.workflow", "--configfile", "configs/smoke.yaml", "--config",
+                             "rl__experiments__main__seeds=[0, 0]"], cwd=ROOT, capture_output=True, text=True)
+    assert result.stderr.startswith("Config error: --config: rl.experiments.main.seeds = [0, 0]: 0 is listed twice")

@@ -15,7 +15,7 @@ from pathlib import Path
 from ead.rewards.grader import GraderSettings
 from ead.schedule import AnnealedSchedule
 from ead.settings.analyses import check_analyses
-from ead.settings.base import ConfigError
+from ead.settings.base import ConfigError, check_set_lists
 from ead.settings.evaluation import check_base_eval
 from ead.settings.layering import LayeredConfig, layer_config, load_layered_config
 from ead.settings.policies import check_policies
@@ -42,6 +42,7 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     decays, d_max = config["schedule_figure"]["decays"], config["ead"]["d_max"]
     if max(decays) > d_max:
         raise ConfigError(f"schedule_figure.decays = {decays}: every decay rate must be <= ead.d_max = {d_max}")
+    check_set_lists(config)
     check_base_eval(config)
     validate_rl(config)
     check_analyses(config)

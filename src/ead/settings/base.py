@@ -28,3 +28,33 @@ def schedule_document(config: dict, sampler: dict, where: str) -> dict:
                                 config["ead"])
     except (TypeError, ValueError) as error:
         raise ConfigError(f"{where}: {error}") from None
+
+
+def check_unique(key: str, values: list) -> None:
+    """A list that is a set (seeds, samplers, policies, models, ...) names each value once: a repeat would be silently
+    collapsed (e.g. seeds [0, 0] typed for [0, 1] runs one seed), so it is an error naming the key and the value."""
+    seen = set()
+    for value in values:
+        if value in seen:
+            raise ConfigError(f"{key} = {values}: {value!r} is listed twice (each value runs once; a repeat would be "
+                              "silently collapsed)")
+        seen.add(value)
+
+
+def check_set_lists(config: dict) -> None:
+    """Every list of the config that is a set, by :func:`check_unique`."""
+    rl = config["rl"]
+    for name, experiment in rl["experiments"].items():
+        for field in ("policies", "algorithms", "samplers", "n", "seeds"):
+            check_unique(f"rl.experiments.{name}.{field}", experiment[field])
+    lists = {"rl.run": rl.get("run", []), "rl.eval.k": rl["eval"]["k"], "paired_baselines": config["paired_baselines"],
+             "premises.policies": config["premises"]["policies"], "premises.samplers": config["premises"]["samplers"],
+             "premises.steps": config["premises"]["steps"], "data.real": config["data"]["real"]}
+    for section in ("entropy", "forking", "majority"):
+        lists[f"analyses.{section}.models"] = config["analyses"][section]["models"]
+    for key in ("schedule_shapes", "inference_only", "measured_schedule"):
+        for field in ("samplers", "models", "policies", "steps"):
+            if isinstance((config.get(key) or {}).get(field), list):
+                lists[f"{key}.{field}"] = config[key][field]
+    for key, values in lists.items():
+        check_unique(key, values)
