@@ -332,7 +332,7 @@ def test_schedule_shape_samplers_and_per_sampler_training_temperature():
     with pytest.raises(ConfigError, match=r"rl\.samplers\.lin: Unknown parameter\(s\) \['length'\] for schedule 'ead'"):
         validate_config(config, SCHEMA)
     samplers["lin"] = {"name": "ead", "trains_at": "one"}
-    with pytest.raises(ConfigError, match=r"rl\.samplers\.lin\.trains_at: only a fixed-tau sampler"):
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.lin\.trains_at = 'one': only a fixed-tau sampler"):
         validate_config(config, SCHEMA)
     paper = copy.deepcopy(load("config.yaml", "paper.yaml"))
     paper["rl"]["samplers"]["mean"] = samplers["mean"]

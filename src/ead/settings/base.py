@@ -50,7 +50,7 @@ def check_set_lists(config: dict) -> None:
     lists = {"rl.run": rl.get("run", []), "rl.eval.k": rl["eval"]["k"], "paired_baselines": config["paired_baselines"],
              "premises.policies": config["premises"]["policies"], "premises.samplers": config["premises"]["samplers"],
              "premises.steps": config["premises"]["steps"], "data.real": config["data"]["real"]}
-    for section in ("entropy", "forking", "majority"):
+    for section in ("entropy", "forking", "majority") if "analyses" in config else ():
         lists[f"analyses.{section}.models"] = config["analyses"][section]["models"]
     for key in ("schedule_shapes", "inference_only", "measured_schedule"):
         for field in ("samplers", "models", "policies", "steps"):
