@@ -506,3 +506,15 @@ def test_a_config_error_names_the_file_that_set_the_value(tmp_path):
     result = subprocess.run([sys.executable, "-m", "ead.workflow", "--configfile", "configs/smoke.yaml", "--config",
                              "rl__experiments__main__seeds=[0, 0]"], cwd=ROOT, capture_output=True, text=True)
     assert result.stderr.startswith("Config error: --config: rl.experiments.main.seeds = [0, 0]: 0 is listed twice")
+
+
+def test_the_default_workflow_profile_reruns_incomplete_jobs_and_can_be_turned_off():
+    """profiles/default/config.yaml is loaded by Snakemake itself (so an interrupted run's incomplete outputs are rerun
+    by the next plain command); `--workflow-profile none` still works."""
+    assert yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text()) == {"rerun-incomplete": True}
+    for extra, loaded in (([], True), (["--workflow-profile", "none"], False)):
+        result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile",
+                                 "configs/smoke.yaml", "results/data/countdown.parquet", *extra], cwd=ROOT,
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert ("Using workflow specific profile profiles/default" in result.stdout + result.stderr) is loaded
