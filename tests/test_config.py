@@ -513,8 +513,8 @@ def test_the_default_workflow_profile_reruns_incomplete_jobs_and_can_be_turned_o
     by the next plain command); `--workflow-profile none` still works."""
     assert yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text()) == {"rerun-incomplete": True}
     for extra, loaded in (([], True), (["--workflow-profile", "none"], False)):
-        result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile",
-                                 "configs/smoke.yaml", "results/data/countdown.parquet", *extra], cwd=ROOT,
+        result = subprocess.run([sys.executable, "-m", "snakemake", "results/data/countdown.parquet", "-n", "--cores",
+                                 "1", *extra, "--configfile", "configs/smoke.yaml"], cwd=ROOT,
                                 capture_output=True, text=True)
         assert result.returncode == 0, result.stderr[-2000:]
         assert ("Using workflow specific profile profiles/default" in result.stdout + result.stderr) is loaded
