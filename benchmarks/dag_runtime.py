@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ead.io import atomic_path
+from ead.workflow import FIGURES
 
 # Every rule of the workflow, by stage; a rule missing here stops the report (so a new rule is placed, not dropped).
 STAGE_OF_RULE = {
@@ -36,15 +37,12 @@ STAGE_OF_RULE = {
     "analysis_summary": "sampling analyses", "analysis_claims": "sampling analyses",
     "rl_cell": "RL grid", "rl_cell_eval": "RL grid", "rl_cell_verl": "RL grid",
     "rl_tables": "tables, claims, figures", "claims": "tables, claims, figures", "summary": "tables, claims, figures",
-    "rl_figure": "tables, claims, figures", "claims_figure": "tables, claims, figures",
-    "fig01_entropy_by_position": "tables, claims, figures",
-    "fig02_forking": "tables, claims, figures", "fig03_annealing_schedule": "tables, claims, figures",
-    "fig09_majority_scaling": "tables, claims, figures", "all": "tables, claims, figures",
+    # every figure's rule, from the one registry (ead.workflow.FIGURES)
+    **{figure.rule: "tables, claims, figures" for figure in FIGURES.values()}, "all": "tables, claims, figures",
     "rl_paired_curves": "tables, claims, figures", "schedule_shapes_table": "tables, claims, figures",
-    "schedule_shapes_figure": "tables, claims, figures", "measured_schedule": "sampling analyses",
+    "measured_schedule": "sampling analyses",
     # the inference-only comparison (configs/ablations/inference_only.yaml) samples like the analyses
     "inference_only_eval": "sampling analyses", "inference_only_table": "sampling analyses",
-    "inference_only_figure": "tables, claims, figures",
 }
 STAGES = list(dict.fromkeys(STAGE_OF_RULE.values()))
 MARKERS = ("<!-- dag-runtime:begin -->", "<!-- dag-runtime:end -->")

@@ -13,11 +13,11 @@ import pytest
 from ead.models.tiny_policy import TinyPolicyShape
 from ead.schedule import AnnealedSchedule
 from ead.settings.layering import load_layered_config
+from ead.workflow import rl_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = load_layered_config(ROOT / "configs" / "config.yaml")
-RL_FIGURES = ["fig04_pass_worst_at_16", "fig05_larger_model", "fig06_entropy_dynamics", "fig07_rollout_scaling",
-              "fig08_rollout_n_comparison", "fig10_algorithms", "fig11_off_policy", "fig12_response_length"]
+RL_FIGURES = list(rl_figures())  # the one registry (ead.workflow.FIGURES): rule rl_figure runs ead.plots.<figure>
 #: Options that are not experiment settings: their defaults are behaviour no config key chooses.
 NOT_CONFIG = {
     ("ead.analyses.entropy_by_position", "prompt_format"), ("ead.analyses.forking", "prompt_format"),

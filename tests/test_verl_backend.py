@@ -37,6 +37,7 @@ from ead.settings.layering import load_layered_config
 from ead.settings.rl import Cell, cell_settings, expand_grid, sampler_schedule, table_columns
 from ead.settings.rl import verl_cell_settings as cell_document
 from ead.tables import TRAIN_METRICS
+from ead.workflow import rl_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -74,8 +75,8 @@ PAPER = paper_config()
 def load_profile(name: str) -> dict:
     return load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / f"{name}.yaml")
 CELLS = expand_grid(PAPER["rl"])
-#: The RL figures and the experiments they draw (workflow/rules/rl_inputs.smk RL_FIGURES).
-FIGURE_EXPERIMENTS = {"main", "larger_model", "rollout_scaling", "algorithms", "off_policy"}
+#: The experiments the paper's RL figures draw (ead.workflow.FIGURES; the overlays' own experiments left out).
+FIGURE_EXPERIMENTS = {experiment for name, experiment in rl_figures().items() if name.startswith("fig")}
 
 
 def test_paper_profile_is_valid_and_has_the_papers_grid():

@@ -16,13 +16,13 @@ import yaml
 
 from ead.settings.layering import load_layered_config
 from ead.settings.rl import expand_grid
+from ead.workflow import final_figures, rl_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 # Downloads (registry wheels) are shared with the rest of the test suite instead of being fetched per copy.
-RL_FIGURES = ["fig04_pass_worst_at_16", "fig05_larger_model", "fig06_entropy_dynamics", "fig07_rollout_scaling",
-              "fig08_rollout_n_comparison", "fig10_algorithms", "fig11_off_policy", "fig12_response_length"]
-FIGURES = ["fig03_annealing_schedule", "fig01_entropy_by_position", "fig02_forking", "fig09_majority_scaling",
-           *RL_FIGURES]
+# The figures of the default and smoke profiles, from the one registry (ead.workflow.FIGURES)
+FIGURES = final_figures(load_layered_config(ROOT / "configs" / "config.yaml"))
+RL_FIGURES = [name for name in FIGURES if name in rl_figures()]
 SMOKE = ["--configfile", "configs/smoke.yaml", "--config", f"cache_dir={ROOT / '.cache' / 'wheels'}"]
 
 
