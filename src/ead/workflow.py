@@ -11,13 +11,17 @@ config has its key; the analyses' figures and Fig. 3 always.
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-__all__ = ["FIGURES", "Figure", "claim_figures", "final_figures", "rl_figures"]
+__all__ = ["FIGURES", "Figure", "analysis_claims_params", "cell_eval_args", "claim_figures", "claims_params",
+           "cli_args", "completeness_args", "final_figures", "json_arg", "paired_curves_args", "rl_figures",
+           "rl_tables_args", "schedule_table_args"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,72 @@ def claim_figures() -> list[str]:
 def final_figures(config: dict) -> list[str]:
     """The figures ``rule all`` renders for ``config`` (layered and resolved), in registry order."""
     return [name for name, figure in FIGURES.items() if figure.is_target(config)]
+
+
+# --- argument builders: one rule's command-line flags from the config (the rule files read no config key themselves) --
+
+def cli_args(options: dict) -> str:
+    """Render a mapping as `--key value` CLI flags (lists become repeated values), shell-quoted.
+
+    Keys are sorted so that reordering keys in a config file does not change the params and trigger a rerun.
+    """
+    parts = []
+    for key, value in sorted(options.items()):
+        flag = f"--{key.replace('_', '-')}"
+        values = value if isinstance(value, (list, tuple)) else [value]
+        parts.append(" ".join([flag] + [shlex.quote(str(v)) for v in values]))
+    return " ".join(parts)
+
+
+def json_arg(value) -> str:
+    """One shell-quoted JSON argument (keys sorted: reordering a config file reruns nothing)."""
+    return shlex.quote(json.dumps(value, sort_keys=True))
+
+
+def schedule_table_args(config: dict) -> str:
+    """Fig. 3's schedule table: the ead block's range and the figure's own warm-up, decays and positions."""
+    ead, figure = config["ead"], config["schedule_figure"]
+    return cli_args({"tau_max": ead["tau_max"], "tau_min": ead["tau_min"], "warmup": figure["warmup"],
+                     "decay_scale": ead["decay_scale"], "d_max": ead["d_max"], "decays": figure["decays"],
+                     "max_position": figure["max_position"]})
+
+
+def rl_tables_args(config: dict) -> str:
+    """ead.rl.aggregate: the reported k and the bootstrap's seed (``stats.seed``)."""
+    return cli_args({"k": config["rl"]["eval"]["k"], "seed": config["stats"]["seed"]})
+
+
+def cell_eval_args(config: dict) -> str:
+    """ead.rl.cell_eval: a cell's eval.csv at the reported k (its CIs drawn with the evaluation's seed)."""
+    return cli_args({"k": config["rl"]["eval"]["k"], "seed": config["rl"]["eval"]["seed"]})
+
+
+def paired_curves_args(config: dict) -> str:
+    """ead.rl.paired: every sampler minus each paired baseline, with the claims' bootstrap."""
+    return cli_args({"baselines": config["paired_baselines"], "k": config["rl"]["eval"]["k"],
+                     "resamples": config["claims_bootstrap"], "seed": config["stats"]["seed"]})
+
+
+def completeness_args(config: dict) -> str:
+    """The extent every RL cell's tables must hold (ead.rl.cells): ead.rl.aggregate and ead.rl.compare refuse a cell
+    that lacks a step 1..rl.steps or an evaluation step, naming its file."""
+    evaluation = config["rl"]["eval"]
+    own_sampler = "--own-sampler" if evaluation.get("own_sampler", False) else "--no-own-sampler"
+    return f"--expect-steps {config['rl']['steps']} --eval-every {evaluation['every']} {own_sampler}"
+
+
+def claims_params(config: dict) -> dict:
+    """ead.rl.compare's params: the claims (after claim_defaults and rl.run), their window and bootstrap, and the
+    cells' completeness."""
+    return {"claims": json_arg(config["claims"]), "window": config["claims_window"],
+            "resamples": config["claims_bootstrap"], "seed": config["stats"]["seed"],
+            "completeness": completeness_args(config)}
+
+
+def analysis_claims_params(config: dict) -> dict:
+    """ead.analyses.claims's params: the claims of Figs. 1, 2 and 9 and their bootstrap."""
+    return {"claims": json_arg(config["analyses"]["claims"]), "resamples": config["claims_bootstrap"],
+            "seed": config["stats"]["seed"]}
 
 
 def main(argv=None) -> int:

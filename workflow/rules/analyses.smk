@@ -96,9 +96,7 @@ rule analysis_claims:
     output:
         table="results/analyses/claims.csv",
     params:
-        claims=shlex.quote(json.dumps(config["analyses"]["claims"], sort_keys=True)),
-        resamples=config["claims_bootstrap"],
-        seed=config["stats"]["seed"],
+        **plan.analysis_claims_params(config),
     log:
         "results/logs/analyses/claims.log",
     conda:

@@ -21,7 +21,8 @@ from ead.settings.premises import premise_settings
 from ead.settings.revised import inference_only_schedule
 from ead.settings.rl import CELL_PATTERN, Cell, cell_settings, expand_grid, sampler_schedule, verl_cell_settings
 from ead.tables import CONFIG_FILES_ENV
-from ead.workflow import claim_figures, final_figures, rl_figures
+from ead.workflow import claim_figures, cli_args, final_figures, json_arg, rl_figures
+import ead.workflow as plan
 
 BASE_CONFIG = Path(workflow.basedir) / "configs" / "config.yaml"
 LAYERED = None
@@ -146,19 +147,6 @@ def get_base_eval_tables():
     return [f"results/eval/{policy}_base.csv" for policy in config["policies"]]
 
 
-def cli_args(options):
-    """Render a mapping as `--key value` CLI flags (lists become repeated values), shell-quoted.
-
-    Keys are sorted so that reordering keys in a config file does not change the params and trigger a rerun.
-    """
-    parts = []
-    for key, value in sorted(options.items()):
-        flag = f"--{key.replace('_', '-')}"
-        values = value if isinstance(value, (list, tuple)) else [value]
-        parts.append(" ".join([flag] + [shlex.quote(str(v)) for v in values]))
-    return " ".join(parts)
-
-
 def get_eval_args(evaluation):
     """CLI flags of a policy evaluation (python -m ead.evaluation): base_eval ("base") or rl.eval ("rl_base"), see
     ead.settings.evaluation.evaluation_settings."""
@@ -169,7 +157,7 @@ def get_eval_args(evaluation):
 
 def get_grader_arg():
     """The grader settings every grading job receives (config section `grader`), as one --grader JSON flag."""
-    return f"--grader {shlex.quote(json.dumps(config['grader'], sort_keys=True))}"
+    return f"--grader {json_arg(config['grader'])}"
 
 
 def wildcards_cell(wildcards):

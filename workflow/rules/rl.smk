@@ -14,8 +14,8 @@ rule rl_tables:
         train_curves="results/rl/train_curves.csv",
         eval_curves="results/rl/eval_curves.csv",
     params:
-        args=cli_args({"k": config["rl"]["eval"]["k"], "seed": config["stats"]["seed"]}),
-        completeness=get_completeness_args(),
+        args=plan.rl_tables_args(config),
+        completeness=plan.completeness_args(config),
     log:
         "results/logs/rl/tables.log",
     conda:
@@ -33,8 +33,7 @@ rule rl_paired_curves:
     output:
         "results/rl/paired_curves.csv",
     params:
-        args=cli_args({"baselines": config["paired_baselines"], "k": config["rl"]["eval"]["k"],
-                       "resamples": config["claims_bootstrap"], "seed": config["stats"]["seed"]}),
+        args=plan.paired_curves_args(config),
     log:
         "results/logs/rl/paired_curves.log",
     conda:
@@ -78,11 +77,7 @@ rule claims:
     output:
         report("results/claims.csv", caption="../report/claims.rst", category="Summary"),
     params:
-        claims=shlex.quote(json.dumps(config["claims"], sort_keys=True)),
-        window=config["claims_window"],
-        resamples=config["claims_bootstrap"],
-        seed=config["stats"]["seed"],
-        completeness=get_completeness_args(),
+        **plan.claims_params(config),
     log:
         "results/logs/rl/claims.log",
     conda:

@@ -55,7 +55,7 @@ rule rl_cell_eval:
     output:
         eval=f"{CELL_PATTERN}/eval.csv",
     params:
-        args=cli_args({"k": config["rl"]["eval"]["k"], "seed": config["rl"]["eval"]["seed"]}),
+        args=plan.cell_eval_args(config),
     log:
         f"results/logs/{CELL_SUBPATH}_eval.log",
     conda:

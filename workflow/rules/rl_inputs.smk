@@ -59,11 +59,3 @@ def get_shape_table_args(wildcards):
 
 def get_shape_spec(wildcards):
     return shlex.quote(json.dumps(config["schedule_shapes"], sort_keys=True))
-
-
-def get_completeness_args():
-    """The extent every RL cell's tables must hold (ead.rl.cells): ead.rl.aggregate and ead.rl.compare refuse a cell
-    that lacks a step 1..rl.steps or an evaluation step, naming its file."""
-    evaluation = config["rl"]["eval"]
-    own_sampler = "--own-sampler" if evaluation.get("own_sampler", False) else "--no-own-sampler"
-    return f"--expect-steps {config['rl']['steps']} --eval-every {evaluation['every']} {own_sampler}"

@@ -6,17 +6,7 @@ rule schedule_table:
     output:
         table="results/schedule/schedule_table.csv",
     params:
-        args=cli_args(
-            {
-                "tau_max": config["ead"]["tau_max"],
-                "tau_min": config["ead"]["tau_min"],
-                "warmup": config["schedule_figure"]["warmup"],
-                "decay_scale": config["ead"]["decay_scale"],
-                "d_max": config["ead"]["d_max"],
-                "decays": config["schedule_figure"]["decays"],
-                "max_position": config["schedule_figure"]["max_position"],
-            }
-        ),
+        args=plan.schedule_table_args(config),
     log:
         "results/logs/schedule/schedule_table.log",
     conda:
