@@ -163,7 +163,7 @@ def main(argv=None) -> int:
     parser.add_argument("--config", nargs="*", default=[], help="KEY=VALUE overrides (a__b=1 for a nested key)")
     parser.add_argument("--root", type=Path, default=root, help="the repository (its configs/ and workflow/)")
     args = parser.parse_args(argv)
-    overrides = dict(item.split("=", 1) for item in args.config)
+    overrides = {key: yaml.safe_load(value) for key, value in (item.split("=", 1) for item in args.config)}
     layered = None
     try:
         layered = layer_config(args.root / "configs" / "config.yaml", *args.configfile,
