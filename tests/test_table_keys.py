@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ead import tables
 from ead.tables import EVAL_PROBLEMS, STEPS, TABLES, DuplicateRowError, Empty, NonFiniteValueError, Table
 from tests.test_tables import CELL, EVALUATIONS, eval_problems_table, steps_table
 
@@ -110,8 +109,8 @@ def test_a_nan_or_inf_entropy_is_refused_naming_file_column_and_row(grid, tmp_pa
     path = grid["ead"][0]
     edit(path, lambda t: t.assign(entropy=np.where(t["step"] == 2, float(value), t["entropy"])))
     with pytest.raises(NonFiniteValueError,
-                       match=rf"^{path} \(steps table\): column 'entropy' must be a finite number, got {value} at line 3 "
-                             r"\(policy=tiny1m, .*step=2\);"):
+                       match=rf"^{path} \(steps table\): column 'entropy' must be a finite number, got {value} at "
+                             r"line 3 \(policy=tiny1m, .*step=2\);"):
         reader(grid, tmp_path)
 
 
@@ -219,6 +218,8 @@ def test_every_reader_refuses_a_duplicated_key_and_a_non_finite_value(tmp_path, 
         column = strict[0]
         write_table(rows.assign(**{column: [0.5, math.inf, 0.5] if table.columns.get(column, table.optional.get(
             column)) == "float" else [1, math.inf, 1]}), path)
-        with pytest.raises(NonFiniteValueError, match=rf"^{path} \({name} table\): column '{column}' must be a finite "
-                                                      rf"number, got inf at {'line 3' if suffix == '.csv' else 'row 2'} "):
+        where = "line 3" if suffix == ".csv" else "row 2"
+        with pytest.raises(NonFiniteValueError,
+                           match=rf"^{path} \({name} table\): column '{column}' must be a finite number, got inf "
+                                 rf"at {where} "):
             table.read(path)
