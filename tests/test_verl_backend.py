@@ -519,6 +519,38 @@ def test_converter_rejects_lines_that_are_not_from_the_file_logger(tmp_path):
         convert.read_file_logger([bad])
 
 
+TRAINING_LINE = '{"step": %d, "data": {"critic/score/mean": 0.%d, "actor/entropy": 1.5}}'
+
+
+def test_a_torn_last_line_is_dropped_with_a_warning(tmp_path, caplog):
+    """The trainer killed mid-append leaves a last line without newline that is not JSON (issue #34): it used to stop
+    the next attempt (resume and conversion) until the line was deleted by hand."""
+    run = tmp_path / "run"
+    run.mkdir()
+    torn = run / "metrics.jsonl"
+    torn.write_text(f"{TRAINING_LINE % (1, 1)}\n{TRAINING_LINE % (2, 2)}\n" + (TRAINING_LINE % (3, 3))[:30])
+    with caplog.at_level("WARNING", logger="ead.rl.verl.convert"):
+        records = convert.read_file_logger([torn])
+        assert convert.logged_training_steps(run) == [1, 2]  # what run.py's resume reads
+    assert sorted(records) == [1, 2] and records[2]["critic/score/mean"] == 0.2
+    assert f"{torn}:3: dropped a torn last line" in caplog.text
+    # the same torn line in a previous attempt's file (kept as metrics.1.jsonl on restart) is dropped alike
+    torn.rename(run / "metrics.1.jsonl")
+    (run / "metrics.jsonl").write_text(f"{TRAINING_LINE % (3, 4)}\n")
+    assert convert.logged_training_steps(run) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("text", [
+    f"{TRAINING_LINE % (1, 1)}\n{{\"step\": 2, \"da\n{TRAINING_LINE % (3, 3)}\n",  # broken line in the middle
+    f"{TRAINING_LINE % (1, 1)}\n{{\"step\": 2, \"da\n",  # a broken last line that was finished (newline)
+])
+def test_a_bad_line_that_is_not_a_torn_end_still_fails_naming_file_and_line(tmp_path, text):
+    bad = tmp_path / "metrics.jsonl"
+    bad.write_text(text)
+    with pytest.raises(ValueError, match=rf"{bad}:2: not a verl file-logger line"):
+        convert.read_file_logger([bad])
+
+
 # ----------------------------------------------------------------------------------------------- config, data, CLI
 
 def test_verl_rows_follow_verls_dataset_format():

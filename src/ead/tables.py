@@ -62,7 +62,8 @@ __all__ = [
     "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "COUNT_COLUMNS", "COUNT_METRIC",
     "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "INFERENCE_ONLY",
     "INFERENCE_ONLY_HEADLINE", "EVALUATED_WITH", "EVAL_CURVES",
-    "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS",
+    "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS", "DuplicateRowError", "Empty",
+    "NonFiniteValueError",
     "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE", "PAIRED_CURVES", "PREMISES", "PREMISE_VERDICTS",
     "PROBLEM_COLUMNS", "PROFILE_COLUMN", "SAMPLER_SCHEDULES", "PROFILE_ENV", "RUN_COLUMNS", "CONFIG_FILES_COLUMN",
     "CONFIG_FILES_ENV", "job_run_columns", "SCHEDULE_TABLE", "STATUS_COLUMN",
@@ -104,6 +105,16 @@ class TableError(ValueError):
     """A result table breaks its declaration; the message names the file (or table) and the column."""
 
 
+class DuplicateRowError(TableError):
+    """Two rows of a result table share its key (:attr:`Table.keys`); the message names the file(s), the key and the
+    rows."""
+
+
+class NonFiniteValueError(TableError):
+    """A column that must hold a finite number (:attr:`Table.finite`) holds NaN or +-inf; the message names the file,
+    the column and the first such rows."""
+
+
 class IncompleteTableError(TableError):
     """A result table lacks rows its declaration says it must hold (a step, an evaluation, a problem); the message
     names the file, the group (e.g. the cell) and what is missing."""
@@ -119,6 +130,17 @@ class Coverage:
     column: str
     within: tuple[str, ...]
     reference: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Empty:
+    """Where a :attr:`Table.finite` column may be left empty (NaN, never +-inf), and why (``reason``). With
+    ``rows=False`` only a whole file's column may be empty (a backend that does not record the metric): a file that
+    records it in some rows must record it in every row. With ``rows=True`` any row may (e.g. ``greedy_correct`` of the
+    own-sampler evaluations, which have no greedy answer)."""
+
+    reason: str
+    rows: bool = False
 
 
 #: Where an expected value is a function: it gets the group's {column: value} (e.g. {"evaluated_with": "own_sampler",
@@ -146,20 +168,36 @@ def _compact(values) -> str:
 class Table:
     """One result table's declaration: required columns and their kinds (extra columns are allowed), and
     ``optional`` columns: checked for their kind where present, added empty on read where absent (a column added
-    after results were written, so tables of earlier runs stay readable)."""
+    after results were written, so tables of earlier runs stay readable).
+
+    ``keys``: the columns that identify a row (no two rows share their values); ``finite``: the columns that must hold
+    a finite number in every row (no NaN, no +-inf), except where ``empty`` says a value may be missing and why."""
 
     name: str
     columns: Mapping[str, str]
     optional: Mapping[str, str] = field(default_factory=dict)
     coverage: tuple[Coverage, ...] = ()
+    keys: tuple[str, ...] = ()
+    finite: tuple[str, ...] = ()
+    empty: Mapping[str, Empty] = field(default_factory=dict)
 
     def __post_init__(self):
         declared = {**self.columns, **self.optional}
         unknown = {column: kind for column, kind in declared.items() if kind not in KINDS}
         if unknown:
             raise ValueError(f"table {self.name}: unknown column kinds {unknown}; known kinds: {list(KINDS)}")
+        undeclared = [column for column in (*self.keys, *self.finite) if column not in declared]
+        if undeclared:
+            raise ValueError(f"table {self.name}: key or finite column(s) {undeclared} are not declared columns")
+        numeric = [column for column in self.finite if declared[column] not in ("int", "float")]
+        if numeric:
+            raise ValueError(f"table {self.name}: finite column(s) {numeric} are not numeric")
+        stray = sorted(set(self.empty) - set(self.finite))
+        if stray:
+            raise ValueError(f"table {self.name}: empty values declared for {stray}, which are not finite columns")
         object.__setattr__(self, "columns", MappingProxyType(dict(self.columns)))
         object.__setattr__(self, "optional", MappingProxyType(dict(self.optional)))
+        object.__setattr__(self, "empty", MappingProxyType(dict(self.empty)))
 
     def validate(self, table: pd.DataFrame, source: str | Path | None = None) -> pd.DataFrame:
         """Return ``table`` if it has every declared column with a value of the declared kind, else raise
@@ -176,7 +214,56 @@ class Table:
             problem = _kind_problem(table[column], kind)
             if problem:
                 raise TableError(f"{where}: column {column!r} must be {kind}, {problem}")
+        self._check_finite(table, where, source)
+        self._check_keys(table, where, source)
         return table
+
+    def _row_text(self, table: pd.DataFrame, positions, source) -> str:
+        """'line 5 (step=2), line 7 (step=2)': the rows at ``positions`` by their line of a CSV file (the header is
+        line 1), else their row number from 1, each with its key; the first three, and how many more."""
+        unit, offset = ("line", 2) if source is not None and Path(source).suffix == ".csv" else ("row", 1)
+        shown = []
+        for position in positions[:3]:
+            row = table.iloc[position]
+            key = ", ".join(f"{column}={_plain(row[column])}" for column in self.keys if column in table.columns)
+            shown.append(f"{unit} {position + offset}" + (f" ({key})" if key else ""))
+        more = len(positions) - len(shown)
+        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+    def _check_finite(self, table: pd.DataFrame, where: str, source) -> None:
+        """Raise :class:`NonFiniteValueError` for the first :attr:`finite` column holding NaN or +-inf where no
+        :class:`Empty` declaration allows an empty value."""
+        for column in self.finite:
+            if column not in table.columns or table.empty:
+                continue
+            values = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=float)
+            missing, infinite = np.isnan(values), np.isinf(values)
+            allowed = self.empty.get(column)
+            if allowed is not None and (allowed.rows or missing.all()):
+                missing = np.zeros_like(missing)
+            bad = np.flatnonzero(missing | infinite)
+            if bad.size:
+                shown = ", ".join(dict.fromkeys(repr(float(values[position])) for position in bad[:3]))
+                rule = ("" if allowed is None else f" or empty {allowed.reason}" if allowed.rows else
+                        f" (it may be empty only in a whole file, {allowed.reason})")
+                raise NonFiniteValueError(
+                    f"{where}: column {column!r} must be a finite number{rule}, got {shown} at "
+                    f"{self._row_text(table, bad, source)}; the file was edited or its job wrote a non-number: delete it "
+                    "and rerun snakemake to rebuild it (if it fails again, see that job's log)")
+
+    def _check_keys(self, table: pd.DataFrame, where: str, source) -> None:
+        """Raise :class:`DuplicateRowError` if two rows share the :attr:`keys` (the first such key, all its rows)."""
+        keys = [column for column in self.keys if column in table.columns]
+        if not keys or table.empty:
+            return
+        repeated = table.duplicated(keys, keep=False).to_numpy()
+        if repeated.any():
+            first = table.iloc[int(np.flatnonzero(repeated)[0])][keys]
+            same = np.flatnonzero((table[keys] == first).all(axis=1).to_numpy() & repeated)
+            raise DuplicateRowError(
+                f"{where}: duplicated row: {len(same)} rows share the key ({', '.join(keys)}) at "
+                f"{self._row_text(table, same, source)}; each key identifies one row: the file was edited or "
+                "written twice: delete it and rerun snakemake to rebuild it")
 
     def write(self, table: pd.DataFrame, path: str | Path) -> None:
         """Stamp the job's run columns (:func:`job_run_columns`: profile and config files, inside the workflow),
@@ -199,8 +286,25 @@ class Table:
         :class:`IncompleteTableError` naming its file and what is missing."""
         parts = [self.read(path).assign(**{_SOURCE: str(path)}) for path in paths]
         table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*self.columns, _SOURCE])
+        self.check_unique_across(table)
         self.check_complete(table, {rule.column: None for rule in self.coverage} if expect is None else expect)
         return table.drop(columns=_SOURCE)
+
+    def check_unique_across(self, table: pd.DataFrame) -> None:
+        """Raise :class:`DuplicateRowError` if rows of two files (the concatenation of :meth:`read_all`, each file
+        already checked alone) share a key, naming both files (e.g. a cell's directory copied to another seed)."""
+        keys = [column for column in self.keys if column in table.columns]
+        if not keys or table.empty:
+            return
+        repeated = table.duplicated(keys, keep=False).to_numpy()
+        if repeated.any():
+            first = table.iloc[int(np.flatnonzero(repeated)[0])]
+            same = table.loc[(table[keys] == first[keys]).all(axis=1)]
+            files = " and ".join(dict.fromkeys(same[_SOURCE]))
+            key = ", ".join(f"{column}={_plain(first[column])}" for column in keys)
+            raise DuplicateRowError(
+                f"{files} ({self.name} table): duplicated row: both files hold the key ({key}); each key identifies "
+                "one row: one of them was copied or written with the wrong settings: delete it and rerun snakemake")
 
     def check_complete(self, table: pd.DataFrame, expect: Mapping[str, Expected],
                        source: str | Path | None = None) -> pd.DataFrame:
@@ -250,6 +354,11 @@ class Table:
                         f"{len(wanted) - len(missing)}); the job that wrote it was cut short or the file was edited: "
                         "delete the file and rerun snakemake to rebuild it")
         return table
+
+
+def _plain(value):
+    """A key value as written in a file (numpy scalars as plain Python values)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _kind_problem(values: pd.Series, kind: str) -> str | None:
@@ -334,12 +443,28 @@ STATUS_COLUMN = "grade_status"
 #: Completeness (:class:`Coverage`): a cell's steps.csv holds every step 1..rl.steps (:func:`expected_steps`); its
 #: eval_problems.csv holds every evaluation step of each evaluation kind (:func:`expected_eval_steps`) and, in every
 #: evaluation, every problem that an evaluation of the same policy holds (the evaluation set).
+#: Keys and finite columns (:attr:`Table.keys`, :attr:`Table.finite`): a cell's steps.csv has one row per step, and
+#: every training metric is a finite number, except those a backend does not record, empty in the whole file
+#: (:class:`Empty`); its eval_problems.csv one row per (step, evaluated_with, problem) with finite counts.
+_NOT_RECORDED = Empty("where the backend does not record it (verl: grad_norm_max, "
+                      "behaviour_target_log_ratio, loss_token_fraction, sequence_ess_fraction, grader_timeouts; TIS "
+                      "statistics of a run without TIS) or the table predates the column")
+_ALWAYS_RECORDED = ("reward_mean", "entropy", "response_length")
 STEPS = Table("steps", {"step": "int", **{metric: "float" for metric in TRAIN_METRICS}, **_CELL_TABLE},
               optional={**{metric: "float" for metric in LATER_TRAIN_METRICS}, TIMEOUT_STEP_COLUMN: "float"},
-              coverage=(Coverage("step", CELL_COLUMNS),))
+              coverage=(Coverage("step", CELL_COLUMNS),),
+              keys=(*CELL_COLUMNS, "step"),
+              finite=("step", *TRAIN_METRICS, *LATER_TRAIN_METRICS, TIMEOUT_STEP_COLUMN),
+              empty={metric: _NOT_RECORDED for metric in (*TRAIN_METRICS, *LATER_TRAIN_METRICS, TIMEOUT_STEP_COLUMN)
+                     if metric not in _ALWAYS_RECORDED})
+_NOT_GRADED = Empty("in the rows of an evaluation without a greedy answer (own-sampler rows; every row of a verl "
+                    "cell, which validates with one sampling setting)", rows=True)
 EVAL_PROBLEMS = Table("eval_problems", {**_PROBLEM_KINDS, **_CELL_TABLE}, optional={TIMEOUT_PROBLEM_COLUMN: "float"},
                       coverage=(Coverage("step", (*CELL_COLUMNS, "evaluated_with"), ("evaluated_with",)),
-                                Coverage("problem_id", (*CELL_COLUMNS, "evaluated_with", "step"), ("policy",))))
+                                Coverage("problem_id", (*CELL_COLUMNS, "evaluated_with", "step"), ("policy",))),
+                      keys=(*CELL_COLUMNS, "step", "evaluated_with", "problem_id"),
+                      finite=("step", "num_samples", "num_correct", "greedy_correct", TIMEOUT_PROBLEM_COLUMN),
+                      empty={"greedy_correct": _NOT_GRADED, TIMEOUT_PROBLEM_COLUMN: _NOT_RECORDED})
 
 
 def expected_steps(steps: int) -> range:
@@ -358,54 +483,78 @@ def expected_eval_steps(steps: int, every: int, own_sampler: bool) -> Callable[[
 
     of_group.every_group = {"evaluated_with": EVALUATED_WITH}  # a cell lacking a whole kind of evaluation is caught
     return of_group
+_VERL_AGGREGATE = Empty("in rows from verl's own validation aggregates (steps without a dump: no CI, and no value "
+                        "for a k verl did not report)", rows=True)
 EVAL = Table("eval", {"step": "int", "evaluated_with": "str", **_ESTIMATE, **_CELL_TABLE},
-             optional={TIMEOUT_STEP_COLUMN: "float"})
+             optional={TIMEOUT_STEP_COLUMN: "float"}, keys=(*CELL_COLUMNS, "step", "evaluated_with", "metric"),
+             finite=("step", "value", "ci_low", "ci_high", TIMEOUT_STEP_COLUMN),
+             empty={"value": _VERL_AGGREGATE, "ci_low": _VERL_AGGREGATE, "ci_high": _VERL_AGGREGATE,
+                    TIMEOUT_STEP_COLUMN: _NOT_RECORDED})
 _CURVE = {**{column: _CELL_KINDS[column] for column in GROUP}, "step": "int", **_ESTIMATE, "num_seeds": "int",
           **{column: SETTINGS_COLUMNS[column] for column in CONFIG_COLUMNS}}
-TRAIN_CURVES = Table("train_curves", _CURVE)
-EVAL_CURVES = Table("eval_curves", {**_CURVE, "evaluated_with": "str", "num_problems": "int"})
+_ESTIMATE_FINITE = ("step", "value", "ci_low", "ci_high")
+TRAIN_CURVES = Table("train_curves", _CURVE, keys=(*GROUP, "metric", "step"),
+                     finite=(*_ESTIMATE_FINITE, "num_seeds"))
+EVAL_CURVES = Table("eval_curves", {**_CURVE, "evaluated_with": "str", "num_problems": "int"},
+                    keys=(*GROUP, "evaluated_with", "metric", "step"),
+                    finite=(*_ESTIMATE_FINITE, "num_seeds", "num_problems"))
 BASE_PROBLEMS = Table("base_problems", {column: _PROBLEM_KINDS[column] for column in COUNT_COLUMNS},
-                      optional={TIMEOUT_PROBLEM_COLUMN: "float"})
+                      optional={TIMEOUT_PROBLEM_COLUMN: "float"}, keys=("problem_id",),
+                      finite=("num_samples", "num_correct", "greedy_correct", TIMEOUT_PROBLEM_COLUMN),
+                      empty={"greedy_correct": _NOT_GRADED, TIMEOUT_PROBLEM_COLUMN: _NOT_RECORDED})
 BASE_SUMMARY = Table("base_summary", {**_ESTIMATE, "step": "int", "n": "int", "num_problems": "int", "split": "str",
                                       "schedule_params": "str", "mean_response_tokens": "float"},
-                     optional={TIMEOUT_STEP_COLUMN: "float"})
+                     optional={TIMEOUT_STEP_COLUMN: "float"}, keys=("metric",),
+                     finite=(*_ESTIMATE_FINITE, "num_problems", TIMEOUT_STEP_COLUMN),
+                     empty={TIMEOUT_STEP_COLUMN: _NOT_RECORDED})
 
 _CI = {"ci_low": "float", "ci_high": "float"}
 SCHEDULE_TABLE = Table("schedule_table", {"decay_d": "float", "effective_decay": "float", "position": "int",
                                           "tau": "float", "tau_max": "float", "tau_min": "float", "warmup": "int",
-                                          "decay_scale": "float", "step": "int"})
+                                          "decay_scale": "float", "step": "int"},
+                       keys=("decay_d", "step", "position"), finite=("tau", "position", "step"))
 _ANALYSIS = {"model_name": "str", "engine": "str", "task": "str"}
 ENTROPY_BY_POSITION = Table("entropy_by_position", {
     "position": "int", "mean_entropy": "float", **_CI, "num_questions": "int", "num_responses": "int",
-    "fraction_alive": "float", **_ANALYSIS})
+    "fraction_alive": "float", **_ANALYSIS}, keys=(*_ANALYSIS, "position"),
+    finite=("position", "mean_entropy", "num_questions", "num_responses", "fraction_alive"))
 #: Fig. 1 by token role (countdown responses of the tiny policies, ``ead.analyses.entropy_by_position.token_roles``).
 ENTROPY_BY_ROLE = Table("entropy_by_role", {"role": "str", "mean_entropy": "float", **_CI, "num_questions": "int",
-                                            "num_tokens": "int", "responses_left_out": "int", **_ANALYSIS})
+                                            "num_tokens": "int", "responses_left_out": "int", **_ANALYSIS},
+                        keys=(*_ANALYSIS, "role"), finite=("mean_entropy", "num_questions", "num_tokens"))
 FORKING = Table("forking", {"metric": "str", "fork_point": "int", "k": "int", "value": "float", **_CI,
-                            "num_units": "int", **_ANALYSIS})
+                            "num_units": "int", **_ANALYSIS},
+                keys=(*_ANALYSIS, "metric", "fork_point", "k"), finite=("fork_point", "k", "value", "num_units"))
 MAJORITY_SCALING = Table("majority_scaling", {
     "sampler": "str", "n": "int", "maj_at_n": "float", **_CI, "num_units": "int", "accuracy": "float",
-    "no_answer_rate": "float", "mean_response_tokens": "float", "schedule_params": "str", **_ANALYSIS})
+    "no_answer_rate": "float", "mean_response_tokens": "float", "schedule_params": "str", **_ANALYSIS},
+    keys=(*_ANALYSIS, "sampler", "n"), finite=("n", "maj_at_n", "num_units", "accuracy", "no_answer_rate"))
 #: What the sampling analyses sampled, one row per response (graded ones with the grader's vote key, score and vote
 #: group within their unit, ``ead.analyses.common.add_vote_groups``), plus the job's settings columns. Their summary
 #: job (``ead.analyses.summary_tables``) reads these and writes the three tables above.
 _GRADED = {"sample_id": "int", "num_tokens": "int", "predicted": "str", "correct": "float", "vote_group": "int"}
 ENTROPY_SAMPLES = Table("entropy_by_position_samples", {
     "prompt_id": "id", "sample_id": "int", "num_tokens": "int", "mean_entropy": "float", "entropies": "array",
-    **_ANALYSIS})
+    **_ANALYSIS}, keys=(*_ANALYSIS, "prompt_id", "sample_id"), finite=("num_tokens",))
 FORKING_SAMPLES = Table("forking_samples", {"question_id": "id", "unit": "str", "fork_point": "int", **_GRADED,
-                                            **_ANALYSIS}, optional={STATUS_COLUMN: "str"})
+                                            **_ANALYSIS}, optional={STATUS_COLUMN: "str"},
+                          keys=(*_ANALYSIS, "question_id", "unit", "fork_point", "sample_id"),
+                          finite=("fork_point", "sample_id", "num_tokens"))
 MAJORITY_SAMPLES = Table("majority_scaling_samples", {"sampler": "str", "schedule_params": "str", "prompt_id": "id",
-                                                      **_GRADED, **_ANALYSIS}, optional={STATUS_COLUMN: "str"})
+                                                      **_GRADED, **_ANALYSIS}, optional={STATUS_COLUMN: "str"},
+                           keys=(*_ANALYSIS, "sampler", "schedule_params", "prompt_id", "sample_id"),
+                           finite=("sample_id", "num_tokens"))
 
 #: The premise probe (``ead.analyses.premises``): per (sampler, step, metric) a value with its CI and, for mean-type
 #: metrics, the paired difference to the baseline sampler with its CI and minimum detectable effect (NaN for
 #: pooled ratios and greedy accuracy); and one row per premise part with its effect and verdict.
 _PROBE = {"model": "str", "num_problems": "int", "n": "int", "baseline": "str", "seed": "int"}
 PREMISES = Table("premises", {"sampler": "str", "step": "int", **_ESTIMATE, "diff": "float", "diff_ci_low": "float",
-                              "diff_ci_high": "float", "mde": "float", **_PROBE})
+                              "diff_ci_high": "float", "mde": "float", **_PROBE},
+                 keys=("model", "sampler", "step", "metric"), finite=("step", "value"))
 PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "effect": "float", **_CI,
-                                              "threshold": "float", "verdict": "str", "rule": "str", **_PROBE})
+                                              "threshold": "float", "verdict": "str", "rule": "str", **_PROBE},
+                         keys=("model", "premise", "part"))
 
 #: The claims table (``ead.rl.compare``): one row per paper claim tested on the grid, a paired effect with its CI,
 #: standard error, minimum detectable effect and verdict; ``baseline_algorithm`` (RL rows; empty for the analyses'
@@ -417,7 +566,9 @@ CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "
                           "step": "int",
                           "effect": "float", **_CI, "standard_error": "float", "mde": "float", "num_seeds": "int",
                           "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"},
-               optional={"baseline_algorithm": "str", "threshold": "float"})
+               optional={"baseline_algorithm": "str", "threshold": "float"}, keys=("claim", "policy"),
+               finite=("effect", "ci_low", "ci_high", "standard_error", "mde", "num_units"),
+               empty={"mde": Empty("in a row of fewer than two units (no spread to size it from)", rows=True)})
 
 #: Paired-difference curves (``ead.rl.paired``): per (policy, algorithm, n, evaluated_with, sampler, baseline, step,
 #: metric) the mean over (seed, problem) of sampler - baseline with its two-way bootstrap CI, standard error and
@@ -425,12 +576,18 @@ CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "
 PAIRED_CURVES = Table("paired_curves", {"policy": "str", "algorithm": "str", "n": "int", "evaluated_with": "str",
                                         "sampler": "str", "baseline": "str", "step": "int", "metric": "str",
                                         "effect": "float", **_CI, "standard_error": "float", "mde": "float",
-                                        "num_seeds": "int", "num_problems": "int"})
+                                        "num_seeds": "int", "num_problems": "int"},
+                      keys=("policy", "algorithm", "n", "evaluated_with", "sampler", "baseline", "metric", "step"),
+                      finite=("step", "effect", "ci_low", "ci_high", "standard_error", "mde", "num_seeds",
+                              "num_problems"),
+                      empty={column: Empty("where the bootstrap drew once (no spread: rl.paired --resamples 1)")
+                             for column in ("standard_error", "mde")})
 
 #: The temperature each RL sampler gives by (step, position) (``ead.analyses.sampler_schedules``), with its schedule
 #: document: the top row of the schedule-shapes figure.
 SAMPLER_SCHEDULES = Table("sampler_schedules", {"sampler": "str", "step": "int", "position": "int", "tau": "float",
-                                                "schedule_params": "str"})
+                                                "schedule_params": "str"},
+                          keys=("sampler", "step", "position"), finite=("step", "position", "tau"))
 
 #: Inference-only sampler comparison (``ead.analyses.inference_only``): per (model, split, sampler, metric) the mean
 #: over problems with its CI, and the paired difference to ``baseline`` with its CI, SE and MDE; and the headline:
@@ -438,11 +595,13 @@ SAMPLER_SCHEDULES = Table("sampler_schedules", {"sampler": "str", "step": "int",
 _PAIRED_DIFF = {"diff": "float", "diff_ci_low": "float", "diff_ci_high": "float", "standard_error": "float",
                 "mde": "float", "num_problems": "int"}
 INFERENCE_ONLY = Table("inference_only", {"model": "str", "split": "str", "sampler": "str", "family": "str",
-                                          "metric": "str", "value": "float", **_CI, "baseline": "str", **_PAIRED_DIFF})
+                                          "metric": "str", "value": "float", **_CI, "baseline": "str", **_PAIRED_DIFF},
+                       keys=("model", "split", "sampler", "metric"), finite=("value", "ci_low", "ci_high"))
 INFERENCE_ONLY_HEADLINE = Table("inference_only_headline", {
     "model": "str", "metric": "str", "select_split": "str", "report_split": "str", "select_metric": "str",
     "ead_best": "str", "fixed_best": "str", "effect": "float", **_CI, "standard_error": "float", "mde": "float",
-    "num_problems": "int", "verdict": "str", "rule": "str"})
+    "num_problems": "int", "verdict": "str", "rule": "str"}, keys=("model", "metric"),
+    finite=("effect", "ci_low", "ci_high"))
 
 #: The schedule sized from measurement (``ead.analyses.measured_schedule``): per (schedule: measured or hand_sized,
 #: position) tau at step 0, each schedule's c (``warmup``) and d0, and the measurements and rule behind them.
@@ -450,7 +609,8 @@ MEASURED_SCHEDULE = Table("measured_schedule", {
     "schedule": "str", "policy": "str", "position": "int", "tau": "float", "warmup": "int", "d0": "float",
     "tau_max": "float", "tau_min": "float", "decay_scale": "float", "entropy_fraction": "float", "window": "int",
     "length_quantile": "float", "floor_fraction": "float", "rule": "str", "early_median_entropy": "float",
-    "length_at_quantile": "float", "floor_position": "float", "num_responses": "int"})
+    "length_at_quantile": "float", "floor_position": "float", "num_responses": "int"},
+    keys=("schedule", "policy", "position"), finite=("position", "tau", "warmup", "d0"))
 
 #: Every declared table by name.
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,

@@ -16,8 +16,9 @@ Run:
 """
 
 import matplotlib.pyplot as plt
+import pandas as pd
 
-from ead.plots.rl_curves import draw_curves, run, select
+from ead.plots.rl_curves import ci_wording, draw_curves, run, select
 from ead.plots.style import apply_style
 
 PANELS = {"behaviour_target_log_ratio": "mean token log-ratio (train - behaviour)",
@@ -34,14 +35,15 @@ def plot(eval_curves, train_curves, experiment, k):
     rows = -(-len(PANELS) // COLUMNS)
     fig, axes = plt.subplots(rows, COLUMNS, figsize=(3.6 * COLUMNS, 3.0 * rows), squeeze=False)
     axes = axes.ravel()
-    for ax, (metric, label) in zip(axes, PANELS.items()):
-        draw_curves(ax, select(train_curves, experiment, metric), experiment["samplers"])
+    drawn = [select(train_curves, experiment, metric) for metric in PANELS]
+    for ax, rows, label in zip(axes, drawn, PANELS.values()):
+        draw_curves(ax, rows, experiment["samplers"])
         ax.set(xlabel="RL step", ylabel=label)
     for ax in axes[len(PANELS):]:  # the last row's unused places
         fig.delaxes(ax)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.08), ncol=min(len(labels), 5), fontsize=8)
-    fig.suptitle("Off-policy cost of each schedule during RL (mean of seeds, 95% CI)", y=1.14, fontsize=10)
+    fig.suptitle(f"Off-policy cost of each schedule during RL ({ci_wording(pd.concat(drawn))})", y=1.14, fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -13,7 +13,7 @@ from ead.plots.rl_curves import facet_curves, run
 
 def plot(eval_curves, train_curves, experiment, k, paired_curves):
     return facet_curves(eval_curves, experiment, [f"pass@{k}", f"worst@{k}"], "policy", experiment["policies"],
-                        f"Pass@{k} / Worst@{k} on held-out problems during RL (mean of seeds, 95% CI; bottom: "
+                        f"Pass@{k} / Worst@{k} on held-out problems during RL ({{ci}}; bottom: "
                         f"paired difference to tau 1.0)", paired=paired_curves, paired_metrics=[f"pass@{k}"],
                         baseline="tau1.0")
 

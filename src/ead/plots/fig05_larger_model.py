@@ -11,7 +11,7 @@ from ead.plots.rl_curves import facet_curves, run
 
 def plot(eval_curves, train_curves, experiment, k):
     return facet_curves(eval_curves, experiment, [f"pass@{k}"], "policy", experiment["policies"],
-                        f"Pass@{k} on the larger policy (mean of seeds, 95% CI)")
+                        f"Pass@{k} on the larger policy ({{ci}})")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from ead.plots.rl_curves import facet_curves, run
 
 def plot(eval_curves, train_curves, experiment, k):
     return facet_curves(train_curves, experiment, ["entropy"], "policy", experiment["policies"],
-                        "Policy entropy on its own rollouts during RL (mean of seeds, 95% CI)")
+                        "Policy entropy on its own rollouts during RL ({ci})")
 
 
 if __name__ == "__main__":

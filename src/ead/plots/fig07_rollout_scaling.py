@@ -13,7 +13,7 @@ from ead.plots.rl_curves import facet_curves, run
 
 def plot(eval_curves, train_curves, experiment, k, paired_curves):
     return facet_curves(eval_curves, experiment, [f"pass@{k}"], "n", sorted(experiment["n"]),
-                        f"Rollout scaling: Pass@{k} during RL (mean of seeds, 95% CI; bottom: paired difference to "
+                        f"Rollout scaling: Pass@{k} during RL ({{ci}}; bottom: paired difference to "
                         f"tau 1.0)", paired=paired_curves, paired_metrics=[f"pass@{k}"], baseline="tau1.0")
 
 

@@ -11,23 +11,35 @@ from __future__ import annotations
 
 import seaborn as sns
 
-from ead.plots.style import apply_style, panel_per_model, run_table_figure, set_percent_ylim
+from ead.plots.style import (
+    apply_style,
+    integer_ticks,
+    panel_per_model,
+    run_table_figure,
+    series_styles,
+    set_percent_ylim,
+)
 from ead.tables import MAJORITY_SCALING
 
 
 def draw_panel(ax, table, palette):
+    """One line per sampler, each its own line style and marker (an EAD line equal to a fixed-tau one stays visible);
+    whole-number N ticks."""
+    styles = series_styles(palette)
     for sampler, color in palette.items():
         rows = table[table["sampler"] == sampler].sort_values("n")
         if rows.empty:
             continue
         ax.fill_between(rows["n"], 100 * rows["ci_low"], 100 * rows["ci_high"], color=color, alpha=0.15, lw=0)
         label = f"{sampler} (no answer: {100 * rows['no_answer_rate'].iloc[0]:.0f}%)"
-        ax.plot(rows["n"], 100 * rows["maj_at_n"], color=color, lw=1.8, marker="o", ms=3, label=label)
+        ax.plot(rows["n"], 100 * rows["maj_at_n"], color=color, lw=1.8, ms=4, mfc="none", label=label,
+                **styles[sampler])
     first = table.iloc[0]
     ax.set(xlabel="N (samples voted)", ylabel="Maj@N (%)",
            title=f"{first['model_name']} on {first['task']}: {int(first['num_questions'])} questions, "
                  f"M = {int(first['samples_per_question'])}")
     set_percent_ylim(ax, table["ci_high"])
+    integer_ticks(ax.xaxis)
     ax.legend(fontsize=8, loc="best")
 
 

@@ -11,7 +11,7 @@ from ead.plots.rl_curves import facet_curves, run
 
 def plot(eval_curves, train_curves, experiment, k):
     return facet_curves(eval_curves, experiment, [f"pass@{k}", f"worst@{k}"], "algorithm",
-                        experiment["algorithms"], f"Other RL algorithms: Pass@{k} / Worst@{k} (mean of seeds, 95% CI)")
+                        experiment["algorithms"], f"Other RL algorithms: Pass@{k} / Worst@{k} ({{ci}})")
 
 
 if __name__ == "__main__":

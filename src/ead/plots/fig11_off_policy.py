@@ -9,8 +9,9 @@ Run:
 """
 
 import matplotlib.pyplot as plt
+import pandas as pd
 
-from ead.plots.rl_curves import draw_curves, metric_label, run, select
+from ead.plots.rl_curves import ci_wording, draw_curves, metric_label, run, select
 from ead.plots.style import apply_style
 
 
@@ -18,12 +19,13 @@ def plot(eval_curves, train_curves, experiment, k):
     apply_style()
     panels = [(train_curves, "pg_clipfrac"), (train_curves, "grad_norm"), (eval_curves, f"pass@{k}")]
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 2.9))
-    for ax, (curves, metric) in zip(axes, panels):
-        draw_curves(ax, select(curves, experiment, metric), experiment["samplers"])
+    drawn = [select(curves, experiment, metric) for curves, metric in panels]
+    for ax, rows, (_, metric) in zip(axes, drawn, panels):
+        draw_curves(ax, rows, experiment["samplers"])
         ax.set(xlabel="RL step", ylabel=metric_label(metric))
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.08), ncol=len(labels), fontsize=8)
-    fig.suptitle("Off-policy samples without / with truncated importance sampling (mean of seeds, 95% CI)",
+    fig.suptitle(f"Off-policy samples without / with truncated importance sampling ({ci_wording(pd.concat(drawn))})",
                  y=1.15, fontsize=10)
     fig.tight_layout()
     return fig

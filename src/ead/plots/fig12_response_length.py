@@ -11,7 +11,7 @@ from ead.plots.rl_curves import facet_curves, run
 
 def plot(eval_curves, train_curves, experiment, k):
     return facet_curves(train_curves, experiment, ["response_length"], "policy", experiment["policies"],
-                        "Rollout response length during RL (mean of seeds, 95% CI)")
+                        "Rollout response length during RL ({ci})")
 
 
 if __name__ == "__main__":

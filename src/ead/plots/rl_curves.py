@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from ead.plots.style import apply_style, figure_logger, save_figure
+from ead.plots.style import apply_style, figure_logger, integer_ticks, save_figure, series_styles
 from ead.tables import EVAL_CURVES, PAIRED_CURVES, TRAIN_CURVES
 
 SAMPLER_LABELS = {"tau0.6": r"$\tau$ = 0.6", "tau1.0": r"$\tau$ = 1.0", "tau1.2": r"$\tau$ = 1.2", "ead": "EAD",
@@ -77,16 +77,28 @@ def select(curves: pd.DataFrame, experiment: dict, metric: str, **fixed) -> pd.D
     return rows
 
 
+def ci_wording(rows: pd.DataFrame) -> str:
+    """What a title says about the curves ``rows`` drawn: a 95% CI only where a band is drawn (a one-seed training
+    metric has no spread: its band has no width)."""
+    seeds = int(rows["num_seeds"].max()) if "num_seeds" in rows and len(rows) else 0
+    banded = bool(((rows["ci_high"] - rows["ci_low"]) > 0).any())
+    if seeds == 1:
+        return "one seed, 95% CI over problems" if banded else "one seed: no CI band"
+    return "mean of seeds, 95% CI" if banded else "mean of seeds"
+
+
 def draw_curves(ax, rows: pd.DataFrame, samplers: list[str]) -> None:
-    """One line per sampler (mean over seeds) with its 95% CI band."""
-    colors = sampler_colors(samplers)
+    """One line per sampler (mean over seeds) with its 95% CI band; each sampler its own line style and marker (equal
+    curves stay visible), whole-number step ticks."""
+    colors, styles = sampler_colors(samplers), series_styles(samplers)
     for sampler in samplers:
         line = rows[rows["sampler"] == sampler].sort_values("step")
         if line.empty:
             continue
-        ax.plot(line["step"], line["value"], marker="o", ms=3, lw=1.6, color=colors[sampler],
-                label=sampler_label(sampler))
+        ax.plot(line["step"], line["value"], ms=3.5, lw=1.6, color=colors[sampler], label=sampler_label(sampler),
+                mfc="none", **styles[sampler])
         ax.fill_between(line["step"], line["ci_low"], line["ci_high"], color=colors[sampler], alpha=0.18, lw=0)
+    integer_ticks(ax.xaxis)
 
 
 def select_paired(paired: pd.DataFrame, experiment: dict, metric: str, baseline: str, **fixed) -> pd.DataFrame:
@@ -108,26 +120,32 @@ def draw_paired(ax, rows: pd.DataFrame, samplers: list[str], colors: dict | None
                 linestyles: dict | None = None) -> None:
     """One line per sampler: its paired difference to the baseline over training, with the 95% CI band, and 0."""
     colors = colors or sampler_colors(samplers)
-    linestyles = linestyles or {}
+    styles = series_styles(samplers)
+    for sampler, linestyle in (linestyles or {}).items():
+        if sampler in styles:
+            styles[sampler]["ls"] = linestyle
     ax.axhline(0.0, color="0.6", lw=0.8)  # thin solid grey: callers may give the samplers dashed styles
     for sampler in samplers:
         line = rows[rows["sampler"] == sampler].sort_values("step")
         if line.empty:
             continue
-        ax.plot(line["step"], line["effect"], marker="o", ms=3, lw=1.6, color=colors[sampler],
-                ls=linestyles.get(sampler, "-"), label=sampler_label(sampler))
+        ax.plot(line["step"], line["effect"], ms=3.5, lw=1.6, color=colors[sampler], label=sampler_label(sampler),
+                mfc="none", **styles[sampler])
         ax.fill_between(line["step"], line["ci_low"], line["ci_high"], color=colors[sampler], alpha=0.18, lw=0)
+    integer_ticks(ax.xaxis)
 
 
 def facet_curves(curves: pd.DataFrame, experiment: dict, metrics: list[str], facet: str, facet_values: list,
                  title: str, *, paired: pd.DataFrame | None = None, paired_metrics: list[str] = (),
                  baseline: str = "tau1.0", **fixed):
     """Grid of panels: one row per metric, one column per value of ``facet``; lines are the samplers. With ``paired``
-    (the paired-curves table), one more row per ``paired_metrics`` entry: each sampler minus ``baseline``, paired."""
+    (the paired-curves table), one more row per ``paired_metrics`` entry: each sampler minus ``baseline``, paired.
+    ``{ci}`` in ``title`` becomes what the drawn curves' bands are (:func:`ci_wording`)."""
     apply_style()
     rows_total = len(metrics) + len(paired_metrics)
     fig, axes = plt.subplots(rows_total, len(facet_values), figsize=(3.6 * len(facet_values), 2.8 * rows_total),
                              squeeze=False, sharex=True)
+    drawn = []
     for row, metric in enumerate([*metrics, *paired_metrics]):
         is_paired = row >= len(metrics)
         for column, value in enumerate(facet_values):
@@ -138,7 +156,8 @@ def facet_curves(curves: pd.DataFrame, experiment: dict, metrics: list[str], fac
                 ax.set_ylabel(f"{metric_label(metric)} $-$ {sampler_label(baseline)}\n(paired, 95% CI)"
                               if column == 0 else "")
             else:
-                draw_curves(ax, select(curves, experiment, metric, **{facet: value}, **fixed), experiment["samplers"])
+                drawn.append(select(curves, experiment, metric, **{facet: value}, **fixed))
+                draw_curves(ax, drawn[-1], experiment["samplers"])
                 ax.set_ylabel(metric_label(metric) if column == 0 else "")
             if row == 0:
                 ax.set_title(f"{facet} = {value}" if facet == "n" else str(value))
@@ -147,7 +166,7 @@ def facet_curves(curves: pd.DataFrame, experiment: dict, metrics: list[str], fac
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(labels), 6),
                fontsize=8)
-    fig.suptitle(title, y=1.07, fontsize=10)
+    fig.suptitle(title.replace("{ci}", ci_wording(pd.concat(drawn))), y=1.07, fontsize=10)
     fig.tight_layout()
     return fig
 

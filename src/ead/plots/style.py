@@ -27,6 +27,25 @@ def panel_per_model(table, draw_panel, **options):
     return fig
 
 
+#: Line styles and markers given to the series of a panel in turn, so that two series with equal values (one line
+#: drawn exactly over the other) both stay visible: the dashes of one show through the other, and the markers differ.
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 2)))
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+
+
+def series_styles(names) -> dict:
+    """{name: {"ls": ..., "marker": ...}}: a distinct (line style, marker) pair per series, in order."""
+    return {name: {"ls": LINESTYLES[index % len(LINESTYLES)], "marker": MARKERS[index % len(MARKERS)]}
+            for index, name in enumerate(names)}
+
+
+def integer_ticks(axis) -> None:
+    """Whole-number ticks on an axis of counts (RL steps, N samples): no 0.5 or 1.25 steps."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
 def set_percent_ylim(ax, ci_high) -> None:
     """y axis in percent up to 110% of the highest CI bound (at least 5), starting a little below 0 so a line at 0
     stays visible."""

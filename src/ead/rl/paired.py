@@ -82,7 +82,7 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="paired curves table")
     args = parser.parse_args(argv)
     log = setup_logging("rl.paired")
-    problems = pd.concat([EVAL_PROBLEMS.read(path) for path in args.eval_problems], ignore_index=True)
+    problems = EVAL_PROBLEMS.read_all(args.eval_problems, {})  # each file's keys and counts, and no cell twice
     table = paired_curves(problems, args.baselines, args.k, resamples=args.resamples, seed=args.seed)
     PAIRED_CURVES.write(table, args.out)
     log.info("%d paired differences against %s from %d cells: %s", len(table), args.baselines,

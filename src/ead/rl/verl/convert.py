@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import math
 import re
 from collections import defaultdict
@@ -52,6 +53,8 @@ from ead.tables import (
     TRAIN_METRICS,
     pass_worst_summary,
 )
+
+log = logging.getLogger(__name__)
 
 __all__ = ["STEP_COLUMNS", "eval_problems_from_dumps", "eval_table", "eval_table_from_metrics", "read_file_logger",
            "steps_table"]
@@ -84,15 +87,28 @@ EVAL_COLUMNS = ["step", "metric", "value", "ci_low", "ci_high", "estimator", "nu
 
 
 def read_file_logger(paths) -> dict[int, dict]:
-    """{step: merged metrics} from one or more file-logger JSONL files (in order; later values win)."""
+    """{step: merged metrics} from one or more file-logger JSONL files (in order; later values win).
+
+    A torn last line (no trailing newline and not valid JSON: the trainer was killed while appending it) is dropped
+    with a warning, as JSONL readers treat a crash mid-append; its step is then missing, so a resumed run redoes it.
+    Any other line that is not a file-logger line fails, naming the file and the line.
+    """
     records: dict[int, dict] = defaultdict(dict)
     for path in paths:
-        for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        text = Path(path).read_text()
+        lines = text.splitlines()
+        for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
                 entry = json.loads(line)
                 step, data = int(entry["step"]), entry["data"]
+            except json.JSONDecodeError as error:
+                if number == len(lines) and not text.endswith("\n"):
+                    log.warning("%s:%d: dropped a torn last line (no newline, not JSON: %s; the trainer stopped while "
+                                "writing it): %r", path, number, error, line[:120])
+                    continue
+                raise ValueError(f"{path}:{number}: not a verl file-logger line ({error}): {line[:120]!r}") from None
             except (ValueError, KeyError, TypeError) as error:
                 raise ValueError(f"{path}:{number}: not a verl file-logger line ({error}): {line[:120]!r}") from None
             records[step].update(data)

@@ -1,0 +1,105 @@
+"""Figures stay legible on small runs (issue #34 item 9): tick labels that do not run together, legends off the data,
+coinciding curves that stay visible, whole-number step and N ticks, and a title that promises a CI band only where
+one is drawn."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ead.rl.aggregate import eval_curves, train_curves
+from ead.rl.paired import paired_curves
+from tests.test_compare import problems_table, steps_table
+
+EXPERIMENT = {"policies": ["p"], "algorithms": ["dapo"], "samplers": ["tau1.0", "ead"], "n": [8]}
+#: the same counts for both samplers: their curves coincide exactly (tau 1.0 under EAD in the issue's Figs. 4 and 7)
+EQUAL = {(sampler, seed): [8, 3, 0] for sampler in ("ead", "tau1.0") for seed in (0, 1)}
+
+
+def visible_tick_labels(ax, axis="x"):
+    low, high = sorted(getattr(ax, f"get_{axis}lim")())
+    ticks = getattr(ax, f"get_{axis}ticks")()
+    labels = getattr(ax, f"get_{axis}ticklabels")()
+    return [label for tick, label in zip(ticks, labels) if low - 1e-12 <= tick <= high + 1e-12 and label.get_text()]
+
+
+def overlaps(labels) -> list:
+    boxes = [(label.get_text(), label.get_window_extent()) for label in labels]
+    return [(a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2) if box_a.overlaps(box_b)]
+
+
+def styles_of(ax) -> dict:
+    return {line.get_label(): (str(line.get_linestyle()), line.get_marker()) for line in ax.get_lines()
+            if not line.get_label().startswith("_")}
+
+
+def test_fig01_role_panel_ticks_do_not_run_together_and_its_legend_stays_off_the_points():
+    """Roles of nearly equal entropy (3.5875 .. 3.59 nats) used to give labels '3.58753.5900...' and a legend that sat
+    mid-panel."""
+    from ead.plots import fig01_entropy_by_position
+
+    entropy = pd.DataFrame({"position": range(1, 9), "mean_entropy": 1.0, "ci_low": 0.9, "ci_high": 1.1,
+                            "fraction_alive": 1.0, "num_questions_requested": 4, "samples_per_question": 2,
+                            "model_name": "tiny1m", "task": "countdown"})
+    roles = pd.DataFrame({"role": ["operand", "operator", "result", "answer"],
+                          "mean_entropy": [3.5876, 3.5884, 3.5891, 3.5899], "model_name": "tiny1m",
+                          "task": "countdown"})
+    roles = roles.assign(ci_low=roles["mean_entropy"] - 0.0004, ci_high=roles["mean_entropy"] + 0.0004)
+    fig = fig01_entropy_by_position.plot(entropy, roles)
+    fig.canvas.draw()
+    role_axis = fig.axes[-1]
+    labels = visible_tick_labels(role_axis)
+    assert 2 <= len(labels) <= 5, [label.get_text() for label in labels]
+    assert not overlaps(labels), overlaps(labels)
+    assert not role_axis.xaxis.get_offset_text().get_text()  # values written in full, no "+3.58" offset
+    legend = role_axis.get_legend().get_window_extent()
+    points = role_axis.transData.transform(np.column_stack([roles["mean_entropy"], np.arange(len(roles))]))
+    assert not any(legend.contains(x, y) for x, y in points)
+
+
+@pytest.mark.parametrize("figure", ["fig04_pass_worst_at_16", "fig07_rollout_scaling"])
+def test_coinciding_rl_curves_stay_visible_and_steps_are_whole_numbers(figure):
+    import importlib
+
+    module = importlib.import_module(f"ead.plots.{figure}")
+    problems = problems_table(EQUAL, step=2)
+    curves = eval_curves(problems, [4], seed=0)
+    fig = module.plot(curves, None, EXPERIMENT, 4, paired_curves(problems, ["tau1.0"], [4], resamples=50, seed=0))
+    fig.canvas.draw()
+    first = fig.axes[0]
+    lines = {line.get_label(): line for line in first.get_lines()}
+    assert list(lines["EAD"].get_ydata()) == list(lines[r"$\tau$ = 1.0"].get_ydata())  # they coincide ...
+    styles = styles_of(first)
+    assert len(set(styles.values())) == len(styles) == 2, styles  # ... and differ in line style and marker
+    for ax in fig.axes:
+        ticks = ax.get_xticks()
+        assert np.allclose(ticks, np.round(ticks)), (ax.get_title(), ticks)  # no 0.5 or 1.25 steps
+
+
+def test_fig09_coinciding_samplers_stay_visible_and_n_is_whole():
+    from ead.plots import fig09_majority_scaling
+
+    rows = [{"sampler": sampler, "n": n, "maj_at_n": 0.4, "ci_low": 0.3, "ci_high": 0.5, "no_answer_rate": 0.0,
+             "model_name": "tiny_arith", "task": "arithmetic", "num_questions": 8, "samples_per_question": 4}
+            for sampler in ("EAD", "tau1.0", "tau0.6") for n in (1, 2, 3, 4)]
+    fig = fig09_majority_scaling.plot(pd.DataFrame(rows))
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    styles = styles_of(ax)
+    assert len(set(styles.values())) == len(styles) == 3, styles
+    assert np.allclose(ax.get_xticks(), np.round(ax.get_xticks()))
+
+
+def test_fig06_title_promises_a_ci_band_only_when_one_is_drawn():
+    """With one seed a training metric has no spread: the band has no width, and the title used to promise one."""
+    from ead.plots import fig06_entropy_dynamics
+
+    steps = steps_table().assign(policy="p")
+    one_seed = train_curves(steps[steps["seed"] == 0])
+    assert (one_seed["ci_low"] == one_seed["ci_high"]).all()
+    title = fig06_entropy_dynamics.plot(None, one_seed, EXPERIMENT, 4)._suptitle.get_text()
+    assert "CI" not in title.replace("no CI band", "") and "one seed: no CI band" in title
+    three_seeds = train_curves(steps)
+    title = fig06_entropy_dynamics.plot(None, three_seeds, EXPERIMENT, 4)._suptitle.get_text()
+    assert "(mean of seeds, 95% CI)" in title

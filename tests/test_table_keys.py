@@ -1,0 +1,225 @@
+"""Keys and finite columns of the results contract (ead.tables, issue #34): a duplicated row or a NaN / inf metric
+in any table is refused by every reader with one message naming the file, the column or key, and the rows.
+
+The cases of the issue are reproduced as a user would meet them: a small grid written by the tables' own writers,
+then one file edited by hand (a row appended, a value set to nan) the way the issue's corrupted copies were."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ead.tables import EVAL_PROBLEMS, STEPS, TABLES, DuplicateRowError, Empty, NonFiniteValueError, Table
+from tests.test_tables import CELL, EVALUATIONS, eval_problems_table, steps_table
+
+EXTENT = ["--expect-steps", "5", "--eval-every", "2", "--own-sampler"]
+SAMPLERS = ("ead", "tau1.0")
+
+
+@pytest.fixture
+def grid(tmp_path):
+    """Two one-seed cells (ead and tau1.0) with steps 1..5 and every evaluation: paths by sampler."""
+    paths = {}
+    for sampler in SAMPLERS:
+        cell = tmp_path / sampler / "seed0"
+        steps = steps_table(range(1, 6), sampler=sampler).assign(entropy=[0.9, 0.8, 0.7, 0.6, 0.5])
+        STEPS.write(steps, cell / "steps.csv")
+        EVAL_PROBLEMS.write(eval_problems_table(EVALUATIONS, sampler=sampler), cell / "eval_problems.csv")
+        paths[sampler] = (cell / "steps.csv", cell / "eval_problems.csv")
+    return paths
+
+
+def files(grid):
+    return ["--steps", *(str(grid[s][0]) for s in SAMPLERS), "--eval-problems", *(str(grid[s][1]) for s in SAMPLERS)]
+
+
+def run_aggregate(grid, tmp_path):
+    from ead.rl import aggregate
+
+    aggregate.main([*files(grid), "--k", "1", "2", "--seed", "0", "--train-curves", str(tmp_path / "train.csv"),
+                    "--eval-curves", str(tmp_path / "eval.csv"), *EXTENT])
+
+
+def run_compare(grid, tmp_path):
+    import json
+
+    from ead.rl import compare
+
+    claim = {"id": "C7", "figure": "6", "statement": "s", "policy": CELL["policy"], "algorithm": CELL["algorithm"],
+             "n": CELL["n"], "sampler": "ead", "baseline": "tau1.0", "metric": "entropy"}
+    compare.main([*files(grid), "--claims", json.dumps([claim]), "--window", "2", "--resamples", "10", "--seed", "0",
+                  "--analysis-claims", "--out", str(tmp_path / "claims.csv"), *EXTENT])
+
+
+def run_paired(grid, tmp_path):
+    from ead.rl import paired
+
+    paired.main(["--eval-problems", *(str(grid[s][1]) for s in SAMPLERS), "--baselines", "tau1.0", "--k", "1",
+                 "--resamples", "10", "--seed", "0", "--out", str(tmp_path / "paired.csv")])
+
+
+def run_cell_eval(grid, tmp_path):
+    from ead.rl import cell_eval
+
+    cell_eval.main(["--eval-problems", str(grid["ead"][1]), "--k", "1", "--seed", "0", "--out",
+                    str(tmp_path / "eval_summary.csv")])
+
+
+def edit(path, change):
+    """Edit a written CSV by hand (bypassing the contract), as the issue's corrupted copies were."""
+    table = pd.read_csv(path)
+    change(table).to_csv(path, index=False)
+
+
+def append_copy_of(row_filter, **changes):
+    def change(table):
+        row = table[row_filter(table)].iloc[[0]].assign(**changes)
+        return pd.concat([table, row], ignore_index=True)
+    return change
+
+
+def test_the_grid_as_written_passes_every_reader(grid, tmp_path):
+    run_aggregate(grid, tmp_path)
+    run_compare(grid, tmp_path)
+    run_paired(grid, tmp_path)
+    run_cell_eval(grid, tmp_path)
+    train = pd.read_csv(tmp_path / "train.csv")
+    assert (train["num_seeds"] == 1).all()
+
+
+@pytest.mark.parametrize("changes", [{}, {"entropy": 5.0}], ids=["identical", "edited_entropy"])
+@pytest.mark.parametrize("reader", [run_aggregate, run_compare])
+def test_a_duplicated_step_row_is_refused_naming_the_file_and_rows(grid, tmp_path, changes, reader):
+    """Issue #34 item 1: a copy of the step-2 row (identical, or with entropy 5.0) used to pass and give num_seeds 2
+    (and a CI up to 5.0) for a one-seed cell."""
+    path = grid["ead"][0]
+    edit(path, append_copy_of(lambda t: t["step"] == 2, **changes))
+    with pytest.raises(DuplicateRowError,
+                       match=rf"^{path} \(steps table\): duplicated row: 2 rows share the key \(policy, algorithm, "
+                             r"sampler, n, seed, step\) at line 3 \(policy=tiny1m, algorithm=dapo, sampler=ead, n=8, "
+                             r"seed=0, step=2\), line 7 \(.*step=2\).*delete it and rerun snakemake"):
+        reader(grid, tmp_path)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+@pytest.mark.parametrize("reader", [run_aggregate, run_compare])
+def test_a_nan_or_inf_entropy_is_refused_naming_file_column_and_row(grid, tmp_path, value, reader):
+    """Issue #34 item 2: a NaN step-2 entropy used to drop the curve's point silently and change claim C7's effect."""
+    path = grid["ead"][0]
+    edit(path, lambda t: t.assign(entropy=np.where(t["step"] == 2, float(value), t["entropy"])))
+    with pytest.raises(NonFiniteValueError,
+                       match=rf"^{path} \(steps table\): column 'entropy' must be a finite number, got {value} at "
+                             r"line 3 \(policy=tiny1m, .*step=2\);"):
+        reader(grid, tmp_path)
+
+
+@pytest.mark.parametrize("reader", [run_aggregate, run_compare, run_paired, run_cell_eval])
+def test_a_duplicated_problem_row_is_refused_naming_the_file(grid, tmp_path, reader):
+    """Issue #34 item 3: a duplicated own-sampler row with num_correct = num_samples passed aggregation (num_problems
+    4 for a 3-problem set); rl.paired / rl.compare refused it with "... not evaluated on the same problems ..." naming
+    no file."""
+    path = grid["ead"][1]
+    edit(path, append_copy_of(lambda t: t["evaluated_with"] == "own_sampler", num_correct=4))
+    with pytest.raises(DuplicateRowError,
+                       match=rf"^{path} \(eval_problems table\): duplicated row: 2 rows share the key \(policy, "
+                             r"algorithm, sampler, n, seed, step, evaluated_with, problem_id\) at line 14 \(.*"
+                             r"evaluated_with=own_sampler, problem_id=a\), line 17"):
+        reader(grid, tmp_path)
+
+
+def test_a_cell_copied_to_another_seed_is_refused_naming_both_files(grid, tmp_path):
+    """Each file alone is sound, but two files hold the same cell (a seed directory copied without its seed)."""
+    copy = tmp_path / "ead" / "seed1" / "steps.csv"
+    copy.parent.mkdir()
+    copy.write_bytes(grid["ead"][0].read_bytes())
+    with pytest.raises(DuplicateRowError, match=rf"^{grid['ead'][0]} and {copy} \(steps table\): duplicated row: both "
+                                                r"files hold the key \(policy=tiny1m, .*seed=0, step=1\)"):
+        STEPS.read_all([grid["ead"][0], copy])
+
+
+def test_a_writer_cannot_write_a_duplicated_row_or_a_nan_metric(tmp_path):
+    with pytest.raises(DuplicateRowError, match=r"steps.csv \(steps table\): duplicated row: 2 rows"):
+        STEPS.write(steps_table([1, 1, 2]), tmp_path / "steps.csv")
+    with pytest.raises(NonFiniteValueError, match=r"column 'reward_mean' must be a finite number, got nan at line 3"):
+        STEPS.write(steps_table([1, 2]).assign(reward_mean=[0.5, math.nan]), tmp_path / "steps.csv")
+    assert not (tmp_path / "steps.csv").exists()
+
+
+def test_a_metric_a_backend_does_not_record_may_be_empty_in_the_whole_file_only(tmp_path):
+    """verl records no grad_norm_max: empty in every row is declared; empty in some rows is a broken file."""
+    path = tmp_path / "steps.csv"
+    STEPS.write(steps_table([1, 2, 3]).assign(grad_norm_max=math.nan), path)
+    assert STEPS.read(path)["grad_norm_max"].isna().all()
+    with pytest.raises(NonFiniteValueError, match=r"column 'grad_norm_max' must be a finite number \(it may be empty "
+                                                  r"only in a whole file, where the backend does not record"):
+        STEPS.write(steps_table([1, 2, 3]).assign(grad_norm_max=[1.0, math.nan, 2.0]), path)
+    # greedy_correct may be empty row by row (own-sampler rows have no greedy answer), but never infinite
+    problems = tmp_path / "eval_problems.csv"
+    table = eval_problems_table(EVALUATIONS)
+    EVAL_PROBLEMS.write(table.assign(greedy_correct=np.where(table["evaluated_with"] == "own_sampler", math.nan, 1.0)),
+                        problems)
+    with pytest.raises(NonFiniteValueError, match=r"column 'greedy_correct' must be a finite number.*got inf"):
+        EVAL_PROBLEMS.write(table.assign(greedy_correct=np.inf), problems)
+
+
+def test_a_valid_table_reads_exactly_as_written(grid):
+    """The checks refuse; they never change a value."""
+    written = steps_table(range(1, 6), sampler="ead").assign(entropy=[0.9, 0.8, 0.7, 0.6, 0.5])
+    read = STEPS.read(grid["ead"][0])
+    pd.testing.assert_frame_equal(read[written.columns], written, check_dtype=False)
+
+
+# --- every declared table ------------------------------------------------------------------------------------------
+VALUES = {"int": 1, "float": 0.5, "str": "x", "id": "p", "array": [0.5, 0.25]}
+
+
+def valid_rows(table: Table, count: int = 3) -> pd.DataFrame:
+    """``count`` rows of every declared column, distinct in every key column."""
+    declared = {**table.columns, **table.optional}
+    rows = []
+    for index in range(count):
+        row = {column: VALUES[kind] for column, kind in declared.items()}
+        for column in table.keys:
+            row[column] = index if declared[column] in ("int", "float") else f"{row[column]}{index}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_every_table_declares_its_keys_and_finite_columns():
+    for table in TABLES.values():
+        assert table.keys, f"{table.name} declares no key columns"
+        declared = {**table.columns, **table.optional}
+        assert set(table.keys) <= set(declared) and set(table.finite) <= set(declared)
+        assert all(isinstance(reason, Empty) and reason.reason for reason in table.empty.values())
+    with pytest.raises(ValueError, match=r"empty values declared for \['b'\], which are not finite columns"):
+        Table("t", {"a": "float", "b": "float"}, keys=("a",), empty={"b": Empty("because")})
+    with pytest.raises(ValueError, match=r"finite column\(s\) \['a'\] are not numeric"):
+        Table("t", {"a": "str"}, finite=("a",))
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_every_reader_refuses_a_duplicated_key_and_a_non_finite_value(tmp_path, name):
+    """Every job reads its tables through Table.read (aggregate, paired, compare, cell_eval, the analyses' summary
+    tables and claims, ead.summary, the figures): the check there covers them all."""
+    table = TABLES[name]
+    suffix = ".parquet" if "array" in {**table.columns, **table.optional}.values() else ".csv"
+    path = tmp_path / f"{name}{suffix}"
+    rows = valid_rows(table)
+    table.write(rows, path)
+    assert len(table.read(path)) == 3
+    from ead.io import write_table
+
+    write_table(pd.concat([rows, rows.iloc[[1]]], ignore_index=True), path)  # past the contract, as an edit would
+    with pytest.raises(DuplicateRowError, match=rf"^{path} \({name} table\): duplicated row: 2 rows share the key"):
+        table.read(path)
+    strict = [column for column in table.finite if column not in table.empty]
+    if strict:
+        column = strict[0]
+        write_table(rows.assign(**{column: [0.5, math.inf, 0.5] if table.columns.get(column, table.optional.get(
+            column)) == "float" else [1, math.inf, 1]}), path)
+        where = "line 3" if suffix == ".csv" else "row 2"
+        with pytest.raises(NonFiniteValueError,
+                           match=rf"^{path} \({name} table\): column '{column}' must be a finite number, got inf "
+                                 rf"at {where} "):
+            table.read(path)
