@@ -248,8 +248,8 @@ class Table:
                         f" (it may be empty only in a whole file, {allowed.reason})")
                 raise NonFiniteValueError(
                     f"{where}: column {column!r} must be a finite number{rule}, got {shown} at "
-                    f"{self._row_text(table, bad, source)}; the file was edited or its job wrote a non-number: delete it "
-                    "and rerun snakemake to rebuild it (if it fails again, see that job's log)")
+                    f"{self._row_text(table, bad, source)}; the file was edited or its job wrote a non-number: delete "
+                    "it and rerun snakemake to rebuild it (if it fails again, see that job's log)")
 
     def _check_keys(self, table: pd.DataFrame, where: str, source) -> None:
         """Raise :class:`DuplicateRowError` if two rows share the :attr:`keys` (the first such key, all its rows)."""
