@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ead.slurm_profile import main, read_profile, site_profile
+from ead.slurm_profile import ProfileError, check_partitions, main, read_profile, site_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_PROFILE = ROOT / "workflow" / "profiles" / "slurm"
@@ -123,6 +123,17 @@ def test_site_profile_refuses_a_profile_of_another_executor(tmp_path):
     with pytest.raises(ValueError, match="executor is 'local', not 'slurm'"):
         read_profile(tmp_path)
     assert site_profile(read_profile(PAPER_PROFILE)) == read_profile(PAPER_PROFILE)
+
+
+def test_partition_check_names_every_missing_partition_and_where_it_is_set():
+    profile = site_profile(read_profile(PAPER_PROFILE), partitions={"gpu": "a100"})
+    check_partitions(profile, {"cpu", "a100"}, "site/config.yaml")
+    with pytest.raises(ProfileError) as error:
+        check_partitions(profile, {"cpu", "gpu"}, "site/config.yaml")
+    message = str(error.value)
+    assert message.startswith("site/config.yaml: slurm_partition 'a100' (set-resources.rl_cell_verl)")
+    assert "(set-resources.forking)" in message and "which has cpu, gpu" in message
+    assert "default-resources" not in message
 
 
 def test_local_profile_polls_with_squeue_within_the_clusters_min_job_age():

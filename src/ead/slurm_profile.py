@@ -9,13 +9,18 @@ instead: ours, with the site's account, partition names and resource changes mer
         --set rl_cell_verl:runtime=2880
     snakemake --configfile configs/paper.yaml --workflow-profile profiles/mysite
 
-``--default`` / ``--set`` take Snakemake's own ``KEY=VALUE`` / ``RULE:KEY=VALUE`` syntax.
+``--default`` / ``--set`` take Snakemake's own ``KEY=VALUE`` / ``RULE:KEY=VALUE`` syntax. Before a long run, check
+that every partition a profile names exists on the cluster (one error naming them, instead of a failed sbatch per job
+and attempt):
+
+    python -m ead.slurm_profile --check profiles/mysite
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import subprocess
 import sys
 from pathlib import Path
 
@@ -93,6 +98,30 @@ def site_profile(base: dict, *, account: str | None = None, partitions: dict[str
     return profile
 
 
+def cluster_partitions() -> set[str]:
+    """The partitions of the SLURM cluster this machine submits to (``sinfo``)."""
+    try:
+        result = subprocess.run(["sinfo", "--noheader", "--format", "%R"], capture_output=True, text=True,
+                                timeout=60)
+    except FileNotFoundError:
+        raise ProfileError("sinfo is not installed: no SLURM cluster to check the profile against") from None
+    if result.returncode != 0:
+        raise ProfileError(f"sinfo failed (is the cluster up?): {result.stderr.strip()}")
+    return set(result.stdout.split())
+
+
+def check_partitions(profile: dict, available: set[str], source: str) -> None:
+    """Raise one error naming every ``slurm_partition`` of ``profile`` (and where it is set) that is not in
+    ``available``."""
+    places = [("default-resources", profile.get("default-resources", {})),
+              *((f"set-resources.{rule}", resources) for rule, resources in profile.get("set-resources", {}).items())]
+    unknown = [f"{resources['slurm_partition']!r} ({place})" for place, resources in places
+               if "slurm_partition" in resources and str(resources["slurm_partition"]) not in available]
+    if unknown:
+        raise ProfileError(f"{source}: slurm_partition {', '.join(unknown)} not on this cluster, which has "
+                           f"{', '.join(sorted(available)) or 'no partitions'}")
+
+
 def write_profile(profile: dict, directory: Path, header: str) -> Path:
     path = Path(directory) / "config.yaml"
     with atomic_path(path) as tmp:
@@ -102,7 +131,9 @@ def write_profile(profile: dict, directory: Path, header: str) -> Path:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ead.slurm_profile", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, required=True, help="directory of the site profile (config.yaml)")
+    parser.add_argument("--out", type=Path, help="directory of the site profile (config.yaml)")
+    parser.add_argument("--check", type=Path, metavar="PROFILE",
+                        help="only check that every partition of this profile exists on the cluster (sinfo)")
     parser.add_argument("--base", type=Path, default=PAPER_PROFILE,
                         help="profile to derive from (default: workflow/profiles/slurm, the paper profile's)")
     parser.add_argument("--account", help="slurm_account of every job")
@@ -113,7 +144,13 @@ def main(argv=None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="RULE:KEY=VALUE",
                         help="set one resource of one rule, keeping the others")
     args = parser.parse_args(argv)
+    if (args.out is None) == (args.check is None):
+        parser.error("give either --out (write a site profile) or --check PROFILE")
     try:
+        if args.check:
+            check_partitions(read_profile(args.check), cluster_partitions(), str(args.check / "config.yaml"))
+            print(f"{args.check}: every partition exists on this cluster")
+            return 0
         if args.out.resolve() == args.base.resolve():
             raise ProfileError(f"--out {args.out} is the base profile itself: write the site profile elsewhere")
         partitions = dict(parse_assignment(text, "--partition") for text in args.partition)
