@@ -156,15 +156,21 @@ stop_pid_file() {  # name pid-file: TERM the process, wait for it to end, remove
 
 do_stop() {
   if alive "$BASE/slurmctld.pid"; then
-    # jobs first: a running job's slurmstepd outlives slurmd
+    # jobs first: a running job's slurmstepd outlives slurmd. A suspended job's processes are stopped (SIGSTOP) and
+    # would never see scancel's SIGTERM: resume them first; a job still there after 60 s gets SIGKILL.
+    local job left=""
+    for job in $(squeue -h -t S -o %i 2>/dev/null || true); do scontrol resume "$job" 2>/dev/null || true; done
     scancel --state=PENDING,RUNNING,SUSPENDED 2>/dev/null || true
-    local left=""
-    for _ in $(seq 1 60); do
-      left=$(squeue -h -t PD,R,CG,S 2>/dev/null || true)
+    for attempt in 1 2; do
+      for _ in $(seq 1 60); do
+        left=$(squeue -h -t PD,R,CG,S 2>/dev/null || true)
+        [ -z "$left" ] && break
+        sleep 1
+      done
       [ -z "$left" ] && break
-      sleep 1
+      [ "$attempt" -eq 1 ] && scancel --full --signal=KILL --state=RUNNING,SUSPENDED 2>/dev/null || true
     done
-    [ -z "$left" ] || say "warning: jobs still in the queue after 60 s: $left"
+    [ -z "$left" ] || say "warning: jobs still in the queue after SIGKILL: $left"
   fi
   stop_pid_file slurmd "$BASE/slurmd.pid"
   stop_pid_file slurmctld "$BASE/slurmctld.pid"
