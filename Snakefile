@@ -24,8 +24,10 @@ envvars:
     "EAD_CONFIG_FILES",
 
 
-# The profile's own output root (common.smk): . for the default profile, runs/<profile> for the others.
-workdir: OUTPUT_ROOT
+# The profile's own output root (common.smk): . for the default profile, runs/<profile> for the others. Anchored at
+# the workflow: a cluster job (e.g. --executor slurm) re-reads this Snakefile already inside that root, where a
+# relative path would nest it again (runs/smoke/runs/smoke) and the job's outputs would go missing.
+workdir: os.path.join(workflow.basedir, OUTPUT_ROOT)
 
 
 include: "workflow/rules/measured_schedule_inputs.smk"

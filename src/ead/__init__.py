@@ -5,8 +5,8 @@ Layers (a module imports only from its own layer or those below it; no package i
     plots, summary                              read result tables, draw figures / results/summary.md
     analyses, evaluation, rl (train, verl)      jobs: python -m ead.<job>, one per Snakemake rule
     models, samplers                            model load/save and SFT; HF and vLLM sampling (logits processors)
-    settings, workflow                          the workflow config -> one job's settings, with each section's checks;
-                                                the figure registry and final targets (Snakemake, tests, benchmarks)
+    settings, workflow, slurm_profile           the workflow config -> one job's settings, with each section's checks;
+                                                the figure registry and final targets; a site's SLURM profile from ours
     rewards, hub, data, checkpoints             grading, downloads (paper profile), task data, resumable state
     schedule, tables, claims, metrics, io, wheels  temperature schedules, results contract, verdicts, estimators, files
 """

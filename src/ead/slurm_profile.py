@@ -1,0 +1,173 @@
+"""A site's SLURM workflow profile, derived from ours with every resource kept (docs/cluster.md).
+
+Snakemake's command-line ``--default-resources`` / ``--set-resources`` replace the workflow profile's whole maps
+instead of merging into them, so ``--default-resources slurm_account=ACC`` beside ``--workflow-profile
+workflow/profiles/slurm`` silently drops the profile's runtime, memory, CPUs and GPUs. This writes a complete profile
+instead: ours, with the site's account, partition names and resource changes merged in, key by key:
+
+    python -m ead.slurm_profile --out profiles/mysite --account ACC --partition gpu=a100 --partition cpu=short \\
+        --set rl_cell_verl:runtime=2880
+    snakemake --configfile configs/paper.yaml --workflow-profile profiles/mysite
+
+``--default`` / ``--set`` take Snakemake's own ``KEY=VALUE`` / ``RULE:KEY=VALUE`` syntax. Before a long run, check
+that every partition a profile names exists on the cluster (one error naming them, instead of a failed sbatch per job
+and attempt):
+
+    python -m ead.slurm_profile --check profiles/mysite
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from ead.io import atomic_path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAPER_PROFILE = ROOT / "workflow" / "profiles" / "slurm"
+
+
+class ProfileError(ValueError):
+    """A base profile or an option that cannot make a site profile; the message names the file or option."""
+
+
+def read_profile(directory: Path) -> dict:
+    """The ``config.yaml`` of a Snakemake profile directory, checked to be a SLURM profile with resource maps."""
+    path = Path(directory) / "config.yaml"
+    if not path.is_file():
+        raise ProfileError(f"{path}: no such file (a profile is a directory holding config.yaml)")
+    profile = yaml.safe_load(path.read_text())
+    if not isinstance(profile, dict):
+        raise ProfileError(f"{path}: a profile must be a YAML mapping of Snakemake options")
+    if profile.get("executor") != "slurm":
+        raise ProfileError(f"{path}: executor is {profile.get('executor')!r}, not 'slurm'")
+    for key in ("default-resources", "set-resources"):
+        if not isinstance(profile.get(key, {}), dict):
+            raise ProfileError(f"{path}: {key} must be a mapping")
+    return profile
+
+
+def parse_value(text: str):
+    """A resource value as Snakemake reads it from a profile: numbers become numbers, anything else a string."""
+    value = yaml.safe_load(text)
+    return value if isinstance(value, (int, float, str)) and not isinstance(value, bool) else text
+
+
+def parse_assignment(text: str, option: str) -> tuple[str, object]:
+    key, sep, value = text.partition("=")
+    if not sep or not key or not value:
+        raise ProfileError(f"{option} {text!r}: expected KEY=VALUE")
+    return key.strip(), parse_value(value.strip())
+
+
+def parse_rule_assignment(text: str) -> tuple[str, str, object]:
+    rule, sep, assignment = text.partition(":")
+    if not sep or not rule:
+        raise ProfileError(f"--set {text!r}: expected RULE:KEY=VALUE")
+    key, value = parse_assignment(assignment, "--set")
+    return rule.strip(), key, value
+
+
+def site_profile(base: dict, *, account: str | None = None, partitions: dict[str, str] | None = None,
+                 defaults: list[tuple[str, object]] = (), rules: list[tuple[str, str, object]] = ()) -> dict:
+    """``base`` with partition names mapped (``partitions``: our name -> the site's), ``slurm_account`` set for every
+    job, and single resources changed (``defaults`` for every rule, ``rules`` for one rule), all other keys kept."""
+    profile = copy.deepcopy(base)
+    default_resources = profile.setdefault("default-resources", {})
+    set_resources = profile.setdefault("set-resources", {})
+    maps = [default_resources, *set_resources.values()]
+    used = {resources["slurm_partition"] for resources in maps if "slurm_partition" in resources}
+    for ours, theirs in (partitions or {}).items():
+        if ours not in used:
+            raise ProfileError(f"--partition {ours}={theirs}: the base profile has no partition {ours!r} "
+                               f"(it uses {sorted(used)})")
+    for resources in maps:
+        if resources.get("slurm_partition") in (partitions or {}):
+            resources["slurm_partition"] = partitions[resources["slurm_partition"]]
+    if account:
+        default_resources["slurm_account"] = account
+    for key, value in defaults:
+        default_resources[key] = value
+    for rule, key, value in rules:
+        set_resources.setdefault(rule, {})[key] = value
+    return profile
+
+
+def cluster_partitions() -> set[str]:
+    """The partitions of the SLURM cluster this machine submits to (``sinfo``)."""
+    try:
+        result = subprocess.run(["sinfo", "--noheader", "--format", "%R"], capture_output=True, text=True,
+                                timeout=60)
+    except FileNotFoundError:
+        raise ProfileError("sinfo is not installed: no SLURM cluster to check the profile against") from None
+    if result.returncode != 0:
+        raise ProfileError(f"sinfo failed (is the cluster up?): {result.stderr.strip()}")
+    return set(result.stdout.split())
+
+
+def check_partitions(profile: dict, available: set[str], source: str) -> None:
+    """Raise one error naming every ``slurm_partition`` of ``profile`` (and where it is set) that is not in
+    ``available``."""
+    places = [("default-resources", profile.get("default-resources", {})),
+              *((f"set-resources.{rule}", resources) for rule, resources in profile.get("set-resources", {}).items())]
+    unknown = [f"{resources['slurm_partition']!r} ({place})" for place, resources in places
+               if "slurm_partition" in resources and str(resources["slurm_partition"]) not in available]
+    if unknown:
+        raise ProfileError(f"{source}: slurm_partition {', '.join(unknown)} not on this cluster, which has "
+                           f"{', '.join(sorted(available)) or 'no partitions'}")
+
+
+def write_profile(profile: dict, directory: Path, header: str) -> Path:
+    path = Path(directory) / "config.yaml"
+    with atomic_path(path) as tmp:
+        tmp.write_text(header + yaml.safe_dump(profile, sort_keys=False))
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ead.slurm_profile", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, help="directory of the site profile (config.yaml)")
+    parser.add_argument("--check", type=Path, metavar="PROFILE",
+                        help="only check that every partition of this profile exists on the cluster (sinfo)")
+    parser.add_argument("--base", type=Path, default=PAPER_PROFILE,
+                        help="profile to derive from (default: workflow/profiles/slurm, the paper profile's)")
+    parser.add_argument("--account", help="slurm_account of every job")
+    parser.add_argument("--partition", action="append", default=[], metavar="OURS=SITE",
+                        help="rename a partition of the base profile (cpu, gpu), e.g. gpu=a100")
+    parser.add_argument("--default", action="append", default=[], metavar="KEY=VALUE",
+                        help="set one default resource, keeping the others")
+    parser.add_argument("--set", action="append", default=[], metavar="RULE:KEY=VALUE",
+                        help="set one resource of one rule, keeping the others")
+    args = parser.parse_args(argv)
+    if (args.out is None) == (args.check is None):
+        parser.error("give either --out (write a site profile) or --check PROFILE")
+    try:
+        if args.check:
+            check_partitions(read_profile(args.check), cluster_partitions(), str(args.check / "config.yaml"))
+            print(f"{args.check}: every partition exists on this cluster")
+            return 0
+        if args.out.resolve() == args.base.resolve():
+            raise ProfileError(f"--out {args.out} is the base profile itself: write the site profile elsewhere")
+        partitions = dict(parse_assignment(text, "--partition") for text in args.partition)
+        profile = site_profile(read_profile(args.base), account=args.account,
+                               partitions={key: str(value) for key, value in partitions.items()},
+                               defaults=[parse_assignment(text, "--default") for text in args.default],
+                               rules=[parse_rule_assignment(text) for text in args.set])
+    except ProfileError as error:
+        print(f"ead.slurm_profile: error: {error}", file=sys.stderr)
+        return 2
+    command = " ".join(["python -m ead.slurm_profile", *(argv if argv is not None else sys.argv[1:])])
+    header = (f"# SLURM workflow profile derived from {args.base} by\n#   {command}\n"
+              f"# Use: snakemake ... --workflow-profile {args.out}\n")
+    path = write_profile(profile, args.out, header)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,245 @@
+"""The workflow through a real SLURM cluster on this machine (workflow/scripts/slurm_local.sh, docs/cluster.md).
+
+A slice of the smoke profile's DAG (data, the tiny1m SFT, its step-0 evaluation, one RL cell and its eval table, the
+schedule table and Fig. 3) runs with ``--workflow-profile workflow/profiles/slurm_local``: every job must be a SLURM
+job that slurmctld allocated and completed, and the tables must equal a local run's of the same targets. Then the
+cell's training job is cancelled with scancel after its first checkpoint: the profile's retry resubmits it and it
+resumes to the same tables. A wrong partition gives one clear error. The cluster is stopped afterwards (also when a
+test fails) unless it was already running before these tests. Every external command runs under ``timeout -k``.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "workflow" / "scripts" / "slurm_local.sh"
+STATE = Path(os.environ.get("SLURM_LOCAL_DIR", ROOT / ".slurm-local"))
+PROFILE = ROOT / "workflow" / "profiles" / "slurm_local"
+CELL = "results/rl/tiny1m/dapo/ead_tis/n8/seed0"
+CHECKPOINT = "results/checkpoints/rl/tiny1m/dapo/ead_tis/n8/seed0/trainer_state.pt"
+CELL_LOG = "results/logs/rl/tiny1m/dapo/ead_tis/n8/seed0.log"
+TARGETS = [f"{CELL}/eval.csv", "figures/fig03_annealing_schedule.png"]
+SLICE_RULES = {"synthetic_dataset", "tiny_policy_sft", "rl_base_eval", "rl_cell", "rl_cell_eval", "schedule_table",
+               "fig03_annealing_schedule"}
+TABLES = [f"{CELL}/steps.csv", f"{CELL}/eval_problems.csv", f"{CELL}/eval.csv", "results/schedule/schedule_table.csv"]
+CLOCK = ["rollout_s", "grade_s", "update_s", "wall_time_s"]  # wall-clock timings: the only columns that may differ
+CONTROLLER_LOG_START = []  # byte offset of slurmctld's log when the cluster fixture was set up
+SUBMITTED = re.compile(r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+)/")
+
+pytestmark = pytest.mark.slow
+
+
+def run(command, timeout_s, **kwargs):
+    """``command`` under ``timeout -k`` (a hung SLURM poll must not hang the suite), output captured."""
+    return subprocess.run(["timeout", "-k", "10", str(timeout_s), *map(str, command)], capture_output=True,
+                          text=True, **kwargs)
+
+
+def environment():
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+
+
+def snakemake_command(*args):
+    return [sys.executable, "-m", "snakemake", *TARGETS, "--configfile", "configs/smoke.yaml", *args]
+
+
+@pytest.fixture(scope="module")
+def cluster(request):
+    if os.geteuid() != 0:
+        pytest.skip("the local SLURM cluster needs root (slurmd runs jobs as their users)")
+    if not shutil.which("slurmctld") and not shutil.which("apt-get"):
+        pytest.skip("SLURM is not installed and there is no apt-get to install slurm-wlm")
+    already_running = run(["bash", SCRIPT, "status"], 60).returncode == 0
+
+    def stop():
+        stopped = run(["bash", SCRIPT, "stop"], 240)
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+        assert not any((STATE / f"{daemon}.pid").exists() for daemon in ("slurmctld", "slurmd", "munged"))
+
+    if not already_running:
+        request.addfinalizer(stop)  # before the start's check: a half-started cluster is stopped too
+    started = run(["bash", SCRIPT, "start"], 900)
+    assert started.returncode == 0, started.stdout + started.stderr
+    CONTROLLER_LOG_START.append(controller_log_path().stat().st_size)  # job ids restart with a clean state
+    return STATE
+
+
+def workflow_copy(directory: Path) -> Path:
+    directory.mkdir()
+    for name in ("Snakefile", "environment.yml"):
+        shutil.copy(ROOT / name, directory / name)
+    for folder in ("workflow", "configs"):
+        shutil.copytree(ROOT / folder, directory / folder)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def base():
+    """A directory of these tests' own (not pytest's tmp_path: its retention may delete it under a long run when
+    other pytest sessions of the same user start meanwhile)."""
+    with tempfile.TemporaryDirectory(prefix="ead-slurm-local-") as directory:
+        yield Path(directory)
+
+
+@pytest.fixture(scope="module")
+def runs(cluster, base):
+    """The slice run through SLURM and, at the same time, locally; (SLURM root, local root, SLURM run's output)."""
+    slurm, local = workflow_copy(base / "slurm"), workflow_copy(base / "local")
+    local_log = open(base / "local.log", "w")
+    local_run = subprocess.Popen(["timeout", "-k", "10", "1500", *snakemake_command("--cores", "1")], cwd=local,
+                                 env=environment(), stdout=local_log, stderr=subprocess.STDOUT)
+    try:
+        result = run(snakemake_command("--workflow-profile", PROFILE), 1500, cwd=slurm, env=environment())
+    finally:
+        local_run.wait()
+        local_log.close()
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
+    assert local_run.returncode == 0, (base / "local.log").read_text()[-5000:]
+    return slurm / "runs" / "smoke", local / "runs" / "smoke", result.stdout + result.stderr
+
+
+def submitted_jobs(output: str) -> list[tuple[str, int]]:
+    """(rule, SLURM job id) of every submission a Snakemake run reports, in order."""
+    return [(rule, int(job)) for job, rule in SUBMITTED.findall(output)]
+
+
+def controller_log_path() -> Path:
+    return STATE / "log" / "slurmctld.log"
+
+
+def controller_log() -> str:
+    """What slurmctld logged since these tests started the cluster (or found it running)."""
+    with open(controller_log_path()) as log:
+        log.seek(CONTROLLER_LOG_START[-1])
+        return log.read()
+
+
+def assert_same_tables(a: Path, b: Path):
+    for table in TABLES:
+        first, second = pd.read_csv(a / table), pd.read_csv(b / table)
+        assert len(first) > 0, table
+        pd.testing.assert_frame_equal(first.drop(columns=CLOCK, errors="ignore"),
+                                      second.drop(columns=CLOCK, errors="ignore"), obj=table)
+
+
+def test_every_job_of_the_slice_ran_as_a_slurm_job(runs):
+    slurm, _, output = runs
+    jobs = submitted_jobs(output)
+    assert sorted(rule for rule, _ in jobs) == sorted(SLICE_RULES)  # each job once, none run locally
+    assert "localrule" not in output.split("Job stats", 1)[1]
+    log = controller_log()
+    for rule, job in jobs:
+        # started by the main scheduler or by backfill, in the profile's partition
+        assert re.search(rf"(sched: Allocate JobId={job} NodeList=\S+ #CPUs=\d+ Partition=cpu$"
+                         rf"|sched/backfill: _start_job: Started JobId={job} in cpu on )", log, re.M), rule
+        assert re.search(rf"_job_complete: JobId={job} done", log), rule
+        job_log = next((slurm / ".snakemake" / "slurm_logs" / f"rule_{rule}").rglob(f"{job}.log")).read_text()
+        assert f"(Rule: {rule})" in job_log and "--executor slurm-jobstep" in job_log, rule
+    last_rule, last_job = jobs[-1]
+    shown = run(["scontrol", "show", "job", last_job], 60)  # still listed: finished < MinJobAge seconds ago
+    assert "JobState=COMPLETED" in shown.stdout and f"Comment=rule_{last_rule}_wildcards_" in shown.stdout, shown.stdout
+
+
+def test_slurm_tables_equal_a_local_runs(runs):
+    slurm, local, _ = runs
+    assert_same_tables(slurm, local)
+    assert (slurm / "figures" / "fig03_annealing_schedule.png").stat().st_size > 0
+
+
+def stop_session(process: subprocess.Popen) -> None:
+    """End a Snakemake started in its own session if it still runs: SIGINT (Snakemake then cancels its SLURM jobs),
+    SIGKILL to the whole group after 60 s."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def training_started(log: Path) -> bool:
+    try:
+        return " rl INFO cell " in log.read_text()
+    except FileNotFoundError:
+        return False
+
+
+def running_cell_job(snakemake: subprocess.Popen, log: Path) -> int:
+    """The SLURM job id of the RL cell once its training loop started (its comment names the rule)."""
+    deadline = time.monotonic() + 600
+    while not training_started(log) and snakemake.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    while snakemake.poll() is None and time.monotonic() < deadline:
+        queue = run(["squeue", "--noheader", "--states", "R", "--format", "%i %k"], 60).stdout.splitlines()
+        # the comment is rule_<rule>_wildcards_<values> (snakemake-executor-plugin-slurm)
+        jobs = [int(line.split()[0]) for line in queue if " rule_rl_cell_wildcards_" in line]
+        if jobs:
+            return jobs[0]
+        time.sleep(0.5)
+    raise AssertionError("the RL cell's SLURM job never ran")
+
+
+def job_is_running(job: int) -> bool:
+    return run(["squeue", "--noheader", "--jobs", job, "--states", "R", "--format", "%i"], 60).stdout.strip() != ""
+
+
+def test_a_cancelled_training_job_is_resubmitted_and_resumes_to_the_same_tables(runs):
+    slurm, local, _ = runs
+    (slurm / CELL_LOG).unlink()  # the first run's; the new job's training writes it afresh
+    log = open(slurm / "cancel.log", "w")
+    rerun = subprocess.Popen(["timeout", "-k", "10", "1200",
+                              *snakemake_command("--workflow-profile", PROFILE, "--forcerun", "rl_cell")],
+                             cwd=slurm.parent.parent, env=environment(), stdout=log, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+    try:
+        job = running_cell_job(rerun, slurm / CELL_LOG)
+        checkpoint = slurm / CHECKPOINT
+        while not checkpoint.exists() and job_is_running(job):
+            time.sleep(0.05)
+        # cancelled between its step-1 checkpoint and its tables (seconds of training and evaluation apart). Not with
+        # scontrol suspend: a suspended job's processes stay stopped through scancel and the job hangs COMPLETING
+        cancelled = run(["scancel", job], 60)
+        assert checkpoint.exists(), "the cell's SLURM job ended without a checkpoint being seen"
+        assert not (slurm / CELL / "steps.csv").exists(), "the cell finished before it could be cancelled"
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert rerun.wait(timeout=1200) == 0, (slurm / "cancel.log").read_text()[-5000:]
+    finally:
+        stop_session(rerun)
+        log.close()
+    output = (slurm / "cancel.log").read_text()
+    cell_jobs = [number for rule, number in submitted_jobs(output) if rule == "rl_cell"]
+    assert cell_jobs[0] == job and len(cell_jobs) == 2, cell_jobs  # the profile's retry: a new SLURM job
+    assert re.search(rf"_job_complete: JobId={cell_jobs[1]} done", controller_log())
+    assert re.search(r"resuming from \S+ after step 1", (slurm / CELL_LOG).read_text())
+    assert not checkpoint.exists()  # the finished cell discards its checkpoint
+    assert_same_tables(slurm, local)
+
+
+def test_a_wrong_partition_gives_one_clear_error(runs, base):
+    slurm, _, _ = runs
+    site = base / "site"
+    made = run([sys.executable, "-m", "ead.slurm_profile", "--base", PROFILE, "--out", site,
+                "--partition", "cpu=nosuch"], 120, env=environment())
+    assert made.returncode == 0, made.stderr
+    checked = run([sys.executable, "-m", "ead.slurm_profile", "--check", site], 120, env=environment())
+    assert checked.returncode == 2
+    assert checked.stderr.strip().splitlines() == [
+        f"ead.slurm_profile: error: {site}/config.yaml: slurm_partition 'nosuch' (default-resources) not on this "
+        "cluster, which has cpu, gpu"]
+    result = run([sys.executable, "-m", "snakemake", "results/schedule/schedule_table.csv", "--forcerun",
+                  "schedule_table", "--configfile", "configs/smoke.yaml", "--workflow-profile", site], 300,
+                 cwd=slurm.parent.parent, env=environment())
+    assert result.returncode == 1, result.stdout + result.stderr  # an error, not the timeout's 124
+    assert "invalid partition specified: nosuch" in result.stdout + result.stderr
+    assert not submitted_jobs(result.stdout + result.stderr)  # nothing was submitted
