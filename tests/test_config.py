@@ -518,3 +518,15 @@ def test_the_default_workflow_profile_reruns_incomplete_jobs_and_can_be_turned_o
                                 capture_output=True, text=True)
         assert result.returncode == 0, result.stderr[-2000:]
         assert ("Using workflow specific profile profiles/default" in result.stdout + result.stderr) is loaded
+
+
+def test_a_claim_whose_k_exceeds_the_samples_says_how_to_run_it():
+    """Issue #34 item 6: an overlay refused over the smoke profile says what to do, not only what is wrong."""
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml",
+                                 ROOT / "configs" / "ablations" / "d_max_sweep.yaml")
+    with pytest.raises(ConfigError, match=r"k exceeds rl\.eval\.n = 4 samples; evaluate more samples per problem "
+                                          r"\(e\.g\. --config rl__eval__n=16 rl__eval__k='\[1, 16\]'\)"):
+        validate_config(config, SCHEMA)
+    validate_config(load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml",
+                                        ROOT / "configs" / "ablations" / "d_max_sweep.yaml",
+                                        command_line={"rl": {"eval": {"n": 16, "k": [1, 16]}}}), SCHEMA)
