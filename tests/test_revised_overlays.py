@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SMOKE_DELTA = {
     "profile": "smoke_dmax",
     "rl": {"experiments": {"d_max_sweep": {"seeds": [0, 1]}}},
-    "extra_claims": [
+    "claims": [  # replaces the profile's and the overlay's claims (claims+ would extend them)
         {"id": "D1", "figure": "d_max",
          "statement": "Capping d_s at d_max = 25 lowers Pass@4 below the uncapped schedule",
          "policy": "tiny1m_sharp", "algorithm": "dapo", "n": 8, "sampler": "ead_tis_dmax25", "baseline": "ead_tis",
@@ -62,7 +62,7 @@ MEASURED_DELTA = {
     "measured_schedule": {"policies": ["tiny1m"], "window": 4},  # smoke's entropy analysis covers tiny1m only
     "premises": {"policies": ["tiny1m"]},  # the probe's measured sampler needs its policy sized
     "rl": {"experiments": {"measured": {"policies": ["tiny1m"], "seeds": [0, 1]}}},
-    "extra_claims": [
+    "claims": [  # replaces the profile's and the overlay's claims (claims+ would extend them)
         {"id": "M1", "figure": "measured",
          "statement": "EAD + TIS with the measured schedule raises Pass@4 over tau 1.0",
          "policy": "tiny1m", "algorithm": "dapo", "n": 8, "sampler": "ead_measured_tis", "baseline": "tau1.0",
