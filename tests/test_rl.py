@@ -389,7 +389,7 @@ def rl_inputs(tmp_path_factory):
                                                    intermediate_size=64), seed=0)
     save_hf_model(root / "policy", model, tokenizer)
     base = pd.DataFrame({"problem_id": table[table.split == "val"]["id"].head(4), "num_samples": 4,
-                         "num_correct": [0, 1, 0, 2], "greedy_correct": [0.0, 0.0, 1.0, 0.0]})
+                         "num_correct": [0, 1, 0, 2], "greedy_correct": [0.0, 0.0, 1.0, 0.0], "num_timeouts": 0})
     write_table(base, root / "base.csv")
     return root
 
