@@ -55,7 +55,10 @@ if not os.path.isabs(config["cache_dir"]) and OUTPUT_ROOT != ".":
 os.environ["EAD_PROFILE"] = PROFILE
 # ... and the config files layered over configs/config.yaml (profile, overlays, includes), so a table tells which
 # overlay produced it (ead.tables.CONFIG_FILES_COLUMN).
-os.environ[CONFIG_FILES_ENV] = " ".join(str(f) for f in LAYERED.files[1:])
+# Relative to the workflow, so a job that re-reads the config elsewhere (a cluster job, given absolute paths) records
+# the same names as a local run.
+os.environ[CONFIG_FILES_ENV] = " ".join(
+    os.path.relpath(Path(path).resolve(), Path(workflow.basedir).resolve()) for path in LAYERED.files[1:])
 
 # Jobs call `python`: put the interpreter running Snakemake first on PATH so that jobs use the same
 # environment (and its installed `ead` package) even when the venv is not activated.
