@@ -160,7 +160,7 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         # the RL cells whose sampler takes tau_max from the `ead` block
         rl = smoke_config()["rl"]
         ead_cells = [c for c in expand_grid(rl) if rl["samplers"][c.sampler]["name"] == "ead"
-                     and "tau_max" not in rl["samplers"][c.sampler].get("ead", {})]
+                     and "tau_max" not in rl["samplers"][c.sampler]]
         assert 0 < len(ead_cells) < len(expand_grid(rl))
         assert planned_jobs(workdir, *SMOKE) == {"schedule_table": 1, "fig03_annealing_schedule": 1,
                                                  "majority_scaling": 2, "analysis_summary": 2,
@@ -232,7 +232,9 @@ def test_bad_config_fails_with_one_message_and_no_traceback(workdir, tmp_path):
     result = snakemake(workdir, "--dry-run", "--configfile", str(bad), check=False)
     assert result.returncode != 0
     # the schedule's own check (ead.schedule), named by the config section it came from
-    assert "Config error: ead: ead schedule: tau_min must be <= tau_max, got tau_min=1.5 > tau_max=1.2" in result.stderr
+    # named by the file that set it
+    assert (f"Config error: {bad}: ead: ead schedule: tau_min must be <= tau_max, got tau_min=1.5 > tau_max=1.2"
+            in result.stderr)
     assert "Traceback" not in result.stdout + result.stderr
 
 

@@ -121,7 +121,7 @@ def get_plot_code(wildcards):
 
 
 def get_final_figures():
-    """Every figure `rule all` renders (ead.workflow.FIGURES: the analyses', Fig. 3, the RL figures of the experiments
+    """Every figure `rule all` renders (from ead.workflow.FIGURES, the analyses', Fig. 3, the RL figures of the experiments
     that run, the claims forest plots some claim names, an overlay's figures). A figure joins the registry only once
     its pipeline is real."""
     return [path for name in final_figures(config) for path in figure_paths(name).values()]

@@ -81,6 +81,7 @@ def _merge(merged: dict, layer: dict, source: str, sources: dict, prefix: str = 
                 raise ConfigError(f"{source}: {path}{EXTEND_SUFFIX} extends a list with a list; {path} is "
                                   f"{type(merged.get(key)).__name__} and the value {type(value).__name__}")
             merged[key] = [*merged.get(key, []), *copy.deepcopy(value)]
+            sources.pop(path, None)  # re-inserted: the newest setter last (source_of reads the last)
             sources[path] = source
         elif isinstance(value, dict) and isinstance(merged.get(key), dict):
             if not value and merged[key]:
@@ -96,6 +97,7 @@ def _merge(merged: dict, layer: dict, source: str, sources: dict, prefix: str = 
             if isinstance(value, dict):
                 _record(value, source, sources, f"{path}.")
             else:
+                sources.pop(path, None)
                 sources[path] = source
 
 
@@ -104,6 +106,7 @@ def _record(mapping: dict, source: str, sources: dict, prefix: str) -> None:
         if isinstance(value, dict) and value:
             _record(value, source, sources, f"{prefix}{key}.")
         else:
+            sources.pop(f"{prefix}{key}", None)
             sources[f"{prefix}{key}"] = source
 
 
