@@ -258,7 +258,8 @@ def test_overrides_from_the_command_line_keep_their_types_and_bad_overlays_fail_
          f"Config error: {empty}: rl.experiments = {{}} cannot take effect"),
         (["--configfile", "configs/smoke.yaml", "--configfile", "configs/ablations/decay_scale_20.yaml"],
          "Config error: --configfile given 2 times"),
-        (["--config", "ead__tau_max=hot"], "Config error: --config: ead.tau_max = 'hot': 'hot' is not of type 'number'"),
+        (["--config", "ead__tau_max=hot"],
+         "Config error: --config: ead.tau_max = 'hot': 'hot' is not of type 'number'"),
     ):
         result = snakemake(workdir, "--dry-run", *args, check=False)
         assert result.returncode != 0 and message in result.stderr, result.stderr
