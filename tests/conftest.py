@@ -1,10 +1,14 @@
 """Shared fixtures: tiny randomly initialised HF models (no hub, no download), and killing a run mid-way."""
 
 import importlib.util
+import os
+import shutil
 import signal
 import subprocess
+import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import torch
@@ -15,6 +19,29 @@ from ead.models.tiny_policy import build_tokenizer
 # tests/vllm runs inside .venv-vllm (vLLM pins another transformers); from the main environment it is run by
 # tests/test_vllm_suite.py in that venv, so it is not collected here.
 collect_ignore = [] if importlib.util.find_spec("vllm") else ["vllm"]
+
+WORKFLOW_ROOT = Path(__file__).resolve().parents[1]
+
+
+def copy_workflow(directory: Path) -> Path:
+    """A copy of the workflow (Snakefile, environments, workflow/, configs/) in ``directory``, so a test's runs write
+    their results/ and .snakemake/ there and never into the checkout."""
+    for name in ("Snakefile", "environment.yml", "environment-gpu.yml"):
+        shutil.copy(WORKFLOW_ROOT / name, directory / name)
+    for folder in ("workflow", "configs"):
+        shutil.copytree(WORKFLOW_ROOT / folder, directory / folder)
+    return directory
+
+
+def snakemake_dry_run(workdir: Path, *args: str, timeout_s: int = 300, with_stderr: bool = False) -> str:
+    """The output of ``snakemake --dry-run *args`` in ``workdir`` with this checkout's src/ first on the path (stdout,
+    and stderr after it if ``with_stderr``); fails the test with Snakemake's output when it exits non-zero, and kills
+    it after ``timeout_s``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(WORKFLOW_ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run(["timeout", "-k", "10", str(timeout_s), sys.executable, "-m", "snakemake", "--dry-run",
+                             *args], cwd=workdir, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr if with_stderr else result.stdout
 
 
 def make_tiny_llama(vocab_size=32, hidden_size=32, layers=2, heads=4, seed=0, initializer_range=0.5):

@@ -9,15 +9,13 @@ machine has, never a GPU, and poll with squeue within the cluster's MinJobAge.
 
 import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from ead.slurm_profile import ProfileError, check_partitions, main, read_profile, site_profile
+from tests.conftest import copy_workflow, snakemake_dry_run
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_PROFILE = ROOT / "workflow" / "profiles" / "slurm"
@@ -28,20 +26,11 @@ SITE_OPTIONS = ["--account", "proj42", "--partition", "gpu=a100", "--partition",
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    copy = tmp_path_factory.mktemp("workflow")
-    for name in ("Snakefile", "environment.yml", "environment-gpu.yml"):
-        shutil.copy(ROOT / name, copy / name)
-    for folder in ("workflow", "configs"):
-        shutil.copytree(ROOT / folder, copy / folder)
-    return copy
+    return copy_workflow(tmp_path_factory.mktemp("workflow"))
 
 
 def dry_run(workdir, *args):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run(["timeout", "-k", "10", "300", sys.executable, "-m", "snakemake", "--dry-run", *args],
-                            cwd=workdir, capture_output=True, text=True, env=env)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
+    return snakemake_dry_run(workdir, *args)
 
 
 def planned_resources(output: str) -> list[tuple[str, dict[str, str]]]:

@@ -38,6 +38,7 @@ from ead.settings.rl import Cell, cell_settings, expand_grid, sampler_schedule, 
 from ead.settings.rl import verl_cell_settings as cell_document
 from ead.tables import TRAIN_METRICS
 from ead.workflow import rl_figures
+from tests.conftest import copy_workflow, snakemake_dry_run
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -703,20 +704,11 @@ def test_every_verl_cells_overrides_equal_the_snapshot_taken_before_the_cell_doc
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    copy = tmp_path_factory.mktemp("workflow")
-    for name in ("Snakefile", "environment.yml", "environment-gpu.yml"):
-        shutil.copy(ROOT / name, copy / name)
-    for folder in ("workflow", "configs"):
-        shutil.copytree(ROOT / folder, copy / folder)
-    return copy
+    return copy_workflow(tmp_path_factory.mktemp("workflow"))
 
 
 def dry_run(workdir, *args):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-m", "snakemake", "--dry-run", "--cores", "1", *args], cwd=workdir,
-                            capture_output=True, text=True, env=env)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout + result.stderr
+    return snakemake_dry_run(workdir, "--cores", "1", *args, with_stderr=True)
 
 
 def job_counts(output):

@@ -175,15 +175,9 @@ class FixedTemperature(Schedule):
         return float(self.tau)
 
 
-@register_schedule("ead")
 @dataclass(frozen=True)
-class AnnealedSchedule(Schedule):
-    """Exploratory Annealed Decoding: hot early, cool late, warm-up at tau = 1, decay growing with step.
-
-    The defaults are the CPU testbed's (configs/config.yaml, a test keeps them equal): the paper's values except the
-    warm-up, c = 0 for countdown's ~32-token responses (the paper's c = 10 at 20x compressed time); the paper profile
-    sets c = 10 and decay_scale 20.
-    """
+class _EADParameters(Schedule):
+    """EAD's parameters and the CPU testbed's defaults for them, shared by EAD and the schedules built on them."""
 
     takes_ead_defaults: ClassVar[bool] = True
     tau_max: float = 1.2
@@ -193,6 +187,17 @@ class AnnealedSchedule(Schedule):
     d_max: float = 40000.0
     warmup: int = 0
     decay_scale: float = 1.0
+
+
+@register_schedule("ead")
+@dataclass(frozen=True)
+class AnnealedSchedule(_EADParameters):
+    """Exploratory Annealed Decoding: hot early, cool late, warm-up at tau = 1, decay growing with step.
+
+    The defaults are the CPU testbed's (configs/config.yaml, a test keeps them equal): the paper's values except the
+    warm-up, c = 0 for countdown's ~32-token responses (the paper's c = 10 at 20x compressed time); the paper profile
+    sets c = 10 and decay_scale 20.
+    """
 
     def __post_init__(self):
         problems = []
@@ -306,18 +311,9 @@ class LinearAnneal(Schedule):
 
 @register_schedule("ead_mean")
 @dataclass(frozen=True)
-class EADMeanTemperature(Schedule):
+class EADMeanTemperature(_EADParameters):
     """At step s, one temperature for every position: the mean of EAD's tau_t (these EAD parameters) over positions
     [0, ``length``) at step s. The control for "is it EAD's shape, or only its average heat?"."""
-
-    takes_ead_defaults: ClassVar[bool] = True
-    tau_max: float = 1.2
-    tau_min: float = 0.1
-    d0: float = 25.0
-    step_factor: float = 5.0
-    d_max: float = 40000.0
-    warmup: int = 0
-    decay_scale: float = 1.0
     length: int = 32
 
     def __post_init__(self):
@@ -338,7 +334,7 @@ class EADMeanTemperature(Schedule):
 
 
 @dataclass(frozen=True)
-class _GrowingShape(Schedule):
+class _GrowingShape(_EADParameters):
     """The authors' revised schedule shapes (appendix "Schedule-Shape Ablation"; docs/revisions.md): EAD's parameters,
     a shape read in units of EAD's effective decay D = decay_scale * d_s, d_s = min(d0 + step_factor * s, d_max), so
     the shape stretches with the RL step as EAD does.
@@ -352,22 +348,13 @@ class _GrowingShape(Schedule):
     it is compared with.
     """
 
-    takes_ead_defaults: ClassVar[bool] = True
-    tau_max: float = 1.2
-    tau_min: float = 0.1
-    d0: float = 25.0
-    step_factor: float = 5.0
-    d_max: float = 40000.0
-    warmup: int = 0
-    decay_scale: float = 1.0
-
     def __post_init__(self):
         _ = self.ead  # EAD's checks validate the parameters (messages name EAD's keys)
 
     @property
     def ead(self) -> AnnealedSchedule:
         """The EAD (negexp) schedule with these parameters, the shape's reference."""
-        return AnnealedSchedule(**{field.name: getattr(self, field.name) for field in fields(AnnealedSchedule)})
+        return AnnealedSchedule(**{field.name: getattr(self, field.name) for field in fields(_EADParameters)})
 
     def effective_decay(self, step=0):
         """D = decay_scale * d_s: the shapes' unit of length at RL step ``step``."""
