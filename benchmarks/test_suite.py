@@ -2,9 +2,9 @@
 
 Counts come from pytest's own collection: the whole suite (the README's test command runs it), the fast lane
 (``-m "not slow"``) and tests/vllm, which ``tests/test_vllm_suite.py`` runs inside ``.venv-vllm`` as one test of the
-main suite. With ``--time-fast-lane`` / ``--time-vllm`` it also runs that part and reports its wall time (minutes:
-the fast lane takes a few, tests/vllm about a quarter of an hour on 2 cores); without, the block says the time was
-not measured by this run. The installs of the test command are not timed here.
+main suite. With ``--time-fast-lane`` / ``--time-vllm`` it also runs that part (the vLLM suite runs real verl
+trainings: the longer of the two) and reports its wall time; without, the block says it was not timed. The installs
+of the test command are not timed here.
 
     python benchmarks/test_suite.py --out benchmarks/results/test_suite.md --doc docs/operations.md --time-fast-lane
 """
