@@ -7,7 +7,11 @@ runs/verl_cpu first) and reports:
 * rollout time per training step, verl's ``timing_s/gen`` from each cell's file logger, of the EAD + TIS cell against
   the tau 1.0 cell of the same run, as a ratio of means over steps 2.. (step 1 includes the engine's warm-up).
 
-    python benchmarks/bench_verl_cpu.py --run --fresh --out benchmarks/results/verl_cpu.md
+    python benchmarks/bench_verl_cpu.py --run --fresh --out benchmarks/results/verl_cpu.md \
+        --doc BENCHMARKS.md --block verl-cpu-runtime
+
+With ``--doc`` the report also replaces the marked block ``--block`` of that Markdown file (benchmarks/doc_blocks.py):
+BENCHMARKS.md quotes it, and the README's profiles table reads its total from ``--out``.
 """
 
 from __future__ import annotations
@@ -69,6 +73,8 @@ def main():
     parser.add_argument("--run", action="store_true", help="run the profile's targets first, timed")
     parser.add_argument("--fresh", action="store_true", help="delete runs/verl_cpu before running")
     parser.add_argument("--out", type=Path, required=True, help="markdown report")
+    parser.add_argument("--doc", type=Path, help="Markdown file whose block --block gets the report")
+    parser.add_argument("--block", default="verl-cpu-runtime", help="name of the marked block in --doc")
     args = parser.parse_args()
     command_seconds = None
     if args.run:
@@ -90,6 +96,10 @@ def main():
     with atomic_path(args.out) as tmp:
         Path(tmp).write_text(f"# verl_cpu profile: runtime and rollout cost\n\nCommand: `python "
                              f"benchmarks/bench_verl_cpu.py --run --fresh --out {args.out}`\n\n{block}")
+    if args.doc:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from doc_blocks import replace_block
+        replace_block(args.doc, args.block, block)
     print(block)
 
 

@@ -1,16 +1,19 @@
-"""Wall time of the default DAG from a fresh clone, per stage, read from Snakemake's own log (issue #15 step 5).
+"""Wall time of a profile's DAG from a fresh clone, per stage, read from Snakemake's own log (issue #15 step 5).
 
-With ``--run`` it runs ``snakemake --cores all`` in ``--workdir`` (a fresh clone whose ``.venv`` exists: the
-reproduce command's setup, or a CI run's) and times it; without, it reads the newest log already in
-``--workdir/.snakemake/log``. Every job's start and finish come from the log's timestamps (one-second resolution);
-a stage's span is its first start to its last finish (stages overlap: Snakemake runs jobs of different stages
-side by side), its job-minutes the sum of its jobs' durations (what it costs the machine). The report goes to
-``--out`` and, between the ``dag-runtime`` markers, into ``--readme``: the README quotes this measured table, never
-a hand-typed time.
+With ``--run`` it runs ``snakemake --cores all`` (plus ``--configfile`` for another profile) in ``--workdir`` (a fresh
+clone whose ``.venv`` exists: the reproduce command's setup, or a CI run's) and times it; without, it reads ``--log``
+(or the newest log in ``--workdir/.snakemake/log``). Every job's start and finish come from the log's timestamps
+(one-second resolution); a stage's span is its first start to its last finish (stages overlap: Snakemake runs jobs of
+different stages side by side), its job-minutes the sum of its jobs' durations (what it costs the machine). The
+report goes to ``--out`` and, between the markers ``<!-- BLOCK:begin -->`` / ``<!-- BLOCK:end -->``, into ``--doc``
+(benchmarks/doc_blocks.py): the docs quote this measured table, never a hand-typed time. The README's profiles
+table reads the total from ``--out`` (benchmarks/readme_tables.py).
 
 Run (from the repository root, after a fresh clone was set up in /tmp/fresh):
     python benchmarks/dag_runtime.py --workdir /tmp/fresh --run --out benchmarks/results/dag_runtime.md \
-        --readme README.md
+        --doc docs/operations.md --block dag-runtime
+    python benchmarks/dag_runtime.py --workdir /tmp/fresh --run --configfile configs/smoke.yaml \
+        --out benchmarks/results/smoke_runtime.md --doc docs/operations.md --block smoke-runtime
 """
 
 from __future__ import annotations
@@ -19,12 +22,17 @@ import argparse
 import datetime as dt
 import re
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ead.io import atomic_path
 from ead.workflow import FIGURES
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/doc_blocks.py, also when loaded by file path
+from doc_blocks import replace_between_markers as replace_named_block  # noqa: E402
+from doc_blocks import replace_block  # noqa: E402
 
 # Every rule of the workflow, by stage; a rule missing here stops the report (so a new rule is placed, not dropped).
 STAGE_OF_RULE = {
@@ -128,43 +136,58 @@ def render(jobs: list[Job], command_seconds: float | None, label: str) -> str:
 
 
 def replace_between_markers(text: str, block: str, where: str) -> str:
-    begin, end = MARKERS
-    if text.count(begin) != 1 or text.count(end) != 1:
-        raise ValueError(f"{where} must hold exactly one {begin} and one {end}")
-    head, rest = text.split(begin)
-    _, tail = rest.split(end)
-    return f"{head}{begin}\n{block}{end}{tail}"
+    """The default profile's block (``dag-runtime``) replaced by ``block``."""
+    return replace_named_block(text, block, where, "dag-runtime")
+
+
+def commit_before(workdir: Path, moment: dt.datetime) -> str:
+    """The short hash of the newest commit of ``workdir`` made before ``moment`` (the code a read log ran)."""
+    return subprocess.run(["git", "log", "-1", "--format=%h", f"--before={moment:%Y-%m-%d %H:%M:%S}"], cwd=workdir,
+                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workdir", type=Path, required=True, help="a clone of this repository with its .venv")
     parser.add_argument("--run", action="store_true", help="run `snakemake --cores all` there first, timed")
+    parser.add_argument("--configfile", help="the profile's config file (none: the default profile)")
+    parser.add_argument("--log", type=Path, help="read this Snakemake log instead of the newest one in --workdir")
     parser.add_argument("--out", type=Path, required=True, help="markdown report")
-    parser.add_argument("--readme", type=Path, help="README whose dag-runtime block gets the stage table")
+    parser.add_argument("--doc", type=Path, help="Markdown file whose block --block gets the stage table")
+    parser.add_argument("--block", default="dag-runtime", help="name of the marked block in --doc")
     args = parser.parse_args()
 
     command_seconds = None
+    command = [str(args.workdir / ".venv/bin/snakemake"), "--cores", "all"]
+    if args.configfile:
+        command += ["--configfile", args.configfile]
     if args.run:
         started = time.perf_counter()
-        subprocess.run([str(args.workdir / ".venv/bin/snakemake"), "--cores", "all"], cwd=args.workdir, check=True)
+        subprocess.run(command, cwd=args.workdir, check=True)
         command_seconds = time.perf_counter() - started
-    logs = sorted((args.workdir / ".snakemake/log").glob("*.snakemake.log"))
-    if not logs:
-        raise SystemExit(f"no Snakemake log in {args.workdir / '.snakemake/log'}")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.workdir, capture_output=True,
-                            text=True, check=True).stdout.strip()
-    jobs = parse_log(logs[-1].read_text())
-    label = (f"Default profile from a fresh clone at commit `{commit}`, measured "
-             f"{min(job.start for job in jobs):%Y-%m-%d} (`{logs[-1].name}`)")
+    if args.log:
+        log = args.log
+    else:
+        logs = sorted((args.workdir / ".snakemake/log").glob("*.snakemake.log"))
+        if not logs:
+            raise SystemExit(f"no Snakemake log in {args.workdir / '.snakemake/log'}")
+        log = logs[-1]
+    jobs = parse_log(log.read_text())
+    started_at = min(job.start for job in jobs)
+    commit = (subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.workdir, capture_output=True,
+                             text=True, check=True).stdout.strip() if args.run
+              else commit_before(args.workdir, started_at))
+    profile = Path(args.configfile).stem if args.configfile else "default"
+    label = (f"{profile.capitalize() if profile == 'default' else f'`{profile}`'} profile "
+             f"{'from a fresh clone ' if args.run else ''}at commit `{commit}`, measured {started_at:%Y-%m-%d} "
+             f"(`{log.name}`)")
     block = render(jobs, command_seconds, label)
+    shown = " ".join(["python benchmarks/dag_runtime.py --workdir <fresh clone> --run",
+                      *([f"--configfile {args.configfile}"] if args.configfile else []), f"--out {args.out}"])
     with atomic_path(args.out) as tmp:
-        Path(tmp).write_text(f"# Default DAG runtime\n\nCommand: `python benchmarks/dag_runtime.py --workdir "
-                             f"<fresh clone> --run --out {args.out}`\n\n{block}")
-    if args.readme:
-        updated = replace_between_markers(args.readme.read_text(), block, str(args.readme))
-        with atomic_path(args.readme) as tmp:
-            Path(tmp).write_text(updated)
+        Path(tmp).write_text(f"# {profile} profile: DAG runtime\n\nCommand: `{shown}`\n\n{block}")
+    if args.doc:
+        replace_block(args.doc, args.block, block)
     print(block)
 
 

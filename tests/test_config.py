@@ -355,7 +355,7 @@ def test_a_sharpened_policy_copies_a_trained_one_and_is_nothing_else():
     with pytest.raises(ConfigError, match=r"policies\.sharp\.sharpen\.temperature"):
         validate_config(config, SCHEMA)
 
-# --- Overrides: overlays and --config (README, "Changing an experiment") ---
+# --- Overrides: overlays and --config (docs/operations.md, "Changing an experiment") ---
 
 def test_command_line_overrides_restore_yaml_types_and_nest_dunder_keys():
     from ead.settings.layering import command_line_overrides

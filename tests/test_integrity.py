@@ -1,5 +1,5 @@
 """Integrity of what the pipeline makes and reads: model digests (written at save, checked at load), the modes of
-saved models, and damaged tables that name their file (README "Reliability")."""
+saved models, and damaged tables that name their file (docs/operations.md, "Reliability")."""
 
 import stat
 import subprocess

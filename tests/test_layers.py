@@ -1,6 +1,6 @@
 """The package's layers hold: no import runs back up a layer and no modules import each other in a circle.
 
-The layers are the ones `src/ead/__init__.py` draws (the README's "Architecture" repeats them); this test reads them
+The layers are the ones `src/ead/__init__.py` draws (docs/architecture.md, "Layers", repeats them); this test reads them
 from that docstring, so the drawing and the code cannot drift apart. Imports inside functions count too.
 """
 

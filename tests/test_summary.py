@@ -38,13 +38,15 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
                                   rule="95% CI [0.004, 0.0201] entirely > 0", model="results/models/tiny1m")])
     PREMISE_VERDICTS.write(declared(verdicts, PREMISE_VERDICTS), tmp_path / "tiny1m_verdicts.csv")
     out = tmp_path / "summary.md"
-    main(["--profile", "smoke", "--base-eval", str(tmp_path / "tiny1m_base.csv"), "--eval-curves",
+    main(["--profile", "smoke", "--rerun", "snakemake --cores all --configfile configs/smoke.yaml",
+          "--base-eval", str(tmp_path / "tiny1m_base.csv"), "--eval-curves",
           str(tmp_path / "eval_curves.csv"), "--entropy", "--entropy-roles", "--forking", "--premises",
           str(tmp_path / "tiny1m_verdicts.csv"), "--premise-metrics", "--claims",
           "--majority", str(tmp_path / "majority.csv"),
           "--out", str(out)])
     text = out.read_text()
     assert "(profile: smoke)" in text
+    assert "rerun `snakemake --cores all --configfile configs/smoke.yaml` to refresh" in text  # the run's own command
     assert ("| tiny1m | 500 x 16 | 16.0 [13.0, 19.2] | 7.9 [7.0, 8.9] | 53.2 [48.8, 57.8] | 0.0 [0.0, 0.0] | 32 |"
             in text)
     # the last evaluated step of the cell, not an earlier one
@@ -55,3 +57,13 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
     assert ("| tiny1m | G3 | EAD raises informative groups at step 1 | +0.0123 [+0.0040, +0.0201] | 0.0061 | "
             "**supported** | 95% CI [0.004, 0.0201] entirely > 0 |") in text
     assert "Forking" not in text and "Entropy" not in text  # sections without tables are left out
+
+
+def test_the_rerun_command_names_the_runs_config_files_and_overrides():
+    from ead.workflow import rerun_command
+
+    assert rerun_command([], {}) == "snakemake --cores all"
+    assert (rerun_command(["configs/smoke.yaml", "configs/ablations/decay_scale_20.yaml"], {"profile": "decay20"})
+            == "snakemake --cores all --configfile configs/smoke.yaml configs/ablations/decay_scale_20.yaml"
+               " --config profile=decay20")
+    assert rerun_command([], {"ead": {"tau_max": 1.5}}) == "snakemake --cores all --config 'ead={\"tau_max\": 1.5}'"

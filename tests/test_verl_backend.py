@@ -788,8 +788,8 @@ def test_cpu_profiles_never_plan_a_hub_download(workdir, profile):
 
 
 def test_verl_cpu_profile_plans_the_real_verl_cells_from_offline_assets(workdir):
-    """The README's verl_cpu command: the paper's rl_cell_verl rule, fed by a policy trained and exported in the DAG
-    and task prompts in verl's format, never a hub download."""
+    """The verl_cpu command (docs/paper-scale.md): the paper's rl_cell_verl rule, fed by a policy trained and exported
+    in the DAG and task prompts in verl's format, never a hub download."""
     output = dry_run(workdir, "figures/fig04_pass_worst_at_16.png", "figures/fig06_entropy_dynamics.png",
                      "results/claims.csv", "--printshellcmds", "--configfile", "configs/verl_cpu.yaml")
     counts = job_counts(output)

@@ -21,7 +21,7 @@ to a temperature. Positions are 0-based and count response tokens only (the prom
       d_s   = min(d0 + step_factor * s, d_max)                    (global-step-aware decay)
 
   ``decay_scale = 1`` is the paper's formula. The authors' code divides by ``20 * d_s``; set
-  ``decay_scale = 20`` to reproduce that reading (see README, "Where we differ from the reference code").
+  ``decay_scale = 20`` to reproduce that reading (see docs/method.md, "Where we differ from the reference code").
 * ``EADLinear``, ``EADTwoStage``, ``EADMeanMatched`` (``ead_linear``, ``ead_two_stage``, ``ead_mean_matched``): the
   authors' revised schedule-shape ablation (docs/revisions.md). Same parameters as EAD, and like EAD they grow with
   the RL step through d_s: in units of EAD's effective decay D = decay_scale * d_s, linear reaches tau_min at t = D,

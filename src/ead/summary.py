@@ -1,11 +1,11 @@
 """The run's headline numbers in one Markdown file, rendered from its result tables (never typed by hand).
 
-The README describes what each table means but quotes no result: results depend on the machine (see README,
+The docs describe what each table means but quote no result: results depend on the machine (see docs/operations.md,
 "Reproducibility"), so each run reads its own numbers here. Every number carries its 95% CI and the table it
 comes from. Sections whose tables are not given are left out.
 
 Run:
-    python -m ead.summary --profile default --base-eval results/eval/*_base.csv \
+    python -m ead.summary --profile default --rerun "snakemake --cores all" --base-eval results/eval/*_base.csv \
         --eval-curves results/rl/eval_curves.csv --entropy results/analyses/entropy_by_position/*.csv \
         --entropy-roles results/analyses/entropy_by_role/*.csv \
         --forking results/analyses/forking/*.csv --majority results/analyses/majority_scaling/*.csv \
@@ -220,11 +220,12 @@ def claims_section(path: str) -> str:
                               "seeds", "verdict", "what this scale can show"], rows))
 
 
-def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(), premises=(),
-           claims=None, premise_metrics=(), entropy_roles=()) -> str:
+def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(),
+           premises=(), claims=None, premise_metrics=(), entropy_roles=()) -> str:
+    """The summary of one run; ``rerun`` is the command that made it (and refreshes it), with its config files."""
     sections = [f"# Results of this run (profile: {profile})\n\nRendered by `python -m ead.summary` from the result "
-                "tables; rerun `snakemake --cores all` to refresh. Numbers differ between machines (README, "
-                "\"Reproducibility\"): compare CIs, not digits."]
+                f"tables; rerun `{rerun}` to refresh. Numbers differ between machines "
+                "(docs/operations.md, \"Reproducibility\"): compare CIs, not digits."]
     if premises:
         sections.append(premises_section(list(premises)))
     if premise_metrics:
@@ -249,6 +250,8 @@ def render(profile: str, base_eval=(), eval_curves=None, entropy=(), forking=(),
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", required=True, help="config profile that produced the tables")
+    parser.add_argument("--rerun", required=True,
+                        help="the snakemake command that made the run, with its --configfile (how to refresh it)")
     # every table option is required and may list no file: the workflow always states what it passes
     parser.add_argument("--base-eval", nargs="*", required=True, help="results/eval/{policy}_base.csv tables")
     parser.add_argument("--eval-curves", nargs="*", required=True, help="results/rl/eval_curves.csv (at most one)")
@@ -265,7 +268,7 @@ def main(argv=None):
         if len(getattr(args, option)) > 1:
             parser.error(f"--{option.replace('_', '-')} takes at most one table, got {getattr(args, option)}")
     log = setup_logging("summary")
-    text = render(args.profile, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
+    text = render(args.profile, args.rerun, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
                   args.majority, args.premises, (args.claims or [None])[0], args.premise_metrics, args.entropy_roles)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)

@@ -20,8 +20,8 @@ from pathlib import Path
 import yaml
 
 __all__ = ["FIGURES", "Figure", "analysis_claims_params", "cell_eval_args", "claim_figures", "claims_params",
-           "cli_args", "completeness_args", "final_figures", "json_arg", "paired_curves_args", "rl_figures",
-           "rl_tables_args", "schedule_table_args"]
+           "cli_args", "completeness_args", "final_figures", "json_arg", "paired_curves_args", "rerun_command",
+           "rl_figures", "rl_tables_args", "schedule_table_args"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,19 @@ def rl_figures() -> dict[str, str]:
 def claim_figures() -> list[str]:
     """The ``figure`` ids of claims drawn as forest plots (rule claims_figure: figures/claims_<id>)."""
     return [figure.claims for figure in FIGURES.values() if figure.rule == "claims_figure"]
+
+
+def rerun_command(configfiles: list[str], overrides: dict) -> str:
+    """The ``snakemake`` command that made a run and refreshes it: its ``--configfile`` files (relative to the
+    workflow) and ``--config`` pairs, as the summary tells its reader (a smoke summary names configs/smoke.yaml)."""
+    command = "snakemake --cores all"
+    if configfiles:
+        command += " --configfile " + " ".join(configfiles)
+    if overrides:
+        command += " --config " + " ".join(
+            shlex.quote(f"{key}={value if isinstance(value, str) else json.dumps(value)}")
+            for key, value in overrides.items())
+    return command
 
 
 def final_figures(config: dict) -> list[str]:

@@ -242,9 +242,9 @@ def test_a_cell_killed_mid_run_resumes_from_its_checkpoint(assets, tau_one):
     command again:
     the second attempt loads step 1's model, optimizer and RNG (trainer.resume_mode=auto) and trains only step 2; the
     tables hold steps 1..STEPS, step 1 as the first attempt logged it. What differs from an uninterrupted run
-    (README, "Paper scale"): the values (no two runs sample alike: vLLM's batching order varies run to run, measured
-    at step 1 already between two uninterrupted runs), and one more evaluation, at the resumed step (verl validates
-    before training on every start, val_before_train)."""
+    (docs/paper-scale.md, "The verl path for real on CPU"): the values (no two runs sample alike: vLLM's batching
+    order varies run to run, measured at step 1 already between two uninterrupted runs), and one more evaluation, at
+    the resumed step (verl validates before training on every start, val_before_train)."""
     import signal
     import time
 

@@ -28,8 +28,9 @@ BASE_CONFIG = Path(workflow.basedir) / "configs" / "config.yaml"
 LAYERED = None
 try:
     # configs/config.yaml, the --configfile files in order (each with its include: layers; key+: extends a list), then
-    # --config overrides (README, "Changing an experiment"): layered once here by ead.settings.layering, which remembers
-    # the file that set each value, so an error names it; Snakemake's own merge of the overlays is replaced.
+    # --config overrides (docs/operations.md, "Changing an experiment"): layered once here by ead.settings.layering,
+    # which remembers the file that set each value, so an error names it; Snakemake's own merge of the overlays is
+    # replaced.
     check_configfile_flags(sys.argv)
     LAYERED = layer_config(BASE_CONFIG, *workflow.config_settings.configfiles,
                            command_line=command_line_overrides(dict(workflow.config_settings.config or {})))

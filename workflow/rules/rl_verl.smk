@@ -5,7 +5,7 @@
 # never touch a hub.
 # GPU and time requests per rule live in workflow/profiles/slurm/config.yaml. These rules have no `conda:` env: run
 # Snakemake inside the GPU environment (workflow/scripts/setup_gpu.sh or environment-gpu.yml + `pip install --no-deps
-# -e .`), because the package pins the CPU torch build that verl[vllm] replaces (see README, "Paper scale").
+# -e .`), because the package pins the CPU torch build that verl[vllm] replaces (see docs/paper-scale.md, "What runs").
 
 
 include: "rl_inputs.smk"

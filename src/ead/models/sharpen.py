@@ -4,8 +4,8 @@ Why: a policy fresh out of SFT on randomly drawn reference chains is *calibrated
 spreads its first move over the solutions it has seen), so heating it only adds invalid tokens; the paper's premise
 is a model that is over-confident in its early, strategic tokens. Sharpening is the exact, transparent way to get
 one: the sharpened policy at temperature tau samples exactly what the SFT policy samples at tau * temperature
-(README, "The CPU testbed"). It is what low-temperature self-distillation approximates, without its sampling cost
-or its noise.
+(docs/testbed.md, "The CPU testbed"). It is what low-temperature self-distillation approximates, without its
+sampling cost or its noise.
 
 The logits of a Llama are ``lm_head(norm(h))`` and ``norm`` ends with an elementwise weight, so scaling that
 weight by ``1 / temperature`` scales every logit by the same factor (also with tied embeddings, where ``lm_head``

@@ -84,7 +84,8 @@ class GraderSettings:
     timeout_s: float = 3.0
     workers: int = 1  # worker subprocesses (grade_many uses them in parallel)
     max_memory_mb: int = 3072  # address-space limit of each worker; a memory bomb becomes a MemoryError (score 0)
-    last_boxed_only: bool = False  # math: True grades a response with a box on its last box alone (README "Grading")
+    # math: True grades a response with a box on its last box alone (docs/method.md, "Grading")
+    last_boxed_only: bool = False
     max_timeout_share: float = 0.05  # a job whose share of timed-out answers exceeds this fails (TooManyTimeouts)
 
     def __post_init__(self):
@@ -235,7 +236,7 @@ class Grader:
 
     # -- grading ------------------------------------------------------------------------------------------
     def grade(self, response: str, reference: str, task: str) -> Grade:
-        """Score one response (see README "Grading"). Raises only for a bad ``task`` or ``reference``."""
+        """Score one response (see docs/method.md, "Grading"). Raises only for a bad ``task`` or ``reference``."""
         kind = TASKS.get(task)
         if kind is None:
             raise ValueError(f"Unknown task {task!r}; known tasks: {sorted(TASKS)}")

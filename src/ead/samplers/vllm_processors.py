@@ -40,7 +40,8 @@ Registration (either)::
 
     LLM(model, logits_processors=["ead.samplers.vllm_processors:EADLogitsProcessor"],
         logprobs_mode="processed_logprobs")
-    # or install the package with the `vllm.logits_processors` entry point (see README).
+    # or install the package with the `vllm.logits_processors` entry point
+    # (see docs/method.md, "Sampling with a schedule").
 
 Importing this module does not import vLLM: the classes are built on first attribute access (PEP 562
 module ``__getattr__``), which is also how vLLM's FQCN and entry-point loaders resolve them. The helpers

@@ -71,7 +71,7 @@ def policy_lr_scale(config: dict, policy: str) -> float:
     """`policies.<policy>.rl_lr_scale` (1 when unset or for hub models): multiplies the lr-by-n rule's value.
 
     A sharpened copy (logits / T) moves its logits 1/T as far per Adam step (Adam's step size does not depend on the
-    gradient's scale), so T keeps the logit-space step of the policy it copies (README, "The CPU testbed").
+    gradient's scale), so T keeps the logit-space step of the policy it copies (docs/testbed.md, "The CPU testbed").
     """
     return float(config.get("policies", {}).get(policy, {}).get("rl_lr_scale", 1.0))
 

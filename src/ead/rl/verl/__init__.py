@@ -1,4 +1,5 @@
-"""The paper-scale RL backend: one grid cell = one verl 0.9.1 run (``python -m verl.trainer.main_ppo``) on GPUs.
+"""The paper-scale RL backend: one grid cell = one verl 0.9.1 run (``python -m verl.trainer.main_ppo``), on GPUs
+(paper and gpu_smoke profiles) or on this CPU (verl_cpu profile, ``rl.verl.device: cpu``).
 
 * :mod:`~ead.rl.verl.overrides`: config -> Hydra overrides (the one mapping) and offline composition;
 * :mod:`~ead.rl.verl.agent_loop`: the agent loop that puts the step's EAD parameters into each vLLM request;
@@ -9,5 +10,5 @@
 * :mod:`~ead.hub`: paper-profile-only hub downloads (models, NuminaMath-CoT, MATH-500).
 
 Cells are resolved by :mod:`ead.settings.rl` (``cell_settings``, ``cell_config``), exactly as for the CPU backend.
-See the README, "Paper scale". Importing the package imports neither verl nor vLLM.
+See docs/paper-scale.md. Importing the package imports neither verl nor vLLM.
 """

@@ -1,8 +1,8 @@
 """The verl_cpu profile's offline assets: a tiny policy as a chat model, and task data in verl's parquet format.
 
-    python -m ead.rl.verl.local model --policy results/models/tiny_arith --out results/verl/models/tiny_arith
+    python -m ead.rl.verl.local model --policy results/models/tiny_arith --out results/paper/models/tiny_arith
     python -m ead.rl.verl.local data --data results/data/arithmetic.parquet --task arithmetic --role train \\
-        --limit 64 --out results/verl/data/train.parquet
+        --limit 64 --out results/paper/data/train.parquet
 
 verl builds every prompt with the tokenizer's chat template (``utils/dataset/rl_dataset.py``, the agent loops'
 ``apply_chat_template``), which the tiny policies lack. Their chat template renders a user turn as ``<s>`` + its text,

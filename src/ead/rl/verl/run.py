@@ -8,7 +8,7 @@ Writes into ``--run-dir``: ``agent_loop.yaml`` (our agent loop and the cell's sc
 Hydra overrides, one per line: the run's provenance), ``metrics.jsonl`` (verl's file logger), ``validation/``
 (verl's validation dumps) and ``checkpoints/``; then converts them (:mod:`ead.rl.verl.convert`) into
 ``--out-dir``: steps.csv, eval_problems.csv and eval.csv, the tables of the CPU backend (eval.csv at k = 1, 2, 4, ...
-up to ``rl.eval.n``: the slice leaves rl.eval.k out, so changing it never reruns a GPU job; the aggregation reports
+up to ``rl.eval.n``: the slice leaves rl.eval.k out, so changing it never reruns a verl job; the aggregation reports
 the config's k from eval_problems.csv). ``--settings`` is the cell's document, resolved once in the DAG
 (:func:`ead.settings.rl.verl_cell_settings`: the CPU cell's settings plus the verl and grader blocks); this job reads
 nothing else of the config.
