@@ -152,3 +152,10 @@ def test_selection_without_best_of_is_refused_and_the_overlay_claims_validate():
     dropped = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX,
                                   command_line={"rl": {"run": ["d_max_sweep"]}})
     assert not {"D7", "D8"} & {claim["id"] for claim in dropped["claims"]}
+
+
+def test_rl_run_keeps_a_threshold_claim_whose_one_cell_runs():
+    """A threshold claim has no baseline cell: rl.run used to read its missing baseline as a cell that does not run."""
+    beyond = ROOT / "configs" / "ablations" / "beyond_the_paper.yaml"
+    config = load_layered_config(ROOT / "configs" / "config.yaml", beyond, command_line={"rl": {"run": ["beyond"]}})
+    assert "B27" in {claim["id"] for claim in config["claims"]}
