@@ -54,9 +54,12 @@ def test_d_max_sweep_maps_the_authors_caps_to_the_testbeds_growth():
     assert [round((cap - ead["d0"]) / growth, 1) for cap in caps.values()] == [0.0, 0.2, 0.6]
     assert all(cap < ead["d0"] + growth for cap in caps.values())
     assert sampler_schedule(D_MAX, "ead_tis")["d_max"] >= ead["d0"] + growth  # the uncapped reference never clamps
-    claims = [c for c in D_MAX["claims"] if c["figure"] == "d_max"]
+    claims = [c for c in D_MAX["claims"] if c["figure"] == "d_max" and "baseline" in c]
     assert {(c["sampler"], c["metric"]) for c in claims} == {(s, m) for s in caps for m in ("pass@16", "pass@1")}
     assert {c["baseline"] for c in claims} == {"ead_tis"} and "ead_tis" in D_MAX["paired_baselines"]
+    # and the frozen cap against the best fixed temperature (D7-D8, tests/test_best_of_claims.py)
+    best_of = [c for c in D_MAX["claims"] if c["figure"] == "d_max" and "best_of" in c]
+    assert {(c["sampler"], c["metric"]) for c in best_of} == {("ead_tis_dmax25", m) for m in ("pass@16", "pass@1")}
     validate_config(D_MAX, SCHEMA)
 
 

@@ -1,6 +1,7 @@
 """The d_max sweep overlay end to end at smoke size: its cells train, the paired curves, claims and both figures come
 out of the DAG (configs/smoke.yaml + configs/ablations/d_max_sweep.yaml + a smoke-sized delta: Pass@4 claims, since
-smoke evaluates 4 samples, and 2 seeds)."""
+smoke evaluates 4 samples, and 2 seeds), including the d0 = d_max claim against the best fixed temperature chosen on
+half the evaluation problems (D7)."""
 
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ from ead.tables import CLAIMS, PAIRED_CURVES, PREMISES
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE_DELTA = {
     "profile": "smoke_dmax",
-    "rl": {"experiments": {"d_max_sweep": {"seeds": [0, 1]}}},
+    "rl": {"experiments": {"d_max_sweep": {"seeds": [0, 1]}, "d_max_fixed": {"seeds": [0, 1]}}},
     "claims": [  # replaces the profile's and the overlay's claims (claims+ would extend them)
         {"id": "D1", "figure": "d_max",
          "statement": "Capping d_s at d_max = 25 lowers Pass@4 below the uncapped schedule",
@@ -25,6 +26,11 @@ SMOKE_DELTA = {
          "statement": "Capping d_s at d_max = 25 lowers Pass@1 below the uncapped schedule",
          "policy": "tiny1m_sharp", "algorithm": "dapo", "n": 8, "sampler": "ead_tis_dmax25", "baseline": "ead_tis",
          "metric": "pass@1", "direction": "less"},
+        {"id": "D7", "figure": "d_max",
+         "statement": "EAD + TIS with d0 = d_max = 25 raises Pass@4 over the best fixed temperature",
+         "policy": "tiny1m_sharp", "algorithm": "dapo", "n": 8, "sampler": "ead_tis_dmax25",
+         "best_of": ["tau0.6", "tau1.0", "tau1.2"], "selection": {"metric": "pass@4", "fraction": 0.5, "seed": 0},
+         "metric": "pass@4"},
     ],
 }
 
@@ -47,7 +53,7 @@ def test_d_max_sweep_runs_at_smoke_size(tmp_path):
         assert (out / target).stat().st_size > 0
     claims = CLAIMS.read(out / "results" / "claims.csv")
     rows = claims[claims["figure"] == "d_max"].set_index("claim")
-    assert list(rows.index) == ["D1", "D4"] and set(rows["num_seeds"]) == {2}
+    assert list(rows.index) == ["D1", "D4", "D7"] and set(rows["num_seeds"]) == {2}
     assert rows["verdict"].isin(["supported", "contradicted", "inconclusive"]).all() and rows["mde"].notna().all()
     paired = PAIRED_CURVES.read(out / "results" / "rl" / "paired_curves.csv")
     capped = paired[(paired["baseline"] == "ead_tis") & paired["sampler"].str.startswith("ead_tis_dmax")]
@@ -55,6 +61,12 @@ def test_d_max_sweep_runs_at_smoke_size(tmp_path):
     last = capped[(capped["sampler"] == "ead_tis_dmax25") & (capped["metric"] == "pass@4")
                   & (capped["step"] == capped["step"].max())].iloc[0]
     assert last["effect"] == pytest.approx(rows.loc["D1", "effect"])  # the figure's last point is the claim
+    # D7: the chosen fixed temperature is one of the three, chosen on 2 of smoke's 4 evaluation problems and reported
+    # on the other 2 (x 2 seeds)
+    best = rows.loc["D7"]
+    assert best["baseline"] in ("tau0.6", "tau1.0", "tau1.2") and best["best_of"] == "tau0.6 tau1.0 tau1.2"
+    assert best["num_units"] == 4 and "on 2 selection problems" in best["selection"]
+    assert best["selection"].endswith(f"-> {best['baseline']}; reported on the other 2")
 
 
 MEASURED_DELTA = {

@@ -58,8 +58,13 @@ def baseline_algorithm(claim: dict) -> str:
 
 def comparison_label(row) -> str:
     """"sampler - baseline" of a claims-table row (:data:`ead.tables.CLAIMS`), each side prefixed by its algorithm
-    when the two cells' algorithms differ (a ``baseline_algorithm`` claim)."""
+    when the two cells' algorithms differ (a ``baseline_algorithm`` claim); a ``best_of`` row's baseline names its
+    candidates and the one chosen ("best of {tau0.6, tau1.0} = tau1.0")."""
+    baseline = row.baseline
+    best_of = getattr(row, "best_of", None)
+    if isinstance(best_of, str) and best_of:
+        baseline = f"best of {{{', '.join(best_of.split())}}} = {row.baseline}"
     baseline_algorithm = getattr(row, "baseline_algorithm", None)
     if isinstance(baseline_algorithm, str) and baseline_algorithm and baseline_algorithm != row.algorithm:
-        return f"{row.algorithm}/{row.sampler} - {baseline_algorithm}/{row.baseline}"
-    return f"{row.sampler} - {row.baseline}"
+        return f"{row.algorithm}/{row.sampler} - {baseline_algorithm}/{baseline}"
+    return f"{row.sampler} - {baseline}"

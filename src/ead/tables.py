@@ -559,14 +559,18 @@ PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "
 #: The claims table (``ead.rl.compare``): one row per paper claim tested on the grid, a paired effect with its CI,
 #: standard error, minimum detectable effect and verdict; ``baseline_algorithm`` (RL rows; empty for the analyses'
 #: rows and in tables written before it existed) names the baseline cell's algorithm; ``threshold`` (threshold claims
-#: on one cell, ``ead.rl.compare``: effect = the cell's metric minus it; empty in paired rows) the claimed bound.
+#: on one cell, ``ead.rl.compare``: effect = the cell's metric minus it; empty in paired rows) the claimed bound;
+#: ``best_of`` and ``selection`` (claims against the best of several candidate baselines, ``ead.rl.compare``; empty in
+#: other rows) the candidates (space-separated) and the selection rule with each candidate's score on the selection
+#: problems, the chosen one being ``baseline``.
 CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
                           "n": "int", "sampler": "str", "baseline": "str",
                           "metric": "str", "evaluated_with": "str",
                           "step": "int",
                           "effect": "float", **_CI, "standard_error": "float", "mde": "float", "num_seeds": "int",
                           "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"},
-               optional={"baseline_algorithm": "str", "threshold": "float"}, keys=("claim", "policy"),
+               optional={"baseline_algorithm": "str", "threshold": "float", "best_of": "str", "selection": "str"},
+               keys=("claim", "policy"),
                finite=("effect", "ci_low", "ci_high", "standard_error", "mde", "num_units"),
                empty={"mde": Empty("in a row of fewer than two units (no spread to size it from)", rows=True)})
 

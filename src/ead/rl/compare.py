@@ -23,6 +23,19 @@ its ``baseline`` column the threshold, and the per-seed value of a training metr
 the run (the share of all the run's sequences, the steps having equal batches), not over the last ``window``; an
 evaluation metric's is the per-problem value at the last evaluated step, with the two-way bootstrap.
 
+A claim with ``best_of`` (a list of candidate samplers, e.g. the fixed temperatures) and no ``baseline`` compares its
+sampler with the *best* candidate, chosen on held-out problems as the inference-only headline does
+(``ead.analyses.inference_only``): the evaluation problems are split once by ``selection`` (``fraction`` of them, a
+seeded permutation of the sorted problem ids, ``seed``) into a selection part and a disjoint report part; the
+candidate with the highest mean ``selection.metric`` on the selection part (over the seeds every cell ran, at the last
+step all evaluated; ties go to the first listed) is the baseline, and the paired comparison is computed on the report
+part only (:func:`best_of_difference`). Choosing on the problems it is reported on would bias the baseline's score
+upward (a best-of-m over noisy means), so a claim "beats the best fixed temperature" would be tested against a
+baseline flattered by selection noise. The seeds are shared by both parts: a seed in which a candidate happened to
+train well helps it on both, which can only favour the chosen baseline (conservative for the claim). The row's
+``baseline`` is the chosen candidate, ``best_of`` the candidates and ``selection`` the rule with each candidate's
+selection score; ``num_units`` counts (seed, report problem) pairs.
+
 Run:
     python -m ead.rl.compare --claims '<claims JSON>' --eval-problems results/rl/*/*/*/*/*/eval_problems.csv \
         --steps results/rl/*/*/*/*/*/steps.csv --window 4 --resamples 1000 --seed 1234 \
@@ -126,10 +139,83 @@ def threshold_distance(problems: pd.DataFrame, steps: pd.DataFrame, claim: dict)
     return np.stack([per_problem_metric(g, metric) for g in by_seed.values()]) - threshold, step
 
 
+def selection_split(problem_ids, fraction: float, seed: int) -> tuple[list, list]:
+    """The (selection, report) parts of the evaluation problems: a permutation of the sorted ids by ``seed``, the
+    first round(fraction x count) selecting; both parts non-empty and disjoint."""
+    ids = sorted(set(problem_ids))
+    size = round(fraction * len(ids))
+    if not 0 < size < len(ids):
+        raise SystemExit(f"selection fraction {fraction:g} of {len(ids)} evaluation problems leaves a part empty; "
+                         "a best_of claim needs problems to select on and problems to report on")
+    order = np.random.default_rng(seed).permutation(len(ids))
+    return sorted(ids[i] for i in order[:size]), sorted(ids[i] for i in order[size:])
+
+
+def best_of_difference(problems: pd.DataFrame, claim: dict) -> tuple[np.ndarray, int, str, dict]:
+    """A ``best_of`` claim: the candidate with the best ``selection.metric`` on the selection problems, and the
+    (seeds x report problems) matrix of sampler - that candidate at the last step every cell evaluated.
+
+    Returns (matrix, step, chosen candidate, details: the selection and report problem ids, the seeds and each
+    candidate's selection score)."""
+    for other in ("baseline", "threshold"):
+        if other in claim:
+            raise SystemExit(f"claim {claim['id']}: a best_of claim chooses its baseline (got {other} = "
+                             f"{claim[other]!r} and best_of = {claim['best_of']!r}); drop one")
+    selection, evaluated_with = claim["selection"], claim.get("evaluated_with", "eval_tau")
+    cells = {}
+    for name in [claim["sampler"], *claim["best_of"]]:
+        role = "sampler" if name == claim["sampler"] else "baseline"
+        rows = _cell_rows(problems, {**claim, role: name}, role)
+        cells[name] = rows[rows["evaluated_with"] == evaluated_with]
+        if cells[name].empty:
+            raise SystemExit(f"claim {claim['id']}: cell {name} has no evaluation with evaluated_with = "
+                             f"{evaluated_with!r}")
+    step = min(int(rows["step"].max()) for rows in cells.values())
+    seeds = sorted(int(seed) for seed in set.intersection(*(set(rows["seed"]) for rows in cells.values())))
+    if not seeds:
+        raise SystemExit(f"claim {claim['id']}: {claim['sampler']} and the candidates {claim['best_of']} share no "
+                         "seed; the comparison must be paired")
+    cells = {name: rows[(rows["step"] == step) & rows["seed"].isin(seeds)] for name, rows in cells.items()}
+    ids = sorted(cells[claim["sampler"]]["problem_id"].unique())
+    for name, rows in cells.items():
+        pairs = set(zip(rows["seed"], rows["problem_id"]))
+        if pairs != {(seed, problem) for seed in seeds for problem in ids}:
+            raise SystemExit(f"claim {claim['id']}: {name} and {claim['sampler']} were not evaluated on the same "
+                             f"problems at step {step} in seeds {seeds}; the comparison must be paired")
+    select_ids, report_ids = selection_split(ids, float(selection["fraction"]), int(selection["seed"]))
+    scores = {name: float(per_problem_metric(cells[name][cells[name]["problem_id"].isin(select_ids)],
+                                             selection["metric"]).mean())
+              for name in claim["best_of"]}
+    chosen = max(claim["best_of"], key=lambda name: scores[name])  # max keeps the first of equal scores
+    report = problems[(problems["step"] == step) & problems["seed"].isin(seeds)
+                      & problems["problem_id"].isin(report_ids)]
+    matrix, _ = evaluation_difference(report, {**claim, "baseline": chosen})
+    return matrix, step, chosen, {"select_ids": select_ids, "report_ids": report_ids, "seeds": seeds,
+                                  "scores": scores}
+
+
+def best_of_rule(claim: dict, chosen: str, details: dict) -> str:
+    """The ``selection`` column: the rule and each candidate's score on the selection problems."""
+    selection = claim["selection"]
+    scores = ", ".join(f"{name} {score:.4f}" for name, score in details["scores"].items())
+    return (f"best {selection['metric']} on {len(details['select_ids'])} selection problems (fraction "
+            f"{selection['fraction']:g}, seed {selection['seed']}; seeds {details['seeds']}): {scores} -> {chosen}; "
+            f"reported on the other {len(details['report_ids'])}")
+
+
 def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, window: int, resamples: int,
                seed: int) -> dict:
     """One claims-table row: effect, CI, standard error, minimum detectable effect and verdict."""
-    if "threshold" in claim:
+    chosen = None
+    if "best_of" in claim:
+        if claim["metric"] in ALL_TRAIN_METRICS:
+            raise SystemExit(f"claim {claim['id']}: best_of chooses its baseline on evaluation problems; "
+                             f"{claim['metric']!r} is a training metric")
+        matrix, step, chosen, details = best_of_difference(problems, claim)
+        draws = two_way_bootstrap_means(matrix, resamples=resamples, seed=seed)
+        effect, seeds, units = float(matrix.mean()), matrix.shape[0], matrix.size
+        claim = {**claim, "baseline": chosen}
+    elif "threshold" in claim:
         differences, step = threshold_distance(problems, steps, claim)
         if differences.ndim == 1:
             draws = bootstrap_means(differences, resamples=resamples, seed=seed)
@@ -154,7 +240,7 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
         verdict = Verdict("inconclusive", f"one seed: the training noise between seeds is not estimable, so no CI "
                                           f"covers it (problems-only {verdict.rule})")
     mde = POWER_Z * standard_error if math.isfinite(standard_error) else float("nan")
-    return {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"],
+    row = {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"],
             "policy": claim["policy"], "algorithm": claim["algorithm"], "n": claim["n"], "sampler": claim["sampler"],
             "baseline": claim["baseline"] if "threshold" not in claim else f"{claim['threshold']:g}",
             "baseline_algorithm": baseline_algorithm(claim), "threshold": claim.get("threshold", math.nan),
@@ -165,6 +251,9 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
             "ci_high": high, "standard_error": standard_error,
             "mde": mde, "num_seeds": seeds, "num_units": units, "verdict": verdict.verdict, "rule": verdict.rule,
             "scope": scope(claim["metric"], mde, seeds, units)}
+    if chosen is not None:
+        row.update(best_of=" ".join(claim["best_of"]), selection=best_of_rule(claim, chosen, details))
+    return row
 
 
 def scope(metric: str, mde: float, seeds: int, units: int) -> str:

@@ -160,6 +160,12 @@ def load_layered_config(*paths: str | Path, command_line: dict | None = None) ->
     return layer_config(*paths, command_line=command_line).config
 
 
+def _baselines(claim: dict) -> list:
+    """The samplers a claim compares its sampler with: its baseline, its best_of candidates, or none (a threshold
+    claim on one cell)."""
+    return claim.get("best_of", [claim["baseline"]] if "baseline" in claim else [])
+
+
 def resolve_config(config: dict, sources: dict | None = None) -> dict:
     """What layering leaves to resolve, once, before the config is checked: ``claim_defaults`` filled into every
     claim that leaves those keys out, and ``rl.run`` (the experiments that run; all when unset) narrowing
@@ -179,9 +185,10 @@ def resolve_config(config: dict, sources: dict | None = None) -> dict:
     rl["experiments"] = {name: spec for name, spec in rl["experiments"].items() if name in run}
     grid = {(cell.policy, cell.algorithm, cell.sampler, cell.n) for cell in expand_grid(rl)}
     kept = [claim for claim in config["claims"] if all(
-        (claim.get("policy"), algorithm, claim.get(role), claim.get("n")) in grid
-        for role, algorithm in (("sampler", claim.get("algorithm")),
-                                ("baseline", claim.get("baseline_algorithm", claim.get("algorithm")))))]
+        (claim.get("policy"), algorithm, sampler, claim.get("n")) in grid
+        for sampler, algorithm in ((claim.get("sampler"), claim.get("algorithm")),
+                                   *((name, claim.get("baseline_algorithm", claim.get("algorithm")))
+                                     for name in _baselines(claim))))]
     left_out = [claim["id"] for claim in config["claims"] if claim not in kept]
     if left_out:
         print(f"rl.run = {run}: claims {left_out} compare cells of experiments that do not run; left out",

@@ -282,9 +282,9 @@ def check_claims(config: dict) -> None:
         if claim["id"] in seen:
             raise ConfigError(f"{key}: the id {claim['id']!r} is used twice")
         seen.add(claim["id"])
-        if ("baseline" in claim) == ("threshold" in claim):
-            raise ConfigError(f"{key}: a claim compares its sampler with a `baseline` cell, or its one cell with a "
-                              "`threshold`: exactly one of the two")
+        if sum(other in claim for other in ("baseline", "threshold", "best_of")) != 1:
+            raise ConfigError(f"{key}: a claim compares its sampler with a `baseline` cell, with the best of several "
+                              "(`best_of`), or its one cell with a `threshold`: exactly one of the three")
         roles = (("sampler", claim["algorithm"]), *((("baseline", baseline_algorithm(claim)),) if "baseline" in claim
                                                     else ()))
         for role, algorithm in roles:
@@ -292,6 +292,10 @@ def check_claims(config: dict) -> None:
             if cell not in grid:
                 raise ConfigError(f"{key}.{role}: the cell (policy, algorithm, sampler, n) = {cell} is not in the grid "
                                   "of rl.experiments")
+        if "best_of" in claim:
+            _check_best_of(config, key, claim, grid)
+        elif "selection" in claim:
+            raise ConfigError(f"{key}.selection: only a best_of claim chooses its baseline by a selection rule")
         metric = claim["metric"]
         match = COUNT_METRIC.fullmatch(metric)
         if match and int(match[2]) > config["rl"]["eval"]["n"]:
@@ -308,3 +312,29 @@ def check_claims(config: dict) -> None:
             if not config["rl"]["eval"].get("own_sampler"):
                 raise ConfigError(f"{key}.evaluated_with = 'own_sampler' needs rl.eval.own_sampler: true (the cells' "
                                   "last-step evaluation with their own sampler)")
+
+
+def _check_best_of(config: dict, key: str, claim: dict, grid: set) -> None:
+    """A ``best_of`` claim (ead.rl.compare.best_of_difference): two or more candidate cells in the grid, none the
+    claim's sampler, an evaluation metric to compare, and a declared selection (metric, fraction, seed)."""
+    candidates = claim["best_of"]
+    if len(set(candidates)) != len(candidates) or len(candidates) < 2:
+        raise ConfigError(f"{key}.best_of = {candidates}: name two or more distinct candidate samplers")
+    if claim["sampler"] in candidates:
+        raise ConfigError(f"{key}.best_of = {candidates} contains the claim's own sampler {claim['sampler']!r}")
+    for candidate in candidates:
+        cell = (claim["policy"], baseline_algorithm(claim), candidate, claim["n"])
+        if cell not in grid:
+            raise ConfigError(f"{key}.best_of: the cell (policy, algorithm, sampler, n) = {cell} is not in the grid of "
+                              "rl.experiments")
+    if "selection" not in claim:
+        raise ConfigError(f"{key}: a best_of claim declares its selection rule: selection: {{metric: pass@16, "
+                          "fraction: 0.5, seed: 0}} (the candidate best on that share of the evaluation problems is "
+                          "the baseline; the rest report)")
+    for name, metric in (("metric", claim["metric"]), ("selection.metric", claim["selection"]["metric"])):
+        match = COUNT_METRIC.fullmatch(metric)
+        if metric != "greedy_accuracy" and not match:
+            raise ConfigError(f"{key}.{name} = {metric!r}: a best_of claim chooses and compares on the evaluation "
+                              "problems, so pass@k, worst@k or greedy_accuracy")
+        if match and int(match[2]) > config["rl"]["eval"]["n"]:
+            raise ConfigError(f"{key}.{name} = {metric!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']}")
