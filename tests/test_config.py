@@ -260,7 +260,8 @@ def test_rl_run_narrows_the_grid_and_its_claims_and_figures():
     validate_config(config, SCHEMA)
     assert list(config["rl"]["experiments"]) == ["decomposition"]
     assert {c.sampler for c in expand_grid(config["rl"])} == {"tau1.0", "ead_tis", "anneal_only", "hot_only"}
-    assert {c["id"] for c in config["claims"]} == {"C2", "C3", "C13", "C14", "C15", "C16", "C17"}  # on its cells
+    assert {c["id"] for c in config["claims"]} == {"C2", "C3", "C13", "C14", "C15", "C16", "C17", "C2-curve",
+                                                   "C15-curve"}  # on its cells
     assert not any(name.startswith(("fig04", "fig05", "fig10")) for name in final_figures(config))
     with pytest.raises(ConfigError, match=r"rl\.run = \['mian'\]: \['mian'\] not in rl\.experiments"):
         load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"run": ["mian"]}})
