@@ -13,7 +13,7 @@ from ead.rl.compare import claim_row
 from ead.rl.compare import main as compare_main
 from ead.settings import ConfigError
 from ead.settings.rl import check_claims, check_rl_learns
-from ead.tables import CLAIMS, EVAL_PROBLEMS, RL_LEARNS, SETTINGS_COLUMNS, STEPS, TRAIN_METRICS
+from ead.tables import CLAIMS, EVAL_PROBLEMS, RL_LEARNS, SETTINGS_COLUMNS, STEPS, TRAIN_METRICS, IncompleteTableError
 
 CELL = dict(policy="p", algorithm="dapo", n=8)
 FILLER = {"int": 0, "float": 0.0, "str": "x", "id": "x"}
@@ -126,6 +126,13 @@ def test_g4_job_writes_one_row_per_setting_of_its_sampler(tmp_path):
     assert table["verdict"].tolist() == ["contradicted", "supported"]
     with pytest.raises(SystemExit, match="no cell of sampler 'tau0.6'"):
         learns.main([*args, "--sampler", "tau0.6"])
+    # with the config's extent, a cell cut before its last step is refused (its step 8 is not the end of training)
+    extent = ["--expect-steps", "16", "--eval-every", "16", "--no-own-sampler"]
+    learns.main([*args, "--sampler", "tau1.0", *extent])
+    cut = sharp[(sharp["seed"] == 1)].assign(step=lambda t: t["step"].where(t["step"] == 0, 8))
+    EVAL_PROBLEMS.write(cut, paths[1])
+    with pytest.raises(IncompleteTableError, match=rf"{paths[1]} .*has no row for step 16"):
+        learns.main([*args, "--sampler", "tau1.0", *extent])
 
 
 # --- curve-mean claims (over: curve) -------------------------------------------------------------------------------

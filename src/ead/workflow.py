@@ -146,8 +146,10 @@ def claims_params(config: dict) -> dict:
 
 
 def rl_learns_args(config: dict) -> str:
-    """ead.rl.learns (premise G4): its sampler, metric and thresholds (config ``rl_learns``), the claims' bootstrap."""
-    return cli_args({**config["rl_learns"], "resamples": config["claims_bootstrap"], "seed": config["stats"]["seed"]})
+    """ead.rl.learns (premise G4): its sampler, metric and thresholds (config ``rl_learns``), the claims' bootstrap and
+    the cells' completeness (a cell cut short would pass an earlier step off as its last)."""
+    return (cli_args({**config["rl_learns"], "resamples": config["claims_bootstrap"], "seed": config["stats"]["seed"]})
+            + " " + completeness_args(config))
 
 
 def analysis_claims_params(config: dict) -> dict:

@@ -25,7 +25,7 @@ verdicts (G1-G3, ``ead.analyses.premises``, measured before RL); ``ead.rl.compar
 Run:
     python -m ead.rl.learns --eval-problems results/rl/*/*/*/*/*/eval_problems.csv --sampler tau1.0 \
         --metric pass@1 --min-effect 0.08 --min-ci-low 0.05 --resamples 1000 --seed 1234 \
-        --out results/premises/rl_learns.csv
+        --expect-steps 16 --eval-every 4 --own-sampler --out results/premises/rl_learns.csv
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ import pandas as pd
 from ead.claims import Verdict
 from ead.io import setup_logging
 from ead.metrics import POWER_Z, two_way_bootstrap_means
-from ead.tables import EVAL_PROBLEMS, RL_LEARNS, per_problem_metric
+from ead.rl.cells import add_completeness_arguments, read_eval_problems
+from ead.tables import RL_LEARNS, per_problem_metric
 
 __all__ = ["decide_learns", "learning_difference", "rl_learns_table"]
 
@@ -119,10 +120,11 @@ def main(argv=None):
     parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed (stats.seed)")
     parser.add_argument("--out", required=True, help="G4's table")
+    add_completeness_arguments(parser)
     args = parser.parse_args(argv)
     log = setup_logging("rl.learns")
-    # each file's keys and counts, every evaluation complete in its problems (the claims' reading, ead.rl.cells)
-    problems = EVAL_PROBLEMS.read_all(args.eval_problems, {"problem_id": None})
+    # a cell cut before its last step would pass its last evaluation off as the end of training: refused, by file
+    problems = read_eval_problems(args.eval_problems, args)
     table = rl_learns_table(problems, sampler=args.sampler, metric=args.metric, min_effect=args.min_effect,
                             min_ci_low=args.min_ci_low, resamples=args.resamples, seed=args.seed)
     if table.empty:
