@@ -424,15 +424,15 @@ def test_one_configfile_flag_in_any_spelling_passes():
 #: tiny CPU policies with CPU-only schedules and claims Pass@16 (smoke evaluates 4 samples).
 REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.dapo_fork20\.forking_token_fraction: "
                                                              r"forking-token training is a loss option of the CPU",
-                     ("beyond_the_paper.yaml", "smoke.yaml"): r"claims\[2\] \(B1\)\.metric = 'pass@16': k exceeds",
+                     ("beyond_the_paper.yaml", "smoke.yaml"): r"claims\[3\] \(B1\)\.metric = 'pass@16': k exceeds",
                      # the d_max sweep is mapped to the CPU testbed's 16 steps and its tiny policy (the paper profile
                      # would need its own caps for 500 steps and its hub models); at smoke size its claims are on
                      # Pass@16 (tests/test_revised_overlays.py layers a smoke-sized version)
-                     ("d_max_sweep.yaml", "smoke.yaml"): r"claims\[2\] \(D1\)\.metric = 'pass@16': k exceeds",
+                     ("d_max_sweep.yaml", "smoke.yaml"): r"claims\[3\] \(D1\)\.metric = 'pass@16': k exceeds",
                      ("d_max_sweep.yaml", "paper.yaml"):
                          r"rl\.experiments\.d_max_sweep\.policies = \['tiny1m_sharp'\]: not in paper_models",
                      # likewise the measured schedule's RL experiment (its claims on Pass@16; the CPU trainer only)
-                     ("measured_schedule.yaml", "smoke.yaml"): r"claims\[3\] \(M2\)\.metric = 'pass@16': k exceeds",
+                     ("measured_schedule.yaml", "smoke.yaml"): r"claims\[4\] \(M2\)\.metric = 'pass@16': k exceeds",
                      ("measured_schedule.yaml", "paper.yaml"): r"rl\.experiments\.measured\.policies = "
                                                                r"\['tiny1m_sharp'\]: not in paper_models",
                      # the authors' revised recipe is the paper profile's (its claims name the hub models)
