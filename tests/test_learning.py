@@ -101,7 +101,7 @@ def test_g4_decision_rule_at_its_boundaries(effect, low, high, expected):
 def test_g4_refuses_unpaired_evaluations():
     table = learning_cells(START, np.ones((2, START.size), int))
     cut = table[~((table["seed"] == 1) & (table["step"] == 16) & (table["problem_id"] == "q03"))]
-    with pytest.raises(ValueError, match="seed 1: step 0 and step 16 are not evaluations of the same problems"):
+    with pytest.raises(ValueError, match=r"G4 in p/dapo/8 \(tau1.0 cells\): seed 1: step 0 and step 16 are not "):
         g4_row(cut)
     with pytest.raises(ValueError, match="no evaluation after step 0"):
         g4_row(table[table["step"] == 0])

@@ -94,7 +94,10 @@ def rl_learns_table(problems: pd.DataFrame, *, sampler: str, metric: str, min_ef
     rows = []
     cells = problems[problems["sampler"] == sampler]
     for key, group in cells.groupby(_SETTING, sort=True):
-        matrix, last = learning_difference(group, metric)
+        try:
+            matrix, last = learning_difference(group, metric)
+        except ValueError as error:
+            raise ValueError(f"G4 in {'/'.join(map(str, key))} ({sampler} cells): {error}") from None
         draws = two_way_bootstrap_means(matrix, resamples=resamples, seed=seed)
         effect = float(matrix.mean())
         low, high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
