@@ -260,7 +260,8 @@ def test_rl_run_narrows_the_grid_and_its_claims_and_figures():
     validate_config(config, SCHEMA)
     assert list(config["rl"]["experiments"]) == ["decomposition"]
     assert {c.sampler for c in expand_grid(config["rl"])} == {"tau1.0", "ead_tis", "anneal_only", "hot_only"}
-    assert {c["id"] for c in config["claims"]} == {"C2", "C3", "C13", "C14", "C15", "C16", "C17"}  # on its cells
+    assert {c["id"] for c in config["claims"]} == {"C2", "C3", "C13", "C14", "C15", "C16", "C17", "C2-curve",
+                                                   "C15-curve"}  # on its cells
     assert not any(name.startswith(("fig04", "fig05", "fig10")) for name in final_figures(config))
     with pytest.raises(ConfigError, match=r"rl\.run = \['mian'\]: \['mian'\] not in rl\.experiments"):
         load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"run": ["mian"]}})
@@ -423,15 +424,15 @@ def test_one_configfile_flag_in_any_spelling_passes():
 #: tiny CPU policies with CPU-only schedules and claims Pass@16 (smoke evaluates 4 samples).
 REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.dapo_fork20\.forking_token_fraction: "
                                                              r"forking-token training is a loss option of the CPU",
-                     ("beyond_the_paper.yaml", "smoke.yaml"): r"claims\[2\] \(B1\)\.metric = 'pass@16': k exceeds",
+                     ("beyond_the_paper.yaml", "smoke.yaml"): r"claims\[3\] \(B1\)\.metric = 'pass@16': k exceeds",
                      # the d_max sweep is mapped to the CPU testbed's 16 steps and its tiny policy (the paper profile
                      # would need its own caps for 500 steps and its hub models); at smoke size its claims are on
                      # Pass@16 (tests/test_revised_overlays.py layers a smoke-sized version)
-                     ("d_max_sweep.yaml", "smoke.yaml"): r"claims\[2\] \(D1\)\.metric = 'pass@16': k exceeds",
+                     ("d_max_sweep.yaml", "smoke.yaml"): r"claims\[3\] \(D1\)\.metric = 'pass@16': k exceeds",
                      ("d_max_sweep.yaml", "paper.yaml"):
                          r"rl\.experiments\.d_max_sweep\.policies = \['tiny1m_sharp'\]: not in paper_models",
                      # likewise the measured schedule's RL experiment (its claims on Pass@16; the CPU trainer only)
-                     ("measured_schedule.yaml", "smoke.yaml"): r"claims\[3\] \(M2\)\.metric = 'pass@16': k exceeds",
+                     ("measured_schedule.yaml", "smoke.yaml"): r"claims\[4\] \(M2\)\.metric = 'pass@16': k exceeds",
                      ("measured_schedule.yaml", "paper.yaml"): r"rl\.experiments\.measured\.policies = "
                                                                r"\['tiny1m_sharp'\]: not in paper_models",
                      # the authors' revised recipe is the paper profile's (its claims name the hub models)

@@ -157,7 +157,8 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
         config_path.write_text(yaml.safe_dump(config))
         # the schedule figure, the Maj@N analysis of both its models (their samples, then their summaries, and the
         # arithmetic policy's claim F3), the premise probe (they sample with the ead block's EAD schedule) and exactly
-        # the RL cells whose sampler takes tau_max from the `ead` block
+        # the RL cells whose sampler takes tau_max from the `ead` block (and premise G4, which reads every cell's
+        # evaluations)
         rl = smoke_config()["rl"]
         ead_cells = [c for c in expand_grid(rl) if rl["samplers"][c.sampler]["name"] == "ead"
                      and "tau_max" not in rl["samplers"][c.sampler]]
@@ -168,7 +169,7 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
                                                  "rl_cell": len(ead_cells), "rl_cell_eval": len(ead_cells),
                                                  "rl_tables": 1, "rl_paired_curves": 1, "rl_figure": len(RL_FIGURES),
                                                  "premises": len(smoke_config()["premises"]["policies"]),
-                                                 "claims": 1, "summary": 1, "all": 1}
+                                                 "rl_learns": 1, "claims": 1, "summary": 1, "all": 1}
     finally:
         config_path.write_text(original)
     assert planned_rules(workdir, *SMOKE) == set()

@@ -207,17 +207,22 @@ def claims_section(path: str) -> str:
     rows = [[row.claim, row.figure, row.statement, f"{row.policy} / {row.algorithm} / n {row.n}",
              comparison_label(row),
              row.metric + (f" ({EVALUATED_WITH_LABELS[row.evaluated_with]})"
-                           if row.evaluated_with == "own_sampler" else ""),
+                           if row.evaluated_with == "own_sampler" else "")
+             + (" (curve mean)" if row.over == "curve" else ""),
              f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]", f"{row.mde:.4f}", row.num_seeds,
-             f"**{row.verdict}**", row.scope] for row in table.itertuples()]
+             f"**{row.verdict}**", row.rl_learns if isinstance(row.rl_learns, str) else "", row.scope]
+            for row in table.itertuples()]
     return (f"## Paper claims on the grid and the analyses\n\nFrom `{path}`: RL claims are paired effects (same seeds: "
-            "same prompts and rollout random numbers; same evaluation problems and draws) at the last evaluated step, "
+            "same prompts and rollout random numbers; same evaluation problems and draws) at the last evaluated step "
+            "or, marked (curve mean), averaged over the evaluated steps after step 0 (the area under the learning "
+            "curve); RL learns: premise G4's verdict in the claim's setting (`results/premises/rl_learns.csv`: tau "
+            "1.0's Pass@1 gain from step 0, docs/rl-learns.md), without which a sampler comparison says nothing; "
             "95% CI from the two-way bootstrap over seeds and problems (training metrics: over seeds); the claims of "
             "Figs. 1 and 2 (algorithm `none (no RL)`) are paired effects on one fixed model, 95% CI over questions "
             "(`ead.analyses.claims`); MDE = minimum detectable effect at 80% power; verdicts by `ead.claims` (CI vs 0)."
             "\n\n"
             + markdown_table(["claim", "figure", "statement", "cells", "comparison", "metric", "effect [95% CI]", "MDE",
-                              "seeds", "verdict", "what this scale can show"], rows))
+                              "seeds", "verdict", "RL learns", "what this scale can show"], rows))
 
 
 def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(),

@@ -26,6 +26,7 @@ backend's own metrics, settings of the job that wrote it). Writers call :meth:`T
 * :data:`ENTROPY_SAMPLES`, :data:`FORKING_SAMPLES`, :data:`MAJORITY_SAMPLES`: what the sampling analyses sampled
   and graded (``results/analyses/<analysis>/<model>_samples.parquet``), from which their summary tables are made;
 * :data:`PREMISES`, :data:`PREMISE_VERDICTS`: the premise probe (``results/premises/<policy>{,_verdicts}.csv``);
+* :data:`RL_LEARNS` (``results/premises/rl_learns.csv``): premise G4, "RL learns here", read from the RL grid;
 * :data:`PAIRED_CURVES` (``results/rl/paired_curves.csv``): each sampler minus a baseline at every evaluated step;
 * :data:`SAMPLER_SCHEDULES` (``results/rl/schedule_shapes.csv``): tau by position and step of RL samplers;
 * :data:`INFERENCE_ONLY`, :data:`INFERENCE_ONLY_HEADLINE` (``results/inference_only/``): samplers without RL;
@@ -65,7 +66,8 @@ __all__ = [
     "EVAL_PROBLEMS", "FORKING", "FORKING_SAMPLES", "GROUP", "KINDS", "DuplicateRowError", "Empty",
     "NonFiniteValueError",
     "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE", "PAIRED_CURVES", "PREMISES", "PREMISE_VERDICTS",
-    "PROBLEM_COLUMNS", "PROFILE_COLUMN", "SAMPLER_SCHEDULES", "PROFILE_ENV", "RUN_COLUMNS", "CONFIG_FILES_COLUMN",
+    "PROBLEM_COLUMNS", "PROFILE_COLUMN", "RL_LEARNS", "SAMPLER_SCHEDULES", "PROFILE_ENV", "RUN_COLUMNS",
+    "CONFIG_FILES_COLUMN",
     "CONFIG_FILES_ENV", "job_run_columns", "SCHEDULE_TABLE", "STATUS_COLUMN",
     "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN",
     "ALL_TRAIN_METRICS", "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES",
@@ -562,17 +564,37 @@ PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "
 #: on one cell, ``ead.rl.compare``: effect = the cell's metric minus it; empty in paired rows) the claimed bound;
 #: ``best_of`` and ``selection`` (claims against the best of several candidate baselines, ``ead.rl.compare``; empty in
 #: other rows) the candidates (space-separated) and the selection rule with each candidate's score on the selection
-#: problems, the chosen one being ``baseline``.
+#: problems, the chosen one being ``baseline``;
+#: ``over`` (evaluation rows of RL claims): ``last`` (the metric at the last evaluated step) or ``curve`` (its mean
+#: over the evaluated steps after step 0, the area under the learning curve); ``rl_learns`` (RL rows): the verdict of
+#: premise G4 (:data:`RL_LEARNS`) in the claim's (policy, algorithm, n), or ``untested`` where the grid has no G4
+#: row for it. Both are empty in the analyses' rows and in tables written before they existed.
 CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
                           "n": "int", "sampler": "str", "baseline": "str",
                           "metric": "str", "evaluated_with": "str",
                           "step": "int",
                           "effect": "float", **_CI, "standard_error": "float", "mde": "float", "num_seeds": "int",
                           "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"},
-               optional={"baseline_algorithm": "str", "threshold": "float", "best_of": "str", "selection": "str"},
+               optional={"baseline_algorithm": "str", "threshold": "float", "best_of": "str", "selection": "str",
+                         "over": "str", "rl_learns": "str"},
                keys=("claim", "policy"),
                finite=("effect", "ci_low", "ci_high", "standard_error", "mde", "num_units"),
                empty={"mde": Empty("in a row of fewer than two units (no spread to size it from)", rows=True)})
+
+#: Premise G4, "RL learns here" (``ead.rl.learns``, ``results/premises/rl_learns.csv``): per (policy, algorithm, n) of
+#: the grid with cells of the G4 sampler (tau 1.0), the metric (Pass@1) at the last evaluated step minus step 0, paired
+#: by seed and problem, with its two-way bootstrap CI, standard error and MDE, the thresholds it is read against
+#: (``min_effect``: the mean; ``min_ci_low``: the CI's lower bound) and the verdict with its rule. A sibling of
+#: :data:`PREMISE_VERDICTS` (same premise/part/effect/CI/verdict/rule columns), since G1-G3 are measured per policy
+#: before RL and G4 on the RL grid.
+RL_LEARNS = Table("rl_learns", {"premise": "str", "part": "str", "policy": "str", "algorithm": "str", "n": "int",
+                                "sampler": "str", "metric": "str", "step": "int", "effect": "float", **_CI,
+                                "standard_error": "float", "mde": "float", "min_effect": "float",
+                                "min_ci_low": "float", "num_seeds": "int", "num_problems": "int", "verdict": "str",
+                                "rule": "str"},
+                  keys=("policy", "algorithm", "n", "premise"),
+                  finite=("step", "effect", "ci_low", "ci_high", "min_effect", "min_ci_low", "num_seeds",
+                          "num_problems"))
 
 #: Paired-difference curves (``ead.rl.paired``): per (policy, algorithm, n, evaluated_with, sampler, baseline, step,
 #: metric) the mean over (seed, problem) of sampler - baseline with its two-way bootstrap CI, standard error and
@@ -620,7 +642,7 @@ MEASURED_SCHEDULE = Table("measured_schedule", {
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
                                           BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, FORKING,
                                           MAJORITY_SCALING, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES,
-                                          PREMISES, PREMISE_VERDICTS, CLAIMS, PAIRED_CURVES,
+                                          PREMISES, PREMISE_VERDICTS, RL_LEARNS, CLAIMS, PAIRED_CURVES,
                                           SAMPLER_SCHEDULES, INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE,
                                           MEASURED_SCHEDULE)}
 

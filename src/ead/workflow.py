@@ -21,7 +21,7 @@ import yaml
 
 __all__ = ["FIGURES", "Figure", "analysis_claims_params", "cell_eval_args", "claim_figures", "claims_params",
            "cli_args", "completeness_args", "final_figures", "json_arg", "paired_curves_args", "rerun_command",
-           "rl_figures", "rl_tables_args", "schedule_table_args"]
+           "rl_figures", "rl_learns_args", "rl_tables_args", "schedule_table_args"]
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,13 @@ def claims_params(config: dict) -> dict:
     return {"claims": json_arg(config["claims"]), "window": config["claims_window"],
             "resamples": config["claims_bootstrap"], "seed": config["stats"]["seed"],
             "completeness": completeness_args(config)}
+
+
+def rl_learns_args(config: dict) -> str:
+    """ead.rl.learns (premise G4): its sampler, metric and thresholds (config ``rl_learns``), the claims' bootstrap and
+    the cells' completeness (a cell cut short would pass an earlier step off as its last)."""
+    return (cli_args({**config["rl_learns"], "resamples": config["claims_bootstrap"], "seed": config["stats"]["seed"]})
+            + " " + completeness_args(config))
 
 
 def analysis_claims_params(config: dict) -> dict:

@@ -67,6 +67,24 @@ rule rl_figure:
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 
+# Premise G4, "RL learns here" (config `rl_learns`): the G4 sampler's (tau 1.0's) Pass@1 at the last step minus step
+# 0 in every (policy, algorithm, n) that runs it, paired by seed and problem, with its verdict (ead.rl.learns); the
+# claims rule copies each verdict into the claims made in that setting.
+rule rl_learns:
+    input:
+        eval_problems=get_cell_outputs("eval_problems"),
+    output:
+        report("results/premises/rl_learns.csv", caption="../report/rl_learns.rst", category="Summary"),
+    params:
+        args=plan.rl_learns_args(config),
+    log:
+        "results/logs/rl/rl_learns.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.rl.learns --eval-problems {input.eval_problems} {params.args} --out {output} > {log} 2>&1"
+
+
 # The paper's RL claims as paired comparisons of cells, with CIs, power and computed verdicts (config `claims`), and
 # the rows of the claims of Figs. 1 and 2 (analyses.claims, rule analysis_claims) after them.
 rule claims:
@@ -74,10 +92,12 @@ rule claims:
         steps=get_cell_outputs("steps"),
         eval_problems=get_cell_outputs("eval_problems"),
         analyses=get_analysis_claims_table(),
+        rl_learns=get_rl_learns_table(),
     output:
         report("results/claims.csv", caption="../report/claims.rst", category="Summary"),
     params:
         **plan.claims_params(config),
+        rl_learns="".join(f" --rl-learns {path}" for path in get_rl_learns_table()),
     log:
         "results/logs/rl/claims.log",
     conda:
@@ -85,7 +105,7 @@ rule claims:
     shell:
         "python -m ead.rl.compare --claims {params.claims} --eval-problems {input.eval_problems} --steps {input.steps}"
         " --window {params.window} --resamples {params.resamples} --seed {params.seed} {params.completeness}"
-        " --analysis-claims {input.analyses} --out {output} > {log} 2>&1"
+        " --analysis-claims {input.analyses}{params.rl_learns} --out {output} > {log} 2>&1"
 
 
 # Beyond the paper: the claims of one figure id (configs/ablations/beyond_the_paper.yaml: `beyond`) as a forest plot

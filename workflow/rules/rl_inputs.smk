@@ -7,6 +7,16 @@ def get_cell_outputs(table, experiments=None):
     return [f"{cell.directory}/{table}.csv" for cell in expand_grid(config["rl"], experiments)]
 
 
+def get_rl_learns_table():
+    """Premise G4's table when the config has `rl_learns` and the grid runs its sampler (else none: the claims' column
+    reads empty)."""
+    if not config.get("rl_learns"):
+        return []
+    if not any(cell.sampler == config["rl_learns"]["sampler"] for cell in expand_grid(config["rl"])):
+        return []
+    return ["results/premises/rl_learns.csv"]
+
+
 def get_figure_experiment(wildcards):
     """The experiment (cells) an RL figure draws, as shell-quoted JSON."""
     experiment = rl_figures()[wildcards.figure]

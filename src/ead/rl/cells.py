@@ -16,7 +16,7 @@ import pandas as pd
 
 from ead.tables import EVAL_PROBLEMS, STEPS, expected_eval_steps, expected_steps
 
-__all__ = ["add_completeness_arguments", "read_cells"]
+__all__ = ["add_completeness_arguments", "read_cells", "read_eval_problems"]
 
 
 def add_completeness_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,17 +28,27 @@ def add_completeness_arguments(parser: argparse.ArgumentParser) -> None:
                              "(with --expect-steps; default: not expected)")
 
 
-def read_cells(steps_paths: list[str], problem_paths: list[str], args: argparse.Namespace | None = None
-               ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(steps, eval_problems) of every cell, each file validated and checked complete."""
+def _extent(args: argparse.Namespace | None) -> tuple[int | None, int | None]:
     steps_total = getattr(args, "expect_steps", None)
     every = getattr(args, "eval_every", None)
     if steps_total is not None and every is None:
         raise ValueError("--expect-steps needs --eval-every (rl.eval.every)")
-    step_expectation = {"step": expected_steps(steps_total) if steps_total is not None else None}
-    eval_expectation = {
+    return steps_total, every
+
+
+def read_eval_problems(problem_paths: list[str], args: argparse.Namespace | None = None) -> pd.DataFrame:
+    """eval_problems of every cell, each file validated and checked complete (every evaluation step and problem)."""
+    steps_total, every = _extent(args)
+    return EVAL_PROBLEMS.read_all(problem_paths, {
         "step": (expected_eval_steps(steps_total, every, bool(getattr(args, "own_sampler", False)))
                  if steps_total is not None else None),
         "problem_id": None,  # the evaluation set: every problem an evaluation of the policy holds
-    }
-    return STEPS.read_all(steps_paths, step_expectation), EVAL_PROBLEMS.read_all(problem_paths, eval_expectation)
+    })
+
+
+def read_cells(steps_paths: list[str], problem_paths: list[str], args: argparse.Namespace | None = None
+               ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(steps, eval_problems) of every cell, each file validated and checked complete."""
+    steps_total, _ = _extent(args)
+    step_expectation = {"step": expected_steps(steps_total) if steps_total is not None else None}
+    return STEPS.read_all(steps_paths, step_expectation), read_eval_problems(problem_paths, args)

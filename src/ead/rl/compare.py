@@ -40,7 +40,14 @@ Run:
     python -m ead.rl.compare --claims '<claims JSON>' --eval-problems results/rl/*/*/*/*/*/eval_problems.csv \
         --steps results/rl/*/*/*/*/*/steps.csv --window 4 --resamples 1000 --seed 1234 \
         --analysis-claims results/analyses/claims.csv --out results/claims.csv
-(``--analysis-claims``: the claims of Figs. 1 and 2, tested by ``ead.analyses.claims``, appended after the RL rows.)
+(``--analysis-claims``: the claims of Figs. 1 and 2, tested by ``ead.analyses.claims``, appended after the RL rows;
+``--rl-learns results/premises/rl_learns.csv``: premise G4's verdicts, ``ead.rl.learns``, copied into each RL row's
+``rl_learns`` column by the row's (policy, algorithm, n).)
+
+A claim's ``over`` chooses what an evaluation metric's effect averages over time: ``last`` (default) the last step both
+cells evaluated, ``curve`` the mean over every step after 0 both evaluated (the area under the learning curve, what
+sample efficiency means), per (seed, problem) before the paired bootstrap, so a curve row has the same CI, MDE and
+verdict machinery as a last-step row.
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ from ead.claims import Verdict, baseline_algorithm, decide
 from ead.io import setup_logging
 from ead.metrics import POWER_Z, bootstrap_means, two_way_bootstrap_means
 from ead.rl.cells import add_completeness_arguments, read_cells
-from ead.tables import ALL_TRAIN_METRICS, CLAIMS, per_problem_metric
+from ead.tables import ALL_TRAIN_METRICS, CLAIMS, RL_LEARNS, per_problem_metric
 
 
 def _cell_rows(table: pd.DataFrame, claim: dict, role: str) -> pd.DataFrame:
@@ -70,9 +77,22 @@ def _cell_rows(table: pd.DataFrame, claim: dict, role: str) -> pd.DataFrame:
     return rows
 
 
+def _seed_problem_matrix(rows: pd.DataFrame, metric: str) -> tuple[list, list, np.ndarray]:
+    """(seeds, per-seed problem ids, seeds x problems matrix of ``metric``) of one cell's rows at one step."""
+    by_seed = {seed: group.sort_values("problem_id") for seed, group in rows.groupby("seed", sort=True)}
+    return (sorted(by_seed), [list(g["problem_id"]) for g in by_seed.values()],
+            np.stack([per_problem_metric(g, metric) for g in by_seed.values()]))
+
+
 def evaluation_difference(problems: pd.DataFrame, claim: dict) -> tuple[np.ndarray, int]:
-    """(seeds x problems) matrix of sampler - baseline at the last step both evaluated, and that step."""
+    """(seeds x problems) matrix of sampler - baseline and the last step both evaluated.
+
+    ``over: last`` (default): the metric at that step. ``over: curve``: per (seed, problem) the mean of the metric
+    over every step after 0 that both cells evaluated up to that step (the area under the learning curve divided by
+    the number of evaluations, what sample efficiency means), on the same problems and sample count at every step
+    (a cell whose evaluations differ in problems is refused: the curve mean would mix footings)."""
     evaluated_with = claim.get("evaluated_with", "eval_tau")
+    over = claim.get("over", "last")
     sides = {}
     for role in ("sampler", "baseline"):
         rows = _cell_rows(problems, claim, role)
@@ -87,17 +107,29 @@ def evaluation_difference(problems: pd.DataFrame, claim: dict) -> tuple[np.ndarr
     if not common:
         raise SystemExit(f"claim {claim['id']}: {claim['sampler']} and {claim['baseline']} share no seed; the "
                          f"comparison must be paired")
-    matrices = {}
-    for role, rows in sides.items():
-        rows = rows[(rows["step"] == step) & rows["seed"].isin(common)]
-        by_seed = {seed: group.sort_values("problem_id") for seed, group in rows.groupby("seed", sort=True)}
-        matrices[role] = (sorted(by_seed), [list(g["problem_id"]) for g in by_seed.values()],
-                          np.stack([per_problem_metric(g, claim["metric"]) for g in by_seed.values()]))
-    (seeds_a, problems_a, a), (seeds_b, problems_b, b) = matrices["sampler"], matrices["baseline"]
-    if seeds_a != seeds_b or problems_a != problems_b:
-        raise SystemExit(f"claim {claim['id']}: {claim['sampler']} and {claim['baseline']} were not evaluated on the "
-                         f"same problems (or steps) in seeds {common}; the comparison must be paired")
-    return a - b, step
+    if over == "last":
+        read_steps = [step]
+    elif over == "curve":
+        read_steps = sorted(s for s in set(sides["sampler"]["step"]) & set(sides["baseline"]["step"]) if 0 < s <= step)
+        if not read_steps:
+            raise SystemExit(f"claim {claim['id']}: over = 'curve' needs an evaluated step after step 0 in both cells")
+    else:
+        raise SystemExit(f"claim {claim['id']}: over = {over!r}; use 'last' or 'curve'")
+    difference, footing = 0.0, None
+    for read_step in read_steps:
+        matrices = {role: _seed_problem_matrix(rows[(rows["step"] == read_step) & rows["seed"].isin(common)],
+                                               claim["metric"]) for role, rows in sides.items()}
+        (seeds_a, problems_a, a), (seeds_b, problems_b, b) = matrices["sampler"], matrices["baseline"]
+        if seeds_a != seeds_b or problems_a != problems_b:
+            raise SystemExit(f"claim {claim['id']}: {claim['sampler']} and {claim['baseline']} were not evaluated on "
+                             f"the same problems (or steps) in seeds {common} at step {read_step}; the comparison "
+                             "must be paired")
+        if footing is not None and footing != (seeds_a, problems_a):
+            raise SystemExit(f"claim {claim['id']}: the evaluation at step {read_step} holds other problems than the "
+                             f"one at step {read_steps[0]}; a curve mean needs the same problems at every step")
+        footing = (seeds_a, problems_a)
+        difference = difference + (a - b) / len(read_steps)
+    return difference, step
 
 
 def training_difference(steps: pd.DataFrame, claim: dict, window: int) -> tuple[np.ndarray, int]:
@@ -207,6 +239,9 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
                seed: int) -> dict:
     """One claims-table row: effect, CI, standard error, minimum detectable effect and verdict."""
     chosen = None
+    if ("threshold" in claim or "best_of" in claim) and claim.get("over", "last") != "last":
+        kind = "threshold" if "threshold" in claim else "best_of"
+        raise SystemExit(f"claim {claim['id']}: a {kind} claim reads the last step; over = {claim['over']!r}")
     if "best_of" in claim:
         if claim["metric"] in ALL_TRAIN_METRICS:
             raise SystemExit(f"claim {claim['id']}: best_of chooses its baseline on evaluation problems; "
@@ -247,6 +282,7 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
             "metric": claim["metric"],
             "evaluated_with": (None if claim["metric"] in ALL_TRAIN_METRICS
                                else claim.get("evaluated_with", "eval_tau")),
+            "over": None if claim["metric"] in ALL_TRAIN_METRICS else claim.get("over", "last"),
             "step": step, "effect": effect, "ci_low": low,
             "ci_high": high, "standard_error": standard_error,
             "mde": mde, "num_seeds": seeds, "num_units": units, "verdict": verdict.verdict, "rule": verdict.rule,
@@ -266,6 +302,16 @@ def scope(metric: str, mde: float, seeds: int, units: int) -> str:
             f"usually reads inconclusive here, which is not evidence against it")
 
 
+def rl_learns_column(rows: pd.DataFrame, premise: pd.DataFrame | None) -> pd.Series:
+    """Per RL claims row, the verdict of premise G4 (``ead.rl.learns``) in its (policy, algorithm, n): whether the
+    setting the claim compares in is one where RL learns at all; ``untested`` where the G4 table has no such row."""
+    if premise is None:
+        return pd.Series([None] * len(rows), index=rows.index, dtype=object)
+    verdicts = {(row.policy, row.algorithm, int(row.n)): row.verdict for row in premise.itertuples()}
+    return pd.Series([verdicts.get((row.policy, row.algorithm, int(row.n)), "untested") for row in rows.itertuples()],
+                     index=rows.index, dtype=object)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--claims", required=True, help="the config's claims list (JSON)")
@@ -277,6 +323,8 @@ def main(argv=None):
     parser.add_argument("--analysis-claims", nargs="*", required=True,
                         help="claims tables of the analyses (ead.analyses.claims, zero or more), whose rows follow the "
                              "RL claims")
+    parser.add_argument("--rl-learns", help="premise G4's table (ead.rl.learns): its verdict becomes each RL claim's "
+                                            "rl_learns column")
     parser.add_argument("--out", required=True, help="claims table")
     add_completeness_arguments(parser)
     args = parser.parse_args(argv)
@@ -284,8 +332,11 @@ def main(argv=None):
     steps, problems = read_cells(args.steps, args.eval_problems, args)  # refuses incomplete cells, by file
     rows = [claim_row(claim, problems, steps, window=args.window, resamples=args.resamples, seed=args.seed)
             for claim in json.loads(args.claims)]
+    rl_rows = pd.DataFrame(rows)
+    if not rl_rows.empty:
+        rl_rows["rl_learns"] = rl_learns_column(rl_rows, RL_LEARNS.read(args.rl_learns) if args.rl_learns else None)
     analysis_rows = [CLAIMS.read(path) for path in args.analysis_claims]
-    CLAIMS.write(pd.concat([pd.DataFrame(rows), *analysis_rows], ignore_index=True), args.out)
+    CLAIMS.write(pd.concat([rl_rows, *analysis_rows], ignore_index=True), args.out)
     for row in rows:
         log.info("%s %s: %+.4f [%+.4f, %+.4f], MDE %.4f -> %s", row["claim"], row["statement"], row["effect"],
                  row["ci_low"], row["ci_high"], row["mde"], row["verdict"])

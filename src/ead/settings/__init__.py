@@ -21,7 +21,7 @@ from ead.settings.layering import LayeredConfig, layer_config, load_layered_conf
 from ead.settings.policies import check_policies
 from ead.settings.premises import check_premises
 from ead.settings.revised import check_revised_sections
-from ead.settings.rl import check_claims, validate_rl
+from ead.settings.rl import check_claims, check_rl_learns, validate_rl
 from ead.settings.schema import check_schema
 
 __all__ = ["ConfigError", "LayeredConfig", "layer_config", "load_layered_config", "validate_config"]
@@ -49,4 +49,5 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     check_policies(config)
     check_premises(config)
     check_claims(config)
+    check_rl_learns(config)
     check_revised_sections(config)

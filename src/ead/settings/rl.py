@@ -273,6 +273,26 @@ def _check_verl_sections(config: dict) -> None:
                           f"{rl['mini_batches']} (verl's ppo_mini_batch_size = prompts_per_step / mini_batches)")
 
 
+def check_rl_learns(config: dict) -> None:
+    """Premise G4 (``rl_learns``): its sampler is one of rl.samplers, its metric an evaluation metric the cells can
+    give, and its thresholds are ordered (the CI bound it must clear is at most the mean it claims)."""
+    learns = config.get("rl_learns")
+    if not learns:
+        return
+    if learns["sampler"] not in config["rl"]["samplers"]:
+        raise ConfigError(f"rl_learns.sampler = {learns['sampler']!r} is not defined in rl.samplers (known: "
+                          f"{sorted(config['rl']['samplers'])})")
+    match = COUNT_METRIC.fullmatch(learns["metric"])
+    if not match and learns["metric"] != "greedy_accuracy":
+        raise ConfigError(f"rl_learns.metric = {learns['metric']!r}: not pass@k, worst@k or greedy_accuracy (an "
+                          "evaluation metric at step 0 and the last step)")
+    if match and int(match[2]) > config["rl"]["eval"]["n"]:
+        raise ConfigError(f"rl_learns.metric = {learns['metric']!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']}")
+    if learns["min_ci_low"] > learns["min_effect"]:
+        raise ConfigError(f"rl_learns.min_ci_low = {learns['min_ci_low']} exceeds rl_learns.min_effect = "
+                          f"{learns['min_effect']} (the CI's lower bound it must clear sits below the mean it claims)")
+
+
 def check_claims(config: dict) -> None:
     """Every claim compares two cells of the grid (any seed) on a metric the grid records."""
     grid = {(c.policy, c.algorithm, c.sampler, c.n) for c in expand_grid(config["rl"])}
@@ -305,6 +325,14 @@ def check_claims(config: dict) -> None:
         if not match and metric != "greedy_accuracy" and metric not in ALL_TRAIN_METRICS:
             raise ConfigError(f"{key}.metric = {metric!r}: not pass@k, worst@k (or verl's verl_best@k, verl_worst@k), "
                               f"greedy_accuracy or one of the training metrics {ALL_TRAIN_METRICS}")
+        if claim.get("over", "last") == "curve":
+            if metric in ALL_TRAIN_METRICS or "threshold" in claim:
+                what = "is a training metric" if metric in ALL_TRAIN_METRICS else "is a threshold claim"
+                raise ConfigError(f"{key}.over = 'curve': only a paired claim on an evaluation metric averages over "
+                                  f"the learning curve ({metric!r} {what})")
+            if claim.get("evaluated_with") == "own_sampler":
+                raise ConfigError(f"{key}.over = 'curve': the own-sampler evaluation exists at the last step only; use "
+                                  "over: last or evaluated_with: eval_tau")
         if claim.get("evaluated_with") == "own_sampler":
             if metric in ALL_TRAIN_METRICS:
                 raise ConfigError(f"{key}.evaluated_with = 'own_sampler': {metric!r} is a training metric, not an "
