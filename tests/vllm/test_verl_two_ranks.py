@@ -10,8 +10,9 @@ rank run against this run (imported below, so they are one definition), with bf1
 float32's (tests/conftest.py, bfloat16_log_prob_bounds): every request carried its step's EAD schedule, behaviour
 log-probs equal the HF recomputation from the weights that sampled them (verl's merged HF export of step 1 for step
 2), the TIS statistics equal the recomputed truncated ratio, the actor really updated, the tables are complete. Here
-also: each rank wrote its own shard of the checkpoint and the shards together are the exported model, and each of
-the two rollout replicas received requests of both steps, each with its step's schedule.
+also: each rank wrote its own shard of the checkpoint and the shards together are the exported model, each of the
+two rollout replicas received requests of both steps, each with its step's schedule, and a second two-rank run
+killed after step 1's checkpoint resumes from its shards to complete tables (the one-rank kill test's body).
 """
 
 import json
