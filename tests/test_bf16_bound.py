@@ -11,6 +11,8 @@ import torch
 
 from tests.conftest import bfloat16_log_prob_bounds, make_tiny_llama
 
+pytestmark = pytest.mark.slow  # ~15 s of CPU; the bound serves the slow verl tests only
+
 
 def log_probs(model, prompt_ids, response_ids, tau) -> np.ndarray:
     sequence = torch.tensor([prompt_ids + response_ids])
