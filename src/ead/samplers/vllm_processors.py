@@ -230,7 +230,8 @@ _ENGINE_OWNERS: dict[int, weakref.ref] = {}
 
 
 #: Opt-in audit log (tests, the verl_cpu checks): when set, every request carrying a schedule appends one JSON line
-#: {"temperature", "extra_args"} to this file as the engine hands it to the processor, i.e. what the engine received.
+#: {"temperature", "extra_args", "engine_pid"} to this file as the engine hands it to the processor, i.e. what the
+#: engine received; ``engine_pid`` (the process running this processor) tells apart the rollout replicas of a run.
 REQUEST_LOG_ENV = "EAD_VLLM_REQUEST_LOG"
 
 
@@ -243,7 +244,7 @@ def log_request(sampling_params) -> None:
     if path:
         with open(path, "a") as log:  # one short line per write: appends from several processes stay whole
             log.write(json.dumps({"temperature": sampling_params.temperature,
-                                  "extra_args": sampling_params.extra_args}) + "\n")
+                                  "extra_args": sampling_params.extra_args, "engine_pid": os.getpid()}) + "\n")
 
 
 def _claim_engine(vllm_config, processor) -> bool:
