@@ -63,15 +63,18 @@ TOTAL = re.compile(r"measured (\d{4}-\d\d-\d\d) .*?: (\d+) jobs, first job start
                    r"\*\*([\d.]+) min\*\*")
 
 
-def measured(profile: Profile) -> str:
-    """'<minutes> min (<date>)' from the profile's report, or a dash when none exists."""
+def measured(profile: Profile, planned: int) -> str:
+    """'<minutes> min (<date>)' from the profile's report, or a dash when none exists. A report of another DAG than
+    the ``planned`` one (the workflow changed since it was timed) says so, with the job count it timed."""
     if profile.report is None:
         return "-"
     path = ROOT / "benchmarks" / "results" / profile.report
     match = TOTAL.search(path.read_text())
     if match is None:
         raise SystemExit(f"{path}: no total line ('N jobs, first job start to last job finish **X min**')")
-    date, _, minutes = match.groups()
+    date, jobs, minutes = match.groups()
+    if int(jobs) != planned:
+        return f"{minutes} min ({date}, a DAG of {jobs} jobs: not timed since the DAG changed)"
     return f"{minutes} min ({date})"
 
 
@@ -93,8 +96,8 @@ def planned_jobs(profile: Profile) -> int:
 
 
 def render(job_counts: dict[str, int]) -> str:
-    rows = [f"| `{p.name}` | `{p.command()}` | {p.hardware} | {job_counts[p.name]} | {measured(p)} | {p.status} |"
-            for p in PROFILES]
+    rows = [f"| `{p.name}` | `{p.command()}` | {p.hardware} | {job_counts[p.name]} | "
+            f"{measured(p, job_counts[p.name])} | {p.status} |" for p in PROFILES]
     return ("| profile | command | hardware | jobs (dry run) | measured time | ever run? |\n"
             "|---|---|---|---:|---|---|\n" + "\n".join(rows) + "\n")
 
