@@ -6,10 +6,12 @@ cell and its eval table, the schedule table and Fig. 3 (7 jobs). Local: ``--core
 1-CPU SLURM job runs); SLURM: ``--workflow-profile workflow/profiles/slurm_local`` (2 jobs at once, 1 CPU each).
 Besides the wall times it sums the jobs' own run times from their Snakemake benchmark files, so the difference is the
 cost of submission, the 5-s first status poll, the polling interval and each job's nested Snakemake start-up.
+``--whole`` times the whole smoke profile (its ``rule all``) instead of the slice.
 Starts the cluster with workflow/scripts/slurm_local.sh if it is not running, and then stops it again.
 
 Run (as root, from the repository root):
     .venv/bin/python benchmarks/bench_slurm_overhead.py --out benchmarks/results/slurm_overhead.md
+    .venv/bin/python benchmarks/bench_slurm_overhead.py --whole --out benchmarks/results/slurm_overhead_smoke.md
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ TARGETS = ["results/rl/tiny1m/dapo/ead_tis/n8/seed0/eval.csv", "figures/fig03_an
 VARIANTS = {"local": ["--cores", "1"], "slurm": ["--workflow-profile", str(ROOT / "workflow/profiles/slurm_local")]}
 
 
-def timed_run(variant: str, base: Path, timeout_s: int) -> dict:
+def timed_run(variant: str, base: Path, timeout_s: int, targets: list[str]) -> dict:
     workdir = base / f"{variant}-{time.monotonic_ns()}"
     workdir.mkdir()
     for name in ("Snakefile", "environment.yml"):
@@ -43,7 +45,7 @@ def timed_run(variant: str, base: Path, timeout_s: int) -> dict:
     for folder in ("workflow", "configs"):
         shutil.copytree(ROOT / folder, workdir / folder)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    command = [sys.executable, "-m", "snakemake", *TARGETS, "--configfile", "configs/smoke.yaml", *VARIANTS[variant]]
+    command = [sys.executable, "-m", "snakemake", *targets, "--configfile", "configs/smoke.yaml", *VARIANTS[variant]]
     start = time.monotonic()
     result = subprocess.run(["timeout", "-k", "10", str(timeout_s), *command], cwd=workdir, env=env,
                             capture_output=True, text=True)
@@ -68,7 +70,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per run")
+    parser.add_argument("--whole", action="store_true", help="the whole smoke profile (rule all), not the slice")
     args = parser.parse_args(argv)
+    targets = [] if args.whole else TARGETS
     running = subprocess.run(["bash", str(SCRIPT), "status"], capture_output=True).returncode == 0
     try:
         if not running:
@@ -77,7 +81,8 @@ def main(argv=None) -> int:
         with tempfile.TemporaryDirectory() as base:
             for repeat in range(args.repeats):
                 order = list(VARIANTS) if repeat % 2 == 0 else list(reversed(VARIANTS))
-                rows += [{"repeat": repeat, **timed_run(variant, Path(base), args.timeout)} for variant in order]
+                rows += [{"repeat": repeat, **timed_run(variant, Path(base), args.timeout, targets)}
+                         for variant in order]
     finally:
         if not running:
             subprocess.run(["timeout", "-k", "10", "240", "bash", str(SCRIPT), "stop"], check=True)
@@ -86,10 +91,11 @@ def main(argv=None) -> int:
     local, slurm = mean.loc["local"], mean.loc["slurm"]
     jobs = int(table["jobs"].iloc[0])
     lines = [
-        "# SLURM overhead: the smoke slice locally and through the local SLURM cluster",
+        f"# SLURM overhead: the {'whole smoke profile' if args.whole else 'smoke slice'} locally and through the "
+        "local SLURM cluster",
         "",
         f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, `{' '.join(['python', *sys.argv])}` "
-        f"({os.cpu_count()} CPUs; other processes shared the machine). Targets: {', '.join(TARGETS)} "
+        f"({os.cpu_count()} CPUs; other processes shared the machine). Targets: {', '.join(targets) or 'rule all'} "
         f"(smoke profile, {jobs} jobs). benchmarked s: the own run time of the jobs that write a Snakemake benchmark "
         "file (SFT, step-0 evaluation, RL cell), measured inside the job.",
         "",
