@@ -356,6 +356,24 @@ def test_a_sharpened_policy_copies_a_trained_one_and_is_nothing_else():
     with pytest.raises(ConfigError, match=r"policies\.sharp\.sharpen\.temperature"):
         validate_config(config, SCHEMA)
 
+def test_sft_reference_is_random_or_canonical_and_canonical_needs_countdown():
+    from ead.settings.policies import sft_settings
+
+    config = copy.deepcopy(load("config.yaml", "ablations/testbed_canonical.yaml"))
+    validate_config(config, SCHEMA)
+    assert sft_settings(config, "tiny1m_canon")["reference"] == "canonical"
+    assert sft_settings(config, "tiny1m")["reference"] == "random"  # unless stated
+    config["policies"]["tiny1m_canon"]["sft"]["reference"] = "canonicl"
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m_canon\.sft\.reference = 'canonicl': 'canonicl' is not "
+                                          r"one of \['random', 'canonical'\]"):
+        validate_config(config, SCHEMA)
+    config["policies"]["tiny1m_canon"]["sft"]["reference"] = "canonical"
+    config["policies"]["tiny1m_canon"]["task"] = "arithmetic"
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m_canon\.sft\.reference = 'canonical' needs task "
+                                          r"countdown \(its task is 'arithmetic'\)"):
+        validate_config(config, SCHEMA)
+
+
 # --- Overrides: overlays and --config (docs/operations.md, "Changing an experiment") ---
 
 def test_command_line_overrides_restore_yaml_types_and_nest_dunder_keys():

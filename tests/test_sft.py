@@ -3,13 +3,16 @@
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 from safetensors.torch import load_file
 
-from ead.data.countdown import generate_countdown
+from ead.data.countdown import canonical_solution, generate_countdown, parse_problem, solve, verify_chain
 from ead.io import write_table
+from ead.models.sft import main as sft_main
+from ead.models.sft import training_solutions
 from ead.models.tiny_policy import build_tokenizer, encode_strict
 
 TINY = ["--hidden-size", "32", "--num-hidden-layers", "2", "--num-attention-heads", "2", "--intermediate-size", "64",
@@ -37,7 +40,7 @@ def sft_command(data, out, checkpoint, steps=300):
     return [sys.executable, "-m", "ead.models.sft", "--data", str(data), "--out", str(out / "model"),
             "--log-table", str(out / "log.csv"), "--checkpoint-dir", str(checkpoint), "--steps", str(steps),
             "--batch-size", "8", "--lr", "2e-3", "--warmup-steps", "20", "--checkpoint-every", "10", "--seed", "3",
-            "--threads", "1", *TINY]
+            "--reference", "random", "--threads", "1", *TINY]
 
 
 @pytest.mark.slow
@@ -106,3 +109,39 @@ def test_sharpened_policy_has_every_logit_divided_by_the_temperature(tmp_path):
     assert not torch.allclose(sharp_logits, logits, atol=1e-2)  # the copy is really sharper
     with pytest.raises(ValueError, match="sharpening temperature must be a finite number > 0, got 0"):
         sharpen_(model, 0)
+
+
+def test_canonical_reference_is_one_valid_solution_per_problem_whatever_the_table_drew(countdown_table):
+    train = pd.read_parquet(countdown_table).query("split == 'train'")
+    canonical = training_solutions(train, "canonical", "countdown.parquet")
+    assert training_solutions(train, "canonical", "countdown.parquet") == canonical  # the same on every call
+    assert training_solutions(train, "random", "countdown.parquet") == list(train["solution"])
+    for answer, chain in zip(train["answer"], canonical):
+        assert verify_chain(chain, parse_problem(answer)).valid, (answer, chain)
+    # the table's solution is drawn at random among a problem's solutions; the canonical one is not: it does not
+    # depend on the generator's seed, nor on the order the numbers are given in
+    multi = train[train["num_solutions"] >= 3]
+    assert (multi["solution"].to_numpy() != [canonical[i] for i in np.flatnonzero(train["num_solutions"] >= 3)]).any()
+    other_seed = generate_countdown(seed=7, n_train=400, n_val=5, n_test=5).query("split == 'train'")
+    by_answer = dict(zip(train["answer"], canonical))
+    other = dict(zip(other_seed["answer"], training_solutions(other_seed, "canonical", "other.parquet")))
+    shared = by_answer.keys() & other.keys()
+    assert shared and all(by_answer[answer] == other[answer] for answer in shared)
+    assert canonical_solution([3, 5, 7], 22) == canonical_solution([7, 3, 5], 22)
+    assert 22 in solve([3, 5, 7])
+    with pytest.raises(ValueError, match=r"numbers=\[1, 1, 1\] target=100 has no solution"):
+        canonical_solution([1, 1, 1], 100)
+
+
+def test_canonical_reference_needs_a_countdown_table_and_a_misspelled_reference_is_refused(tmp_path, capsys):
+    arithmetic = pd.DataFrame({"question": ["1+2"], "solution": ["3"], "split": ["train"]})
+    with pytest.raises(SystemExit, match=r"arith\.parquet: reference 'canonical' needs a countdown table .*"
+                                         r"missing \['numbers', 'target'\]"):
+        training_solutions(arithmetic, "canonical", "arith.parquet")
+    with pytest.raises(ValueError, match=r"reference 'canonicl' is not one of \['random', 'canonical'\]"):
+        training_solutions(arithmetic, "canonicl", "arith.parquet")
+    command = sft_command(tmp_path / "none.parquet", tmp_path, tmp_path / "ckpt")[3:]
+    command[command.index("random")] = "canonicl"
+    with pytest.raises(SystemExit):
+        sft_main(command)
+    assert "--reference: invalid choice: 'canonicl' (choose from" in capsys.readouterr().err

@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # pandas is imported lazily: the grader imports this module i
     import pandas as pd
 
 __all__ = [
+    "canonical_solution",
     "ChainCheck",
     "CountdownProblem",
     "generate_countdown",
@@ -197,6 +198,20 @@ def _normal_form(expr) -> str:
     flat(expr, group, True, acc)
     pos, neg = sorted(acc[True]), sorted(acc[False])
     return "(" + group[0].join(pos) + "".join(group[1] + term for term in neg) + ")"
+
+
+def canonical_solution(numbers, target: int) -> str:
+    """One fixed solution chain of a problem, the same on every call: the first of its sorted normal forms, and of
+    that form's expression trees the first by their canonical strings (both orders are :func:`_forms`').
+
+    The generator's ``solution`` column draws one of the problem's solutions at random, so a policy trained on it
+    learns to spread its probability over the different first moves; trained on this one instead, it sees a
+    single answer per problem, the way a policy fine-tuned on one canonical demonstration does.
+    """
+    by_form = _forms(tuple(sorted(int(n) for n in numbers))).get(int(target))
+    if not by_form:
+        raise ValueError(f"countdown problem numbers={list(numbers)} target={target} has no solution")
+    return render_chain(by_form[min(by_form)][0])
 
 
 def render_chain(expr) -> str:

@@ -1,5 +1,10 @@
 """Supervised fine-tuning of the tiny policy on the countdown train split (reference solution chains).
 
+``--reference`` chooses each training problem's one target chain: ``random`` is the data table's ``solution`` (one
+of the problem's solutions drawn at random by the generator), ``canonical`` is the same fixed solution per problem
+on every call (:func:`ead.data.countdown.canonical_solution`; countdown only), which makes the policy confident at
+the first move where ``random`` makes it spread its probability over the solutions.
+
 Trains from scratch on CPU, checkpointing every ``--checkpoint-every`` steps; a killed run restarted with the
 same arguments resumes from the last checkpoint and ends with exactly the weights of an uninterrupted run (the
 batch of step s is drawn from a generator seeded by (seed, s), so nothing depends on how the run was split).
@@ -8,7 +13,7 @@ Writes the model (safetensors + tokenizer) to ``--out`` and a per-step training 
 Run:
     python -m ead.models.sft --data results/data/countdown.parquet --out results/models/tiny_policy \
         --log-table results/models/tiny_policy_sft_log.csv --checkpoint-dir results/checkpoints/sft \
-        --steps 400 --batch-size 128 --lr 2e-3 --seed 0
+        --steps 400 --batch-size 128 --lr 2e-3 --seed 0 --reference random ...
 """
 
 from __future__ import annotations
@@ -30,6 +35,22 @@ from ead.models import check_model_digest, save_hf_model, write_model_digest
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 
 IGNORE = -100
+REFERENCES = ("random", "canonical")  # --reference: which solution of a problem SFT trains on (module docstring)
+
+
+def training_solutions(rows: pd.DataFrame, reference: str, source: str) -> list[str]:
+    """The target chain of each training row under ``reference`` (one of :data:`REFERENCES`)."""
+    if reference == "random":
+        return list(rows["solution"])
+    if reference != "canonical":
+        raise ValueError(f"reference {reference!r} is not one of {list(REFERENCES)}")
+    missing = {"numbers", "target"} - set(rows.columns)
+    if missing:
+        raise SystemExit(f"{source}: reference 'canonical' needs a countdown table (columns numbers, target); "
+                         f"missing {sorted(missing)}")
+    from ead.data.countdown import canonical_solution
+
+    return [canonical_solution(numbers, target) for numbers, target in zip(rows["numbers"], rows["target"])]
 
 
 def encode_examples(tokenizer, questions, solutions) -> tuple[torch.LongTensor, torch.LongTensor]:
@@ -66,15 +87,18 @@ def _save_checkpoint(directory: Path, model, optimizer, step: int, log_rows: lis
 
 
 def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: int, batch_size: int, lr: float,
-          warmup_steps: int, seed: int, checkpoint_every: int, shape: TinyPolicyShape, log_every: int = 10):
+          warmup_steps: int, seed: int, checkpoint_every: int, shape: TinyPolicyShape, reference: str,
+          log_every: int = 10):
     log = setup_logging("sft")
     table = read_table(data)
     train_rows = table[table["split"] == "train"]
     if train_rows.empty:
         raise SystemExit(f"{data}: no rows with split == 'train'")
     tokenizer = build_tokenizer()
-    input_ids, labels = encode_examples(tokenizer, train_rows["question"], train_rows["solution"])
-    log.info("%d training examples, max length %d tokens", len(input_ids), input_ids.shape[1])
+    solutions = training_solutions(train_rows, reference, data)
+    input_ids, labels = encode_examples(tokenizer, train_rows["question"], solutions)
+    log.info("%d training examples (%s reference), max length %d tokens", len(input_ids), reference,
+             input_ids.shape[1])
     if input_ids.shape[1] > shape.max_position_embeddings:
         raise SystemExit(f"examples of {input_ids.shape[1]} tokens exceed max_position_embeddings "
                          f"{shape.max_position_embeddings}")
@@ -84,7 +108,7 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
     checkpoint = Path(checkpoint_dir)
     # everything that shapes the weights or the log; a checkpoint made under other values is discarded
     run_settings = {"steps": steps, "batch_size": batch_size, "lr": lr, "warmup_steps": warmup_steps, "seed": seed,
-                    "shape": asdict(shape), "log_every": log_every}
+                    "shape": asdict(shape), "log_every": log_every, "reference": reference}
     fingerprint = job_fingerprint(run_settings, [data])
     resuming = resumable(checkpoint, fingerprint, log)
     if resuming:
@@ -132,7 +156,7 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
 
     save_hf_model(out, model, tokenizer)
     settings = {"seed": seed, "steps": steps, "batch_size": batch_size, "peak_lr": lr, "warmup_steps": warmup_steps,
-                "parameters": n_params, **asdict(shape)}
+                "reference": reference, "parameters": n_params, **asdict(shape)}
     write_table(pd.DataFrame(log_rows).assign(**settings), log_table)
     discard(checkpoint)  # the run is complete: its checkpoint and the directories it leaves empty go
     log.info("saved the tiny policy to %s", out)
@@ -150,6 +174,8 @@ def main(argv=None):
     parser.add_argument("--warmup-steps", type=int, required=True)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--checkpoint-every", type=int, required=True)
+    parser.add_argument("--reference", choices=REFERENCES, required=True,
+                        help="which solution of each problem to train on: the table's random one, or a canonical one")
     for field in asdict(TinyPolicyShape()):  # the policy's shape, from its config entry
         parser.add_argument(f"--{field.replace('_', '-')}", type=int, required=True)
     parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: float sums depend on it)")
@@ -158,7 +184,7 @@ def main(argv=None):
     shape = TinyPolicyShape(**{field: getattr(args, field) for field in asdict(TinyPolicyShape())})
     train(args.data, args.out, args.log_table, args.checkpoint_dir, steps=args.steps, batch_size=args.batch_size,
           lr=args.lr, warmup_steps=args.warmup_steps, seed=args.seed, checkpoint_every=args.checkpoint_every,
-          shape=shape)
+          shape=shape, reference=args.reference)
 
 
 if __name__ == "__main__":

@@ -25,14 +25,21 @@ def policy_task(config: dict, name: str) -> str:
 
 
 def sft_settings(config: dict, name: str) -> dict:
-    """The settings of one policy's SFT job (``python -m ead.models.sft``): its shape and its sft block."""
+    """The settings of one policy's SFT job (``python -m ead.models.sft``): its shape and its sft block, whose
+    ``reference`` (which solution of each problem it trains on) is ``random`` unless stated."""
     policy = config["policies"][name]
-    return {**policy["shape"], **policy["sft"]}
+    return {**policy["shape"], "reference": "random", **policy["sft"]}
 
 
 def check_policies(config: dict) -> None:
-    """A sharpened policy copies a trained one (not another copy, not a missing name)."""
+    """A sharpened policy copies a trained one (not another copy, not a missing name); a canonical SFT reference
+    needs the countdown task."""
     trained = trained_policies(config)
+    for name in trained:
+        reference = config["policies"][name]["sft"].get("reference", "random")
+        if reference == "canonical" and policy_task(config, name) != "countdown":
+            raise ConfigError(f"policies.{name}.sft.reference = 'canonical' needs task countdown (its task is "
+                              f"{policy_task(config, name)!r}): only countdown problems have a canonical solution")
     for name in sharpened_policies(config):
         source = config["policies"][name]["sharpen"]["policy"]
         if source not in trained:
