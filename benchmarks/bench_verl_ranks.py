@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ead.io import atomic_path, write_table
+from ead.io import atomic_path
+from ead.rl.verl.local import write_tiny_arithmetic_assets
 from ead.settings.layering import load_layered_config
 from ead.settings.rl import Cell, verl_cell_settings
 
@@ -34,22 +35,6 @@ MARKERS = ("<!-- verl-ranks:begin -->", "<!-- verl-ranks:end -->")
 STEPS = 6
 PARTS = ("step", "gen", "old_log_prob", "update_actor", "update_weights")
 ONE_GPU = "+ray_kwargs.ray_init.num_gpus=1"
-
-
-def build_inputs(root: Path) -> None:
-    """The test's inputs: a random tiny Llama as a chat model, 32 train and 4 validation arithmetic prompts."""
-    from ead.data.arithmetic import generate_arithmetic
-    from ead.models import save_hf_model
-    from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer
-    from ead.rl.verl.local import export_chat_policy, task_rows
-
-    tokenizer = build_tokenizer()
-    shape = TinyPolicyShape(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128)
-    save_hf_model(root / "policy", build_model(tokenizer, shape, seed=0), tokenizer)
-    export_chat_policy(str(root / "policy"), str(root / "model"))
-    data = generate_arithmetic(seed=0, n_train=64, n_val=8, n_test=1)
-    for role, limit in (("train", 32), ("val", 4)):
-        write_table(task_rows(data, "arithmetic", role, limit), root / f"{role}.parquet")
 
 
 def cell_config(ranks: int) -> dict:
@@ -147,7 +132,7 @@ def main():
     if args.workdir.exists() and any(args.workdir.iterdir()):
         raise SystemExit(f"--workdir {args.workdir} is not empty")
     args.workdir.mkdir(parents=True, exist_ok=True)
-    build_inputs(args.workdir)
+    write_tiny_arithmetic_assets(args.workdir)
     runs = {}
     for ranks in (1, 2):
         run_dir, wall = run_cell(args.workdir, ranks)

@@ -55,21 +55,9 @@ STEPS = 2
 @pytest.fixture(scope="module")
 def assets(tmp_path_factory):
     """A random tiny Llama exported as a chat model, and arithmetic train/val parquet files in verl's format."""
-    from ead.data.arithmetic import generate_arithmetic
-    from ead.io import write_table
-    from ead.models import save_hf_model
-    from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer
-    from ead.rl.verl.local import export_chat_policy, task_rows
+    from ead.rl.verl.local import write_tiny_arithmetic_assets
 
-    root = tmp_path_factory.mktemp("verl_cpu")
-    tokenizer = build_tokenizer()
-    shape = TinyPolicyShape(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128)
-    save_hf_model(root / "policy", build_model(tokenizer, shape, seed=0), tokenizer)
-    export_chat_policy(str(root / "policy"), str(root / "model"))
-    data = generate_arithmetic(seed=0, n_train=64, n_val=8, n_test=1)
-    for role, limit in (("train", 32), ("val", 4)):
-        write_table(task_rows(data, "arithmetic", role, limit), root / f"{role}.parquet")
-    return root
+    return write_tiny_arithmetic_assets(tmp_path_factory.mktemp("verl_cpu"))
 
 
 def profile_config(**rl_changes) -> dict:

@@ -21,7 +21,7 @@ import pandas as pd
 from ead.hub import verl_rows
 from ead.io import write_table
 
-__all__ = ["CHAT_TEMPLATE", "export_chat_policy", "task_rows"]
+__all__ = ["CHAT_TEMPLATE", "export_chat_policy", "task_rows", "write_tiny_arithmetic_assets"]
 
 #: One user turn -> "<s>" + its content; the assistant's reply follows directly (the tiny policies have no roles).
 CHAT_TEMPLATE = ("{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
@@ -57,6 +57,24 @@ def task_rows(data: pd.DataFrame, task: str, role: str, limit: int) -> pd.DataFr
     if dropped:
         raise ValueError(f"{dropped} {task} {role} rows have no answer")
     return table
+
+
+def write_tiny_arithmetic_assets(root: Path) -> Path:
+    """The inputs of the verl tests and benchmarks, in ``root``: a random tiny Llama (seed 0) exported as a chat model
+    (``model/``, its HF policy in ``policy/``) and arithmetic prompts in verl's format (``train.parquet``: 32,
+    ``val.parquet``: 4). Returns ``root``."""
+    from ead.data.arithmetic import generate_arithmetic
+    from ead.models import save_hf_model
+    from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer
+
+    tokenizer = build_tokenizer()
+    shape = TinyPolicyShape(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128)
+    save_hf_model(root / "policy", build_model(tokenizer, shape, seed=0), tokenizer)
+    export_chat_policy(str(root / "policy"), str(root / "model"))
+    data = generate_arithmetic(seed=0, n_train=64, n_val=8, n_test=1)
+    for role, limit in (("train", 32), ("val", 4)):
+        write_table(task_rows(data, "arithmetic", role, limit), root / f"{role}.parquet")
+    return root
 
 
 def main(argv=None):
