@@ -283,7 +283,8 @@ def kill_after_step_one_and_resume(assets: Path, config: dict, run_name: str, pr
     """Run a tau 1.0 cell, SIGKILL the whole job (trainer, Ray, vLLM) once step 1's checkpoint is saved and step 1
     logged, run the same command again, and check the second attempt resumed: it loads step 1's checkpoint
     (trainer.resume_mode=auto), trains only step 2, and the tables hold steps 1..STEPS, step 1 as the first attempt
-    logged it. Returns the run directory."""
+    logged it. Returns the run directory. Run on two ranks only (tests/vllm/test_verl_two_ranks.py): the one-rank
+    run of it cost 8 of the suite's minutes for the same code on one shard, and CI must stay under 90 minutes."""
     import signal
     import time
 
@@ -320,20 +321,6 @@ def kill_after_step_one_and_resume(assets: Path, config: dict, run_name: str, pr
     assert steps.loc[0, "response_length"] == pytest.approx(first["response_length/mean"])
     assert steps.loc[0, "grad_norm"] == pytest.approx(first["actor/grad_norm"])
     return run_dir
-
-
-def test_a_cell_killed_mid_run_resumes_from_its_checkpoint(assets, tau_one):
-    """kill_after_step_one_and_resume on one rank (a kill between verl's save and its log is tests/test_verl_cpu.py's
-    checkpoint-ahead-of-the-log case). What differs from an uninterrupted run (docs/paper-scale.md, "The verl path
-    for real on CPU"): the values (no two runs sample alike: vLLM's batching order varies run to run, measured at
-    step 1 already between two uninterrupted runs), and one more evaluation, at the resumed step (verl validates
-    before training on every start, val_before_train)."""
-    run_dir = kill_after_step_one_and_resume(assets, profile_config(), "tau1.0_killed")
-    steps = pd.read_csv(run_dir / "tables" / "steps.csv")
-    assert steps["step"].tolist() == pd.read_csv(tau_one / "tables" / "steps.csv")["step"].tolist() == [1, 2]
-    evaluated = sorted(pd.read_csv(run_dir / "tables" / "eval_problems.csv")["step"].unique())
-    uninterrupted = sorted(pd.read_csv(tau_one / "tables" / "eval_problems.csv")["step"].unique())
-    assert evaluated == [0, 1, 2] and uninterrupted == [0, 2]
 
 
 def test_a_killed_ray_head_fails_the_cell_with_one_error_and_no_table(assets):

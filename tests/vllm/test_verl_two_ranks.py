@@ -12,7 +12,7 @@ log-probs equal the HF recomputation from the weights that sampled them (verl's 
 2), the TIS statistics equal the recomputed truncated ratio, the actor really updated, the tables are complete. Here
 also: each rank wrote its own shard of the checkpoint and the shards together are the exported model, each of the
 two rollout replicas received requests of both steps, each with its step's schedule, and a second two-rank run
-killed after step 1's checkpoint resumes from its shards to complete tables (the one-rank kill test's body).
+killed after step 1's checkpoint resumes from its shards to complete tables (the suite's kill-and-resume check).
 """
 
 import json
@@ -157,7 +157,7 @@ def test_each_rollout_replica_received_both_steps_schedules(ead_tis):
 
 
 def test_a_two_rank_cell_killed_mid_run_resumes_from_its_sharded_checkpoint(assets, precision):  # noqa: F811
-    """The one-rank kill-and-resume (kill_after_step_one_and_resume: SIGKILL to the whole job after step 1's
+    """The suite's kill-and-resume (kill_after_step_one_and_resume: SIGKILL to the whole job after step 1's
     checkpoint, the same command again; the second attempt loads step 1 and trains only step 2; the tables hold
     both steps, step 1 as logged before the kill) on two ranks: the checkpoint it resumes from is two shards per
     kind, each rank loading its own."""
