@@ -85,14 +85,14 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
         base = pd.read_csv(out / "results" / "eval" / f"{policy}_base.csv")
         assert set(base.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4"}
         assert (base.num_problems == 8).all() and (base.n == 4).all()
-    # every grid cell trained and was aggregated: steps 1..2, evaluations at steps 0 and 2
+    # every grid cell trained and was aggregated: steps 1..2, evaluations at every step (rl.eval.every 1)
     cells = expand_grid(smoke_config()["rl"])
     train = pd.read_csv(out / "results" / "rl" / "train_curves.csv")
     evaluated = pd.read_csv(out / "results" / "rl" / "eval_curves.csv")
     for table in (train, evaluated):
         combinations = {(c.policy, c.algorithm, c.sampler, c.n) for c in cells}
         assert len(table.groupby(["policy", "algorithm", "sampler", "n"])) == len(combinations)
-    assert sorted(train.step.unique()) == [1, 2] and sorted(evaluated.step.unique()) == [0, 2]
+    assert sorted(train.step.unique()) == [1, 2] and sorted(evaluated.step.unique()) == [0, 1, 2]
     # the unbiased estimators, and verl's bootstrap best@k / worst@k (k > 1) under their own names
     assert set(evaluated.metric) == {"greedy_accuracy", "pass@1", "worst@1", "pass@4", "worst@4", "verl_best@4",
                                      "verl_worst@4"}
@@ -124,10 +124,16 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     summary = (out / "results" / "summary.md").read_text()
     assert "(profile: smoke)" in summary
     claims = pd.read_csv(out / "results" / "claims.csv")
-    assert list(claims.claim) == ["C2", "C7", "F1", "F2", "F3"]  # the RL claims, then those of Figs. 1, 2 and 9
+    # the RL claims (C2 at the last step and over the curve), then those of Figs. 1, 2 and 9
+    assert list(claims.claim) == ["C2", "C2-curve", "C7", "F1", "F2", "F3"]
     assert set(claims.verdict) <= {"supported", "contradicted", "inconclusive"}
-    assert list(claims.policy[2:]) == ["tiny1m", "tiny1m", "tiny_arith"]
-    assert set(claims.algorithm[2:]) == {"none (no RL)"}
+    assert list(claims.policy[3:]) == ["tiny1m", "tiny1m", "tiny_arith"]
+    assert set(claims.algorithm[3:]) == {"none (no RL)"}
+    assert list(claims.over[:2]) == ["last", "curve"]
+    # premise G4 on the grid's tau 1.0 cells: one seed, so inconclusive by rule, and every RL claim carries it
+    learns = pd.read_csv(out / "results" / "premises" / "rl_learns.csv")
+    assert set(learns.premise) == {"G4"} and set(learns.verdict) == {"inconclusive"}
+    assert set(claims.rl_learns[:3]) == {"inconclusive"} and claims.rl_learns[3:].isna().all()
     verdicts = pd.read_csv(out / "results" / "premises" / "tiny1m_verdicts.csv")
     assert set(verdicts.premise) == {"G1", "G2", "G3"}
     for section in ("Premises", "Paper claims on the grid and the analyses", "Policies before RL", "RL grid",
@@ -136,7 +142,7 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     assert "### Probed samplers, paired against tau1.0" in summary
     assert "### Entropy by token role (Fig. 1, countdown)" in summary
     assert summary.count("| tiny1m | dapo |") >= 2  # one row per final cell
-    for table in (base, train, evaluated, entropy, forking, majority, verdicts, claims):
+    for table in (base, train, evaluated, entropy, forking, majority, verdicts, claims, learns):
         assert set(table.profile) == {"smoke"}  # every table records the profile that made it
     assert planned_rules(workdir, *SMOKE) == set()
     # one command gives a self-contained HTML report with every figure, the summary and the verdicts

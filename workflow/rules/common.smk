@@ -167,3 +167,11 @@ def get_grader_arg():
 def wildcards_cell(wildcards):
     """The RL grid cell of a job's wildcards (both backends' cell rules)."""
     return Cell(wildcards.policy, wildcards.algorithm, wildcards.sampler, int(wildcards.n), int(wildcards.seed))
+
+
+def rerun_command():
+    """The command of this run, for the summary's reader: the --configfile files relative to the workflow (a cluster
+    job re-reads them as absolute paths) and the --config pairs."""
+    files = [os.path.relpath(Path(path).resolve(), Path(workflow.basedir).resolve())
+             for path in workflow.config_settings.configfiles]
+    return plan.rerun_command(files, dict(workflow.config_settings.config or {}))

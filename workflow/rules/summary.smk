@@ -2,14 +2,6 @@
 # result itself, because results depend on the machine (docs/operations.md, "Reproducibility").
 
 
-def rerun_command():
-    """The command of this run, for the summary's reader: the --configfile files relative to the workflow (a cluster
-    job re-reads them as absolute paths) and the --config pairs."""
-    files = [os.path.relpath(Path(path).resolve(), Path(workflow.basedir).resolve())
-             for path in workflow.config_settings.configfiles]
-    return plan.rerun_command(files, dict(workflow.config_settings.config or {}))
-
-
 rule summary:
     input:
         base_eval=get_base_eval_tables(),
