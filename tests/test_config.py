@@ -365,7 +365,7 @@ def test_sft_reference_is_random_or_canonical_and_canonical_needs_countdown():
     assert sft_settings(config, "tiny1m")["reference"] == "random"  # unless stated
     config["policies"]["tiny1m_canon"]["sft"]["reference"] = "canonicl"
     with pytest.raises(ConfigError, match=r"policies\.tiny1m_canon\.sft\.reference = 'canonicl': 'canonicl' is not "
-                                          r"one of \['random', 'canonical'\]"):
+                                          r"one of \['random', 'canonical', 'largest_first'\]"):
         validate_config(config, SCHEMA)
     config["policies"]["tiny1m_canon"]["sft"]["reference"] = "canonical"
     config["policies"]["tiny1m_canon"]["task"] = "arithmetic"

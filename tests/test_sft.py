@@ -1,5 +1,6 @@
 """Tiny-policy SFT: the tokenizer is strict, and a run killed mid-way resumes to the exact same weights."""
 
+import re
 import subprocess
 import sys
 
@@ -9,7 +10,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from ead.data.countdown import canonical_solution, generate_countdown, parse_problem, solve, verify_chain
+from ead.data.countdown import (canonical_solution, generate_countdown, largest_first_solution, parse_problem, solve,
+                                verify_chain)
 from ead.io import write_table
 from ead.models.sft import main as sft_main
 from ead.models.sft import training_solutions
@@ -133,12 +135,48 @@ def test_canonical_reference_is_one_valid_solution_per_problem_whatever_the_tabl
         canonical_solution([1, 1, 1], 100)
 
 
+def _reachable(pool: list[int], target: int) -> bool:
+    """Brute force, from the game's rules alone: combine any two numbers by + - * / (positive, exact) until one is
+    left."""
+    if len(pool) == 1:
+        return pool[0] == target
+    for i in range(len(pool)):
+        for j in range(i + 1, len(pool)):
+            a, b = max(pool[i], pool[j]), min(pool[i], pool[j])
+            rest = [x for k, x in enumerate(pool) if k not in (i, j)]
+            values = [a + b, a * b, a - b] + ([a // b] if b and a % b == 0 else [])
+            if any(value > 0 and _reachable([*rest, value], target) for value in values):
+                return True
+    return False
+
+
+def test_largest_first_reference_starts_with_the_two_largest_numbers_whenever_a_solution_does(countdown_table):
+    train = pd.read_parquet(countdown_table).query("split == 'train'").head(150)
+    chains = training_solutions(train, "largest_first", "countdown.parquet")
+    starts_largest = 0
+    for numbers, target, answer, chain in zip(train["numbers"], train["target"], train["answer"], chains):
+        assert verify_chain(chain, parse_problem(answer)).valid, (answer, chain)
+        *rest, b, a = sorted(int(n) for n in numbers)
+        first_moves = [a + b, a * b, a - b] + ([a // b] if a % b == 0 else [])
+        possible = any(value > 0 and _reachable([*rest, value], int(target)) for value in first_moves)
+        first = re.match(r"(\d+)[-+*/](\d+)=", chain)
+        if possible:
+            starts_largest += 1
+            assert sorted(map(int, first.groups())) == [b, a], (answer, chain)
+        else:
+            assert chain == canonical_solution(numbers, target), (answer, chain)
+    assert 0.4 < starts_largest / len(train) < 1  # the rule fits most problems, not all: a fork it can be wrong at
+    # by hand: 10+3=13, 13*2=26 is the only way to 26 that starts with 10 and 3; no way to 2 starts with 14 and 9
+    assert largest_first_solution([3, 10, 2], 26) == "10+3=13\n13*2=26\n\\boxed{26}"
+    assert largest_first_solution([2, 9, 14], 2) == canonical_solution([2, 9, 14], 2) == "9-2=7\n14/7=2\n\\boxed{2}"
+
+
 def test_canonical_reference_needs_a_countdown_table_and_a_misspelled_reference_is_refused(tmp_path, capsys):
     arithmetic = pd.DataFrame({"question": ["1+2"], "solution": ["3"], "split": ["train"]})
     with pytest.raises(SystemExit, match=r"arith\.parquet: reference 'canonical' needs a countdown table .*"
                                          r"missing \['numbers', 'target'\]"):
         training_solutions(arithmetic, "canonical", "arith.parquet")
-    with pytest.raises(ValueError, match=r"reference 'canonicl' is not one of \['random', 'canonical'\]"):
+    with pytest.raises(ValueError, match=r"reference 'canonicl' is not one of \['random', 'canonical', 'largest_first'\]"):
         training_solutions(arithmetic, "canonicl", "arith.parquet")
     command = sft_command(tmp_path / "none.parquet", tmp_path, tmp_path / "ckpt")[3:]
     command[command.index("random")] = "canonicl"

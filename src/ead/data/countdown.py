@@ -214,6 +214,28 @@ def canonical_solution(numbers, target: int) -> str:
     return render_chain(by_form[min(by_form)][0])
 
 
+def largest_first_solution(numbers, target: int) -> str:
+    """A solution chain whose first equation combines the problem's two largest numbers, when the problem has one;
+    otherwise :func:`canonical_solution`. The same on every call.
+
+    A rule the policy can read off the prompt ("start with the two largest numbers") that fits most problems but not
+    all (69% of the default train split): a policy fine-tuned on it commits to that first move, also on the problems
+    where it leads nowhere. That is over-confidence at the fork in the sense of the paper's premise, made by the SFT
+    data rather than by sharpening the whole distribution (TESTBED.md, issue #36). The first move's operator is the
+    first of ``+ - * /`` after which the rest is solvable, and the rest of the chain is the canonical solution of
+    the numbers left.
+    """
+    ordered = sorted(int(n) for n in numbers)
+    if not _forms(tuple(ordered)).get(int(target)):
+        raise ValueError(f"countdown problem numbers={list(numbers)} target={target} has no solution")
+    *rest, b, a = ordered  # a >= b, the two largest
+    if rest:
+        for op, value in (("+", a + b), ("-", a - b), ("*", a * b), ("/", a // b if b and a % b == 0 else 0)):
+            if value > 0 and _forms(tuple(sorted([*rest, value]))).get(int(target)):
+                return f"{a}{op}{b}={value}\n" + canonical_solution([*rest, value], target)
+    return canonical_solution(numbers, target)
+
+
 def render_chain(expr) -> str:
     """Render an expression tree as an equation chain (post-order) ending in the boxed result."""
     lines: list[str] = []

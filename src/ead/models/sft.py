@@ -3,7 +3,10 @@
 ``--reference`` chooses each training problem's one target chain: ``random`` is the data table's ``solution`` (one
 of the problem's solutions drawn at random by the generator), ``canonical`` is the same fixed solution per problem
 on every call (:func:`ead.data.countdown.canonical_solution`; countdown only), which makes the policy confident at
-the first move where ``random`` makes it spread its probability over the solutions.
+the first move where ``random`` makes it spread its probability over the solutions, and ``largest_first`` is a
+solution whose first equation combines the problem's two largest numbers where one exists, else the canonical one
+(:func:`ead.data.countdown.largest_first_solution`; countdown only): a first-move rule that fits most problems but
+not all.
 
 Trains from scratch on CPU, checkpointing every ``--checkpoint-every`` steps; a killed run restarted with the
 same arguments resumes from the last checkpoint and ends with exactly the weights of an uninterrupted run (the
@@ -35,22 +38,23 @@ from ead.models import check_model_digest, save_hf_model, write_model_digest
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 
 IGNORE = -100
-REFERENCES = ("random", "canonical")  # --reference: which solution of a problem SFT trains on (module docstring)
+REFERENCES = ("random", "canonical", "largest_first")  # --reference: which solution of a problem SFT trains on (module docstring)
 
 
 def training_solutions(rows: pd.DataFrame, reference: str, source: str) -> list[str]:
     """The target chain of each training row under ``reference`` (one of :data:`REFERENCES`)."""
     if reference == "random":
         return list(rows["solution"])
-    if reference != "canonical":
+    if reference not in REFERENCES:
         raise ValueError(f"reference {reference!r} is not one of {list(REFERENCES)}")
     missing = {"numbers", "target"} - set(rows.columns)
     if missing:
-        raise SystemExit(f"{source}: reference 'canonical' needs a countdown table (columns numbers, target); "
+        raise SystemExit(f"{source}: reference {reference!r} needs a countdown table (columns numbers, target); "
                          f"missing {sorted(missing)}")
-    from ead.data.countdown import canonical_solution
+    from ead.data.countdown import canonical_solution, largest_first_solution
 
-    return [canonical_solution(numbers, target) for numbers, target in zip(rows["numbers"], rows["target"])]
+    solution = {"canonical": canonical_solution, "largest_first": largest_first_solution}[reference]
+    return [solution(numbers, target) for numbers, target in zip(rows["numbers"], rows["target"])]
 
 
 def encode_examples(tokenizer, questions, solutions) -> tuple[torch.LongTensor, torch.LongTensor]:
@@ -175,7 +179,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--checkpoint-every", type=int, required=True)
     parser.add_argument("--reference", choices=REFERENCES, required=True,
-                        help="which solution of each problem to train on: the table's random one, or a canonical one")
+                        help="which solution of each problem to train on: the table's random one, a canonical one, or one "
+                             "starting with the two largest numbers (module docstring)")
     for field in asdict(TinyPolicyShape()):  # the policy's shape, from its config entry
         parser.add_argument(f"--{field.replace('_', '-')}", type=int, required=True)
     parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: float sums depend on it)")

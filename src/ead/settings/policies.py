@@ -32,14 +32,15 @@ def sft_settings(config: dict, name: str) -> dict:
 
 
 def check_policies(config: dict) -> None:
-    """A sharpened policy copies a trained one (not another copy, not a missing name); a canonical SFT reference
-    needs the countdown task."""
+    """A sharpened policy copies a trained one (not another copy, not a missing name); an SFT reference other than
+    the table's random solution (canonical, largest_first) needs the countdown task."""
     trained = trained_policies(config)
     for name in trained:
         reference = config["policies"][name]["sft"].get("reference", "random")
-        if reference == "canonical" and policy_task(config, name) != "countdown":
-            raise ConfigError(f"policies.{name}.sft.reference = 'canonical' needs task countdown (its task is "
-                              f"{policy_task(config, name)!r}): only countdown problems have a canonical solution")
+        if reference != "random" and policy_task(config, name) != "countdown":
+            raise ConfigError(f"policies.{name}.sft.reference = {reference!r} needs task countdown (its task is "
+                              f"{policy_task(config, name)!r}): only countdown problems have solution trees to "
+                              f"choose from")
     for name in sharpened_policies(config):
         source = config["policies"][name]["sharpen"]["policy"]
         if source not in trained:
