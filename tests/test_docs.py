@@ -34,6 +34,7 @@ def _load(name: str):
 
 doc_blocks = _load("doc_blocks")
 readme_tables = _load("readme_tables")
+main_finding = _load("main_finding")
 
 #: Docs whose headings can be referred to by name.
 NAMED_DOCS = r"README(?:\.md)?|TESTBED\.md|BENCHMARKS\.md|docs/[\w-]+\.md|configs/README\.md|tests/data/README\.md"
@@ -54,6 +55,7 @@ BLOCK_SOURCES = {
     ("docs/operations.md", "test-suite"): "test_suite.md",
     ("BENCHMARKS.md", "verl-cpu-runtime"): "verl_cpu.md",
     ("BENCHMARKS.md", "verl-ranks"): "verl_ranks.md",
+    ("README.md", "main-finding"): "main_finding.md",
 }
 
 
@@ -285,3 +287,35 @@ def test_the_paper_pages_rule_counts_are_a_dry_runs():
     paper = next(profile for profile in readme_tables.PROFILES if profile.name == "paper")
     planned = readme_tables.planned_rule_counts(paper)
     assert {rule: int(count) for rule, count in stated.items()} == {rule: planned[rule] for rule in stated}
+
+
+def test_the_main_finding_reads_g4_and_the_main_comparison_from_the_tables():
+    """The README's numbers are the tables' (in points), primary metric first; a missing main-comparison row fails."""
+    import pandas as pd
+
+    from ead.tables import CLAIMS, RL_LEARNS
+
+    learns = pd.DataFrame([dict(premise="G4", part="RL learns here", policy="tiny1m_sharp", algorithm="dapo", n=8,
+                                sampler="tau1.0", metric="pass@1", step=16, effect=0.0123, ci_low=-0.0051,
+                                ci_high=0.0302, standard_error=0.009, mde=0.0252, min_effect=0.08, min_ci_low=0.05,
+                                num_seeds=6, num_problems=128, verdict="contradicted", rule="CI high < 0.08")])
+    claim = dict(figure="fig04", statement="s", policy="tiny1m_sharp", algorithm="dapo", n=8, baseline="tau1.0",
+                 evaluated_with="eval_tau", step=16, standard_error=0.01, num_seeds=6, num_units=128, rule="r",
+                 scope="x", rl_learns="contradicted")
+    claims = pd.DataFrame([{**claim, "claim": name, "sampler": "ead_tis", "metric": "pass@1", "effect": 0.004 * i,
+                            "ci_low": -0.01, "ci_high": 0.02, "mde": 0.011, "verdict": "inconclusive",
+                            "over": "curve" if name.endswith("curve") else "last"}
+                           for i, name in enumerate(reversed(main_finding.MAIN_COMPARISON))])
+    block = main_finding.render(RL_LEARNS.validate(learns, "rl_learns.csv"),
+                                CLAIMS.validate(claims.assign(best_of="", selection="", threshold=float("nan"),
+                                                              baseline_algorithm=""), "claims.csv"),
+                                commit="abc1234", date="2026-11-26")
+    assert ("**Premise G4 on `tiny1m_sharp`** (dapo, n = 8): tau1.0's pass@1 rose by +1.2 [-0.5, +3.0] points from "
+            "step 0 to step 16 (6 seeds x 128 problems; needs >= 8 with the CI above 5): **contradicted**.") in block
+    table = [line for line in block.splitlines() if line.startswith("| C")]
+    assert [line.split(" | ")[0][2:] for line in table] == list(main_finding.MAIN_COMPARISON)
+    assert table[0] == ("| C15-curve | ead_tis - tau1.0 (tiny1m_sharp) | pass@1 | curve mean | +3.6 [-1.0, +2.0] | 1.1 | "
+                        "6 | **inconclusive** | contradicted |")
+    assert "| C15 | ead_tis - tau1.0 (tiny1m_sharp) | pass@1 | step 16 |" in table[1]
+    with pytest.raises(ValueError, match=r"lacks the main comparison's rows \['C15-curve'\]"):
+        main_finding.render(learns, claims[claims["claim"] != "C15-curve"], commit="abc1234", date="2026-11-26")

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from ead.summary import main
-from ead.tables import BASE_SUMMARY, EVAL_CURVES, MAJORITY_SCALING, PREMISE_VERDICTS
+from ead.tables import BASE_SUMMARY, EVAL_CURVES, MAJORITY_SCALING, PREMISE_VERDICTS, RL_LEARNS
 
 FILLER = {"int": 0, "float": 0.0, "str": "x", "id": "x"}
 
@@ -37,11 +37,18 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
                                   ci_low=0.004, ci_high=0.0201, mde=0.0061, threshold=0.0, verdict="supported",
                                   rule="95% CI [0.004, 0.0201] entirely > 0", model="results/models/tiny1m")])
     PREMISE_VERDICTS.write(declared(verdicts, PREMISE_VERDICTS), tmp_path / "tiny1m_verdicts.csv")
+    learns = pd.DataFrame([dict(premise="G4", part="RL learns here", policy="tiny1m_sharp", algorithm="dapo", n=8,
+                                sampler="tau1.0", metric="pass@1", step=16, effect=0.0123, ci_low=-0.0051,
+                                ci_high=0.0302, standard_error=0.009, mde=0.0252, min_effect=0.08, min_ci_low=0.05,
+                                num_seeds=6, num_problems=128, verdict="contradicted",
+                                rule="mean 0.0123, 95% CI [-0.0051, 0.0302]: CI high < 0.08")])
+    RL_LEARNS.write(declared(learns, RL_LEARNS), tmp_path / "rl_learns.csv")
     out = tmp_path / "summary.md"
     main(["--profile", "smoke", "--rerun", "snakemake --cores all --configfile configs/smoke.yaml",
           "--base-eval", str(tmp_path / "tiny1m_base.csv"), "--eval-curves",
           str(tmp_path / "eval_curves.csv"), "--entropy", "--entropy-roles", "--forking", "--premises",
           str(tmp_path / "tiny1m_verdicts.csv"), "--premise-metrics", "--claims",
+          "--rl-learns", str(tmp_path / "rl_learns.csv"),
           "--majority", str(tmp_path / "majority.csv"),
           "--out", str(out)])
     text = out.read_text()
@@ -56,6 +63,10 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
     assert "| m | EAD | 20.0 [10.0, 30.0] | 8 | 45.0 [35.0, 55.0] | 25% |" in text
     assert ("| tiny1m | G3 | EAD raises informative groups at step 1 | +0.0123 [+0.0040, +0.0201] | 0.0061 | "
             "**supported** | 95% CI [0.004, 0.0201] entirely > 0 |") in text
+    # premise G4 in points, with its CI, MDE, seeds x problems and the thresholds it was read against
+    assert ("| tiny1m_sharp / dapo / n 8 | tau1.0 | pass@1, step 16 - step 0 | +1.2 [-0.5, +3.0] | 2.5 | 6 x 128 | "
+            "**contradicted** | mean 0.0123, 95% CI [-0.0051, 0.0302]: CI high < 0.08 |") in text
+    assert "supported at >= 8 points with the CI's low end above 5" in text
     assert "Forking" not in text and "Entropy" not in text  # sections without tables are left out
 
 

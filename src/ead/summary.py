@@ -10,7 +10,7 @@ Run:
         --entropy-roles results/analyses/entropy_by_role/*.csv \
         --forking results/analyses/forking/*.csv --majority results/analyses/majority_scaling/*.csv \
         --premises results/premises/*_verdicts.csv --premise-metrics results/premises/tiny1m.csv \
-        --claims results/claims.csv --out results/summary.md
+        --rl-learns results/premises/rl_learns.csv --claims results/claims.csv --out results/summary.md
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from ead.tables import (
     MAJORITY_SCALING,
     PREMISE_VERDICTS,
     PREMISES,
+    RL_LEARNS,
 )
 
 ENTROPY_POSITIONS = (0, 2, 4, 8, 16, 24, 32, 64, 127)  # positions quoted from the entropy-by-position curve
@@ -202,6 +203,22 @@ def premise_metrics_section(paths: list[str]) -> str:
                              rows))
 
 
+def learns_section(path: str) -> str:
+    """Premise G4, in points: does the G4 sampler's Pass@1 rise from step 0 to the last step (docs/rl-learns.md)?"""
+    table = RL_LEARNS.read(path)
+    rows = [[f"{row.policy} / {row.algorithm} / n {row.n}", row.sampler, f"{row.metric}, step {row.step} - step 0",
+             f"{100 * row.effect:+.1f} [{100 * row.ci_low:+.1f}, {100 * row.ci_high:+.1f}]",
+             "" if pd.isna(row.mde) else f"{100 * row.mde:.1f}", f"{row.num_seeds} x {row.num_problems}",
+             f"**{row.verdict}**", row.rule] for row in table.itertuples()]
+    first = table.iloc[0]
+    return (f"## Does RL learn here? (premise G4)\n\nFrom `{path}`: the gain of the G4 sampler's metric from step 0 "
+            f"to the last evaluated step, in points, paired by seed and problem, 95% CI from the two-way bootstrap; "
+            f"supported at >= {100 * first.min_effect:g} points with the CI's low end above "
+            f"{100 * first.min_ci_low:g}. Read the sampler claims below only in a setting where it is supported."
+            "\n\n" + markdown_table(["setting", "sampler", "metric", "gain, points [95% CI]", "MDE", "seeds x problems",
+                                      "verdict", "rule"], rows))
+
+
 def claims_section(path: str) -> str:
     table = CLAIMS.read(path)
     rows = [[row.claim, row.figure, row.statement, f"{row.policy} / {row.algorithm} / n {row.n}",
@@ -226,7 +243,7 @@ def claims_section(path: str) -> str:
 
 
 def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(),
-           premises=(), claims=None, premise_metrics=(), entropy_roles=()) -> str:
+           premises=(), claims=None, premise_metrics=(), entropy_roles=(), rl_learns=None) -> str:
     """The summary of one run; ``rerun`` is the command that made it (and refreshes it), with its config files."""
     sections = [f"# Results of this run (profile: {profile})\n\nRendered by `python -m ead.summary` from the result "
                 f"tables; rerun `{rerun}` to refresh. Numbers differ between machines "
@@ -235,6 +252,8 @@ def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(),
         sections.append(premises_section(list(premises)))
     if premise_metrics:
         sections.append(premise_metrics_section(list(premise_metrics)))
+    if rl_learns:
+        sections.append(learns_section(rl_learns))
     if claims:
         sections.append(claims_section(claims))
     if base_eval:
@@ -266,15 +285,18 @@ def main(argv=None):
     parser.add_argument("--majority", nargs="*", required=True, help="Maj@N tables")
     parser.add_argument("--premises", nargs="*", required=True, help="premise verdict tables")
     parser.add_argument("--premise-metrics", nargs="*", required=True, help="premise probe metric tables")
+    parser.add_argument("--rl-learns", nargs="*", required=True,
+                        help="results/premises/rl_learns.csv, premise G4 (at most one)")
     parser.add_argument("--claims", nargs="*", required=True, help="results/claims.csv (at most one)")
     parser.add_argument("--out", required=True, help="Markdown file to write")
     args = parser.parse_args(argv)
-    for option in ("eval_curves", "claims"):
+    for option in ("eval_curves", "claims", "rl_learns"):
         if len(getattr(args, option)) > 1:
             parser.error(f"--{option.replace('_', '-')} takes at most one table, got {getattr(args, option)}")
     log = setup_logging("summary")
     text = render(args.profile, args.rerun, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
-                  args.majority, args.premises, (args.claims or [None])[0], args.premise_metrics, args.entropy_roles)
+                  args.majority, args.premises, (args.claims or [None])[0], args.premise_metrics, args.entropy_roles,
+                  (args.rl_learns or [None])[0])
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)
     log.info("wrote %s", args.out)

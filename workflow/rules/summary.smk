@@ -13,6 +13,7 @@ rule summary:
         premises=[path for path in get_premise_outputs() if path.endswith("_verdicts.csv")],
         premise_metrics=[path for path in get_premise_outputs() if not path.endswith("_verdicts.csv")],
         claims=rules.claims.output,
+        rl_learns=get_rl_learns_table(),
     output:
         report("results/summary.md", caption="../report/summary.rst", category="Summary"),
     params:
@@ -28,4 +29,4 @@ rule summary:
         " --eval-curves {input.eval_curves} --entropy {input.entropy} --entropy-roles {input.entropy_roles}"
         " --forking {input.forking}"
         " --majority {input.majority} --premises {input.premises} --premise-metrics {input.premise_metrics}"
-        " --claims {input.claims} --out {output} > {log} 2>&1"
+        " --rl-learns {input.rl_learns} --claims {input.claims} --out {output} > {log} 2>&1"

@@ -1,0 +1,81 @@
+"""The README's main-finding numbers, read from one default run's tables (issue #36: "in numbers read from the tables").
+
+Premise G4 (``results/premises/rl_learns.csv``: does tau 1.0 learn on the claims' policy?) and the main comparison's
+rows of ``results/claims.csv`` (EAD + TIS and EAD against the fixed temperatures, at the last step and over the
+learning curve), rendered in points with their CIs, MDEs and verdicts. The report goes to ``--out`` and, between the
+markers ``<!-- main-finding:begin -->`` / ``<!-- main-finding:end -->``, into ``--doc`` (benchmarks/doc_blocks.py);
+``tests/test_docs.py`` checks that the block is the report. No other doc types these numbers.
+
+Run (after a default run, e.g. the fresh clone timed by benchmarks/dag_runtime.py):
+    python benchmarks/main_finding.py --results /tmp/fresh/results --commit "$(git -C /tmp/fresh rev-parse --short HEAD)" \
+        --date 2026-11-26 --out benchmarks/results/main_finding.md --doc README.md --block main-finding
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from ead.io import atomic_path
+from ead.tables import CLAIMS, RL_LEARNS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/doc_blocks.py, also when loaded by file path
+from doc_blocks import replace_block  # noqa: E402
+
+# The main comparison (config `claims`; docs/rl-learns.md, "Curve-mean claims"), primary metric first.
+MAIN_COMPARISON = ("C15-curve", "C15", "C2-curve", "C2", "C1-pass1-curve", "C1-curve", "C4-pass1-curve", "C4-curve",
+                   "C5-pass1-curve", "C5-curve")
+
+
+def points(value: float) -> str:
+    return f"{100 * value:+.1f}"
+
+
+def render(rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str) -> str:
+    """The block: one sentence per G4 row, then the main comparison's rows in MAIN_COMPARISON's order."""
+    lines = [f"Default profile from a fresh clone at commit `{commit}`, run {date}; from its "
+             "`results/premises/rl_learns.csv` and `results/claims.csv` (points; 95% CIs from the two-way bootstrap "
+             "over seeds and problems; MDE at 80% power).", ""]
+    for row in rl_learns.itertuples():
+        lines.append(f"- **Premise G4 on `{row.policy}`** ({row.algorithm}, n = {row.n}): {row.sampler}'s {row.metric} "
+                     f"rose by {points(row.effect)} [{points(row.ci_low)}, {points(row.ci_high)}] points from step 0 "
+                     f"to step {row.step} ({row.num_seeds} seeds x {row.num_problems} problems; needs >= "
+                     f"{100 * row.min_effect:g} with the CI above {100 * row.min_ci_low:g}): **{row.verdict}**.")
+    rows = claims[claims["claim"].isin(MAIN_COMPARISON)].copy()
+    missing = sorted(set(MAIN_COMPARISON) - set(rows["claim"]))
+    if missing:
+        raise ValueError(f"claims table lacks the main comparison's rows {missing}")
+    rows["order"] = rows["claim"].map(MAIN_COMPARISON.index)
+    lines += ["", "| claim | comparison | metric | over | effect [95% CI] | MDE | seeds | verdict | G4 in its setting |",
+              "|---|---|---|---|---|---|---:|---|---|"]
+    for row in rows.sort_values(["order", "policy"]).itertuples():
+        over = "curve mean" if row.over == "curve" else f"step {row.step}"
+        lines.append(f"| {row.claim} | {row.sampler} - {row.baseline} ({row.policy}) | {row.metric} | {over} | "
+                     f"{points(row.effect)} [{points(row.ci_low)}, {points(row.ci_high)}] | {100 * row.mde:.1f} | "
+                     f"{row.num_seeds} | **{row.verdict}** | {row.rl_learns} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, required=True, help="a default run's results/ directory")
+    parser.add_argument("--commit", required=True, help="the commit the run was made at")
+    parser.add_argument("--date", required=True, help="the run's date (YYYY-MM-DD)")
+    parser.add_argument("--out", type=Path, required=True, help="the report (benchmarks/results/main_finding.md)")
+    parser.add_argument("--doc", type=Path, help="Markdown file holding the block")
+    parser.add_argument("--block", default="main-finding", help="the block's name in --doc")
+    args = parser.parse_args(argv)
+    block = render(RL_LEARNS.read(args.results / "premises" / "rl_learns.csv"),
+                   CLAIMS.read(args.results / "claims.csv"), commit=args.commit, date=args.date)
+    with atomic_path(args.out) as tmp:
+        Path(tmp).write_text(block)
+    if args.doc:
+        replace_block(args.doc, args.block, block)
+    print(block)
+
+
+if __name__ == "__main__":
+    main()
