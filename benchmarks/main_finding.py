@@ -7,8 +7,9 @@ markers ``<!-- main-finding:begin -->`` / ``<!-- main-finding:end -->``, into ``
 ``tests/test_docs.py`` checks that the block is the report. No other doc types these numbers.
 
 Run (after a default run, e.g. the fresh clone timed by benchmarks/dag_runtime.py):
-    python benchmarks/main_finding.py --results /tmp/fresh/results --commit "$(git -C /tmp/fresh rev-parse --short HEAD)" \
-        --date 2026-11-26 --out benchmarks/results/main_finding.md --doc README.md --block main-finding
+    python benchmarks/main_finding.py --results /tmp/fresh/results \
+        --commit "$(git -C /tmp/fresh rev-parse --short HEAD)" --date 2026-11-26 \
+        --out benchmarks/results/main_finding.md --doc README.md --block main-finding
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ def render(rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: 
     if missing:
         raise ValueError(f"claims table lacks the main comparison's rows {missing}")
     rows["order"] = rows["claim"].map(MAIN_COMPARISON.index)
-    lines += ["", "| claim | comparison | metric | over | effect [95% CI] | MDE | seeds | verdict | G4 in its setting |",
-              "|---|---|---|---|---|---|---:|---|---|"]
+    lines += ["", "| claim | comparison | metric | over | effect [95% CI] | MDE | seeds | verdict | "
+              "G4 in its setting |", "|---|---|---|---|---|---|---:|---|---|"]
     for row in rows.sort_values(["order", "policy"]).itertuples():
         over = "curve mean" if row.over == "curve" else f"step {row.step}"
         lines.append(f"| {row.claim} | {row.sampler} - {row.baseline} ({row.policy}) | {row.metric} | {over} | "

@@ -314,8 +314,8 @@ def test_the_main_finding_reads_g4_and_the_main_comparison_from_the_tables():
     assert "| tiny1m_sharp / dapo / n 8, step 16 | 6 x 128 | +1.2 [-0.5, +3.0] | **contradicted** |" in block
     table = [line for line in block.splitlines() if line.startswith("| C")]
     assert [line.split(" | ")[0][2:] for line in table] == list(main_finding.MAIN_COMPARISON)
-    assert table[0] == ("| C15-curve | ead_tis - tau1.0 (tiny1m_sharp) | pass@1 | curve mean | +3.6 [-1.0, +2.0] | 1.1 | "
-                        "6 | **inconclusive** | contradicted |")
+    assert table[0] == ("| C15-curve | ead_tis - tau1.0 (tiny1m_sharp) | pass@1 | curve mean | +3.6 [-1.0, +2.0] | "
+                        "1.1 | 6 | **inconclusive** | contradicted |")
     assert "| C15 | ead_tis - tau1.0 (tiny1m_sharp) | pass@1 | step 16 |" in table[1]
     with pytest.raises(ValueError, match=r"lacks the main comparison's rows \['C15-curve'\]"):
         main_finding.render(learns, claims[claims["claim"] != "C15-curve"], commit="abc1234", date="2026-11-26")

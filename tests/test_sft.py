@@ -10,8 +10,14 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from ead.data.countdown import (canonical_solution, generate_countdown, largest_first_solution, parse_problem, solve,
-                                verify_chain)
+from ead.data.countdown import (
+    canonical_solution,
+    generate_countdown,
+    largest_first_solution,
+    parse_problem,
+    solve,
+    verify_chain,
+)
 from ead.io import write_table
 from ead.models.sft import main as sft_main
 from ead.models.sft import training_solutions
@@ -176,7 +182,8 @@ def test_canonical_reference_needs_a_countdown_table_and_a_misspelled_reference_
     with pytest.raises(SystemExit, match=r"arith\.parquet: reference 'canonical' needs a countdown table .*"
                                          r"missing \['numbers', 'target'\]"):
         training_solutions(arithmetic, "canonical", "arith.parquet")
-    with pytest.raises(ValueError, match=r"reference 'canonicl' is not one of \['random', 'canonical', 'largest_first'\]"):
+    with pytest.raises(ValueError,
+                       match=r"reference 'canonicl' is not one of \['random', 'canonical', 'largest_first'\]"):
         training_solutions(arithmetic, "canonicl", "arith.parquet")
     command = sft_command(tmp_path / "none.parquet", tmp_path, tmp_path / "ckpt")[3:]
     command[command.index("random")] = "canonicl"

@@ -38,7 +38,8 @@ from ead.models import check_model_digest, save_hf_model, write_model_digest
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 
 IGNORE = -100
-REFERENCES = ("random", "canonical", "largest_first")  # --reference: which solution of a problem SFT trains on (module docstring)
+# --reference: which solution of a problem SFT trains on (module docstring)
+REFERENCES = ("random", "canonical", "largest_first")
 
 
 def training_solutions(rows: pd.DataFrame, reference: str, source: str) -> list[str]:
@@ -179,8 +180,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--checkpoint-every", type=int, required=True)
     parser.add_argument("--reference", choices=REFERENCES, required=True,
-                        help="which solution of each problem to train on: the table's random one, a canonical one, or one "
-                             "starting with the two largest numbers (module docstring)")
+                        help="which solution of each problem to train on: the table's random one, a canonical "
+                             "one, or one starting with the two largest numbers (module docstring)")
     for field in asdict(TinyPolicyShape()):  # the policy's shape, from its config entry
         parser.add_argument(f"--{field.replace('_', '-')}", type=int, required=True)
     parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: float sums depend on it)")
