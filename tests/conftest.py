@@ -35,6 +35,42 @@ def copy_workflow(directory: Path) -> Path:
     return directory
 
 
+#: The smoke profile as the slow workflow tests run it: registry wheels are shared with the rest of the suite.
+SMOKE_ARGS = ("--configfile", "configs/smoke.yaml", "--config", f"cache_dir={WORKFLOW_ROOT / '.cache' / 'wheels'}")
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> Path:
+    """A copy of the workflow in which the smoke profile has run end to end (``snakemake --cores 2`` with
+    :data:`SMOKE_ARGS`), once per session. Tests never edit it: they take their own copy (:func:`copy_run`), which
+    Snakemake sees as up to date, so an overlay or an edit reruns only the jobs it touches instead of the whole DAG."""
+    directory = copy_workflow(tmp_path_factory.mktemp("smoke_run"))
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *SMOKE_ARGS], cwd=directory,
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise AssertionError(f"the smoke profile failed in {directory}:\n{result.stdout}\n{result.stderr}")
+    return directory
+
+
+def copy_run(source: Path, destination: Path) -> Path:
+    """A copy of the workflow directory ``source`` with its runs and Snakemake's metadata, file times kept (so that
+    nothing in it looks newer than what was built from it)."""
+    shutil.copytree(source, destination, symlinks=True, dirs_exist_ok=True)
+    return destination
+
+
+@pytest.fixture
+def smoke_run_copy(smoke_run, tmp_path) -> Path:
+    """This test's own copy of :func:`smoke_run` (in its ``tmp_path``)."""
+    return copy_run(smoke_run, tmp_path / "workflow")
+
+
+@pytest.fixture(scope="module")
+def module_smoke_run_copy(smoke_run, tmp_path_factory) -> Path:
+    """One copy of :func:`smoke_run` for a module whose tests build on each other's edits (tests/test_workflow.py)."""
+    return copy_run(smoke_run, tmp_path_factory.mktemp("workflow"))
+
+
 def snakemake_dry_run(workdir: Path, *args: str, timeout_s: int = 300, with_stderr: bool = False) -> str:
     """The output of ``snakemake --dry-run *args`` in ``workdir`` with this checkout's src/ first on the path (stdout,
     and stderr after it if ``with_stderr``); fails the test with Snakemake's output when it exits non-zero, and kills

@@ -3,7 +3,6 @@ out of the DAG (configs/smoke.yaml + configs/ablations/d_max_sweep.yaml + a smok
 smoke evaluates 4 samples, and 2 seeds), including the d0 = d_max claim against the best fixed temperature chosen on
 half the evaluation problems (D7)."""
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +13,7 @@ import yaml
 from ead.tables import CLAIMS, PAIRED_CURVES, PREMISES
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE_DELTA = {
-    "profile": "smoke_dmax",
+SMOKE_DELTA = {  # layered into the smoke profile's own run (runs/smoke), which the session's smoke run completed
     "rl": {"experiments": {"d_max_sweep": {"seeds": [0, 1]}, "d_max_fixed": {"seeds": [0, 1]}}},
     "claims": [  # replaces the profile's and the overlay's claims (claims+ would extend them)
         {"id": "D1", "figure": "d_max",
@@ -36,19 +34,18 @@ SMOKE_DELTA = {
 
 
 @pytest.mark.slow
-def test_d_max_sweep_runs_at_smoke_size(tmp_path):
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    for folder in ("workflow", "configs"):
-        shutil.copytree(ROOT / folder, tmp_path / folder)
-    (tmp_path / "smoke_dmax.yaml").write_text(yaml.safe_dump(SMOKE_DELTA))
+def test_d_max_sweep_runs_at_smoke_size(smoke_run_copy):
+    workdir = smoke_run_copy
+    (workdir / "smoke_dmax.yaml").write_text(yaml.safe_dump(SMOKE_DELTA))
     targets = ["figures/d_max_sweep.png", "figures/claims_d_max.png", "results/claims.csv"]
+    # layered on the session's finished smoke run, as a user layers it on a default run: only what it adds runs
     result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "configs/smoke.yaml",
                              "configs/ablations/d_max_sweep.yaml", "smoke_dmax.yaml", "--config",
-                             f"cache_dir={ROOT / '.cache' / 'wheels'}", "--", *targets], cwd=tmp_path,
+                             f"cache_dir={ROOT / '.cache' / 'wheels'}", "--", *targets], cwd=workdir,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    out = tmp_path / "runs" / "smoke_dmax"
+    assert "rule tiny_policy_sft:" not in result.stdout + result.stderr  # the smoke run's policies, reused
+    out = workdir / "runs" / "smoke"
     for target in targets:
         assert (out / target).stat().st_size > 0
     claims = CLAIMS.read(out / "results" / "claims.csv")
@@ -70,7 +67,6 @@ def test_d_max_sweep_runs_at_smoke_size(tmp_path):
 
 
 MEASURED_DELTA = {
-    "profile": "smoke_ms",
     "measured_schedule": {"policies": ["tiny1m"], "window": 4},  # smoke's entropy analysis covers tiny1m only
     "premises": {"policies": ["tiny1m"]},  # the probe's measured sampler needs its policy sized
     "rl": {"experiments": {"measured": {"policies": ["tiny1m"], "seeds": [0, 1]}}},
@@ -83,23 +79,21 @@ MEASURED_DELTA = {
 
 
 @pytest.mark.slow
-def test_measured_schedule_sizes_c_and_d0_and_its_cells_sample_with_them(tmp_path):
+def test_measured_schedule_sizes_c_and_d0_and_its_cells_sample_with_them(smoke_run_copy):
     import json
 
     from ead.tables import STEPS, read_measured_schedule
 
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    for folder in ("workflow", "configs"):
-        shutil.copytree(ROOT / folder, tmp_path / folder)
-    (tmp_path / "smoke_ms.yaml").write_text(yaml.safe_dump(MEASURED_DELTA))
+    workdir = smoke_run_copy
+    (workdir / "smoke_ms.yaml").write_text(yaml.safe_dump(MEASURED_DELTA))
     targets = ["figures/fig03_annealing_schedule.png", "figures/claims_measured.png", "results/premises/tiny1m.csv"]
     result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "configs/smoke.yaml",
                              "configs/ablations/measured_schedule.yaml", "smoke_ms.yaml", "--config",
-                             f"cache_dir={ROOT / '.cache' / 'wheels'}", "--", *targets], cwd=tmp_path,
+                             f"cache_dir={ROOT / '.cache' / 'wheels'}", "--", *targets], cwd=workdir,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    out = tmp_path / "runs" / "smoke_ms"
+    assert "rule tiny_policy_sft:" not in result.stdout + result.stderr  # the smoke run's policies, reused
+    out = workdir / "runs" / "smoke"
     measured = read_measured_schedule(out / "results" / "schedule" / "measured_tiny1m.csv")
     steps = STEPS.read(out / "results" / "rl" / "tiny1m" / "dapo" / "ead_measured_tis" / "n8" / "seed0" / "steps.csv")
     schedule = json.loads(steps["schedule_params"].iloc[0])

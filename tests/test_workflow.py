@@ -1,11 +1,10 @@
 """The Snakemake workflow end to end on the smoke profile, its incremental reruns, config errors and lint.
 
-Each test works in a private copy of the workflow (Snakefile, environment.yml, workflow/, configs/) so the checkout's
-own
-results/ and figures/ are never touched. The `ead` package comes from the installed environment.
+The tests work in one copy of the session's smoke run (tests/conftest.py, ``smoke_run``: a copy of the workflow,
+Snakefile, environment files, workflow/ and configs/, in which the smoke profile ran from an empty directory), so the
+checkout's own results/ and figures/ are never touched. The `ead` package comes from the installed environment.
 """
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,13 +16,14 @@ import yaml
 from ead.settings.layering import load_layered_config
 from ead.settings.rl import expand_grid
 from ead.workflow import final_figures, rl_figures
+from tests.conftest import SMOKE_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
 # Downloads (registry wheels) are shared with the rest of the test suite instead of being fetched per copy.
 # The figures of the default and smoke profiles, from the one registry (ead.workflow.FIGURES)
 FIGURES = final_figures(load_layered_config(ROOT / "configs" / "config.yaml"))
 RL_FIGURES = [name for name in FIGURES if name in rl_figures()]
-SMOKE = ["--configfile", "configs/smoke.yaml", "--config", f"cache_dir={ROOT / '.cache' / 'wheels'}"]
+SMOKE = list(SMOKE_ARGS)
 
 
 def snakemake(workdir, *args, check=True):
@@ -62,18 +62,15 @@ def smoke_config():
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    copy = tmp_path_factory.mktemp("workflow")
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy(ROOT / name, copy / name)
-    for folder in ("workflow", "configs"):
-        shutil.copytree(ROOT / folder, copy / folder)
-    return copy
+def workdir(module_smoke_run_copy):
+    """A copy of the session's smoke run (tests/conftest.py, ``smoke_run``: the whole DAG from an empty directory)."""
+    return module_smoke_run_copy
 
 
 @pytest.mark.slow
 def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
-    snakemake(workdir, *SMOKE)
+    # the session's smoke run built the whole DAG from an empty directory; its copy here is complete as it stands
+    assert planned_rules(workdir, *SMOKE) == set()
     out = workdir / "runs" / "smoke"  # the smoke profile's own root; the default profile's results/ stay untouched
     assert not (workdir / "results").exists() and not (workdir / "figures").exists()
     for stem in FIGURES:
