@@ -33,6 +33,7 @@ from ead.io import atomic_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "workflow" / "scripts" / "slurm_local.sh"
+SLURM_CONF = Path(os.environ.get("SLURM_LOCAL_DIR", ROOT / ".slurm-local")).resolve() / "slurm.conf"
 TARGETS = ["results/rl/tiny1m/dapo/ead_tis/n8/seed0/eval.csv", "figures/fig03_annealing_schedule.png"]
 VARIANTS = {"local": ["--cores", "1"], "slurm": ["--workflow-profile", str(ROOT / "workflow/profiles/slurm_local")]}
 
@@ -44,7 +45,9 @@ def timed_run(variant: str, base: Path, timeout_s: int, targets: list[str]) -> d
         shutil.copy(ROOT / name, workdir / name)
     for folder in ("workflow", "configs"):
         shutil.copytree(ROOT / folder, workdir / folder)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+           # the local cluster's config and command wrappers live in its state directory (slurm_local.sh env)
+           "SLURM_CONF": str(SLURM_CONF), "PATH": os.pathsep.join([str(SLURM_CONF.parent / "bin"), os.environ["PATH"]])}
     command = [sys.executable, "-m", "snakemake", *targets, "--configfile", "configs/smoke.yaml", *VARIANTS[variant]]
     start = time.monotonic()
     result = subprocess.run(["timeout", "-k", "10", str(timeout_s), *command], cwd=workdir, env=env,

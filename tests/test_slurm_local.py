@@ -1,13 +1,21 @@
 """The workflow through a real SLURM cluster on this machine (workflow/scripts/slurm_local.sh, docs/cluster.md).
 
-A slice of the smoke profile's DAG (data, the tiny1m SFT, its step-0 evaluation, one RL cell and its eval table, the
-schedule table and Fig. 3) runs with ``--workflow-profile workflow/profiles/slurm_local``: every job must be a SLURM
-job that slurmctld allocated and completed, and the tables must equal a local run's of the same targets. Then the
-cell's training job is cancelled with scancel after its first checkpoint: the profile's retry resubmits it and it
-resumes to the same tables. A wrong partition gives one clear error. The cluster is stopped afterwards (also when a
-test fails) unless it was already running before these tests. Every external command runs under ``timeout -k``.
+A slice of the smoke profile's DAG runs with ``--workflow-profile workflow/profiles/slurm_local`` in a copy of the
+session's finished smoke run (``smoke_run``, tests/conftest.py): the RL cell tiny1m/dapo/ead_tis/n8/seed0 (training,
+with its checkpoints) and its evaluation table, the schedule table and Fig. 3, forced to run again. Every one of
+those jobs must be a SLURM job that slurmctld allocated and completed, and the tables must equal the ones the local
+smoke run wrote from the same inputs. Then the cell's training job is cancelled with scancel after its first
+checkpoint: the profile's retry resubmits it and it resumes to the same tables. A wrong partition gives one clear
+error. The cluster lives in its own state directory and writes nothing outside it (checked against a listing with
+hashes of /etc and of SLURM's and munge's default places, taken before it started and after it stopped). The cluster
+is stopped afterwards (also when a test fails) unless it was already running before these tests. Every external
+command runs under ``timeout -k``.
+
+Needs root and Debian's slurm-wlm and munge (``bash workflow/scripts/setup.sh --tests`` installs them); without them
+the tests skip with the reason, except under ``CI=true``, where a missing cluster is a failure.
 """
 
+import hashlib
 import os
 import re
 import shutil
@@ -21,66 +29,104 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.conftest import SMOKE_ARGS, copy_run
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "workflow" / "scripts" / "slurm_local.sh"
-STATE = Path(os.environ.get("SLURM_LOCAL_DIR", ROOT / ".slurm-local"))
+STATE = Path(os.environ.get("SLURM_LOCAL_DIR", ROOT / ".slurm-local")).resolve()
+SLURM_CONF = STATE / "slurm.conf"
 PROFILE = ROOT / "workflow" / "profiles" / "slurm_local"
 CELL = "results/rl/tiny1m/dapo/ead_tis/n8/seed0"
 CHECKPOINT = "results/checkpoints/rl/tiny1m/dapo/ead_tis/n8/seed0/trainer_state.pt"
 CELL_LOG = "results/logs/rl/tiny1m/dapo/ead_tis/n8/seed0.log"
 TARGETS = [f"{CELL}/eval.csv", "figures/fig03_annealing_schedule.png"]
-SLICE_RULES = {"synthetic_dataset", "tiny_policy_sft", "rl_base_eval", "rl_cell", "rl_cell_eval", "schedule_table",
-               "fig03_annealing_schedule"}
+SLICE_RULES = {"rl_cell", "rl_cell_eval", "schedule_table", "fig03_annealing_schedule"}
 TABLES = [f"{CELL}/steps.csv", f"{CELL}/eval_problems.csv", f"{CELL}/eval.csv", "results/schedule/schedule_table.csv"]
 CLOCK = ["rollout_s", "grade_s", "update_s", "wall_time_s"]  # wall-clock timings: the only columns that may differ
 CONTROLLER_LOG_START = []  # byte offset of slurmctld's log when the cluster fixture was set up
 SUBMITTED = re.compile(r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+)/")
+#: Where SLURM and munge write by default (config, keys, sockets, pid files, state, spool, logs): the cluster must
+#: leave every file there as it found it. /etc whole, with a hash per file; the others as listings with hashes.
+SYSTEM_PLACES = [Path(path) for path in ("/etc", "/run", "/var/run", "/var/lib/slurm", "/var/lib/munge",
+                                         "/var/spool", "/var/log/slurm", "/var/log/munge")]
+#: Shared memory (a tmpfs that any process, a concurrent test among them, writes): not SLURM's, not listed.
+SYSTEM_UNLISTED = {Path("/run/shm"), Path("/var/run/shm")}
+SYSTEM_BEFORE = []  # the listing of SYSTEM_PLACES taken before the cluster started
 
 pytestmark = pytest.mark.slow
 
 
+def environment():
+    """This process's environment with the checkout's src/ first on the path and SLURM's commands (ours, Snakemake's
+    plugin's, the jobs') pointed at the local cluster's config in its state directory: what `slurm_local.sh env`
+    prints (SLURM_CONF, and its command wrappers first on PATH, which the jobs' nested srun needs)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+            "SLURM_CONF": str(SLURM_CONF), "SLURM_LOCAL_DIR": str(STATE),
+            "PATH": os.pathsep.join([str(STATE / "bin"), os.environ["PATH"]])}
+
+
 def run(command, timeout_s, **kwargs):
     """``command`` under ``timeout -k`` (a hung SLURM poll must not hang the suite), output captured."""
+    kwargs.setdefault("env", environment())
     return subprocess.run(["timeout", "-k", "10", str(timeout_s), *map(str, command)], capture_output=True,
                           text=True, **kwargs)
 
 
-def environment():
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-
-
 def snakemake_command(*args):
-    return [sys.executable, "-m", "snakemake", *TARGETS, "--configfile", "configs/smoke.yaml", *args]
+    return [sys.executable, "-m", "snakemake", *TARGETS, *SMOKE_ARGS, *args]
+
+
+def missing_cluster_reason() -> str | None:
+    """Why the local cluster cannot run here (None if it can)."""
+    if os.geteuid() != 0:
+        return "the local SLURM cluster needs root (slurmd runs jobs as their users)"
+    missing = [name for name in ("slurmctld", "slurmd", "munged", "mungekey", "sbatch") if not shutil.which(name)]
+    if missing:
+        return (f"SLURM is not installed ({', '.join(missing)} missing): "
+                "`bash workflow/scripts/setup.sh --tests` installs slurm-wlm and munge as root")
+    return None
+
+
+def system_listing() -> dict[str, str]:
+    """Every file, link and folder under SYSTEM_PLACES, with the sha256 of each regular file's content."""
+    listing = {}
+    for place in SYSTEM_PLACES:
+        for path in [place, *place.rglob("*")] if place.exists() else []:
+            if any(path == unlisted or unlisted in path.parents for unlisted in SYSTEM_UNLISTED):
+                continue
+            try:
+                if path.is_symlink():
+                    listing[str(path)] = "-> " + os.readlink(path)
+                elif path.is_file():
+                    listing[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+                else:
+                    listing[str(path)] = "folder" if path.is_dir() else "other"
+            except (PermissionError, FileNotFoundError, OSError):
+                listing[str(path)] = "unreadable"
+    return listing
 
 
 @pytest.fixture(scope="module")
 def cluster(request):
-    if os.geteuid() != 0:
-        pytest.skip("the local SLURM cluster needs root (slurmd runs jobs as their users)")
-    if not shutil.which("slurmctld") and not shutil.which("apt-get"):
-        pytest.skip("SLURM is not installed and there is no apt-get to install slurm-wlm")
+    if reason := missing_cluster_reason():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and {reason}")
+        pytest.skip(reason)
     already_running = run(["bash", SCRIPT, "status"], 60).returncode == 0
+    SYSTEM_BEFORE.append(system_listing())
 
     def stop():
         stopped = run(["bash", SCRIPT, "stop"], 240)
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
-        assert not any((STATE / f"{daemon}.pid").exists() for daemon in ("slurmctld", "slurmd", "munged"))
+        assert not any(path.exists() for path in (STATE / "slurmctld.pid", STATE / "slurmd.pid",
+                                                  STATE / "munge" / "munged.pid"))
 
     if not already_running:
         request.addfinalizer(stop)  # before the start's check: a half-started cluster is stopped too
     started = run(["bash", SCRIPT, "start"], 900)
     assert started.returncode == 0, started.stdout + started.stderr
     CONTROLLER_LOG_START.append(controller_log_path().stat().st_size)  # job ids restart with a clean state
-    return STATE
-
-
-def workflow_copy(directory: Path) -> Path:
-    directory.mkdir()
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy(ROOT / name, directory / name)
-    for folder in ("workflow", "configs"):
-        shutil.copytree(ROOT / folder, directory / folder)
-    return directory
+    return stop if not already_running else None
 
 
 @pytest.fixture(scope="module")
@@ -92,20 +138,15 @@ def base():
 
 
 @pytest.fixture(scope="module")
-def runs(cluster, base):
-    """The slice run through SLURM and, at the same time, locally; (SLURM root, local root, SLURM run's output)."""
-    slurm, local = workflow_copy(base / "slurm"), workflow_copy(base / "local")
-    local_log = open(base / "local.log", "w")
-    local_run = subprocess.Popen(["timeout", "-k", "10", "1500", *snakemake_command("--cores", "1")], cwd=local,
-                                 env=environment(), stdout=local_log, stderr=subprocess.STDOUT)
-    try:
-        result = run(snakemake_command("--workflow-profile", PROFILE), 1500, cwd=slurm, env=environment())
-    finally:
-        local_run.wait()
-        local_log.close()
+def runs(cluster, base, smoke_run):
+    """The slice forced to run again through SLURM in a copy of the session's smoke run; (SLURM run's root, the
+    local smoke run's root, SLURM run's output). The local run made the slice's inputs (data, the SFT policy, its
+    step-0 evaluation) and its own tables of the same jobs, which the SLURM jobs must reproduce."""
+    slurm = copy_run(smoke_run, base / "slurm")
+    result = run(snakemake_command("--workflow-profile", PROFILE, "--forcerun", *sorted(SLICE_RULES)), 1500,
+                 cwd=slurm)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
-    assert local_run.returncode == 0, (base / "local.log").read_text()[-5000:]
-    return slurm / "runs" / "smoke", local / "runs" / "smoke", result.stdout + result.stderr
+    return slurm / "runs" / "smoke", smoke_run / "runs" / "smoke", result.stdout + result.stderr
 
 
 def submitted_jobs(output: str) -> list[tuple[str, int]]:
@@ -230,16 +271,37 @@ def test_a_wrong_partition_gives_one_clear_error(runs, base):
     slurm, _, _ = runs
     site = base / "site"
     made = run([sys.executable, "-m", "ead.slurm_profile", "--base", PROFILE, "--out", site,
-                "--partition", "cpu=nosuch"], 120, env=environment())
+                "--partition", "cpu=nosuch"], 120)
     assert made.returncode == 0, made.stderr
-    checked = run([sys.executable, "-m", "ead.slurm_profile", "--check", site], 120, env=environment())
+    checked = run([sys.executable, "-m", "ead.slurm_profile", "--check", site], 120)
     assert checked.returncode == 2
     assert checked.stderr.strip().splitlines() == [
         f"ead.slurm_profile: error: {site}/config.yaml: slurm_partition 'nosuch' (default-resources) not on this "
         "cluster, which has cpu, gpu"]
     result = run([sys.executable, "-m", "snakemake", "results/schedule/schedule_table.csv", "--forcerun",
-                  "schedule_table", "--configfile", "configs/smoke.yaml", "--workflow-profile", site], 300,
-                 cwd=slurm.parent.parent, env=environment())
+                  "schedule_table", *SMOKE_ARGS, "--workflow-profile", site], 300, cwd=slurm.parent.parent)
     assert result.returncode == 1, result.stdout + result.stderr  # an error, not the timeout's 124
     assert "invalid partition specified: nosuch" in result.stdout + result.stderr
     assert not submitted_jobs(result.stdout + result.stderr)  # nothing was submitted
+
+
+def test_the_cluster_keeps_its_files_in_its_state_directory_and_leaves_the_system_as_it_was(cluster, runs):
+    """The last test of the module (it stops the cluster it started): SLURM's config, state, spool, logs and pid
+    files, and munge's key, socket, seed, log and pid file are under the state directory, and /etc and SLURM's and
+    munge's default places hold exactly what they held before the cluster started."""
+    shown = run(["scontrol", "show", "config"], 60)
+    assert shown.returncode == 0, shown.stderr
+    config = dict(re.findall(r"^(\S+)\s+= (.*)$", shown.stdout, re.M))
+    assert config["SLURM_CONF"] == str(SLURM_CONF)
+    for key in ("StateSaveLocation", "SlurmdSpoolDir", "SlurmctldPidFile", "SlurmdPidFile", "SlurmctldLogFile",
+                "SlurmdLogFile"):
+        assert Path(config[key]).is_relative_to(STATE), (key, config[key])
+    assert config["AuthInfo"] == f"socket={STATE / 'munge' / 'munge.socket'}"
+    for name in ("munge.key", "munge.socket", "munged.pid", "munged.log"):
+        assert (STATE / "munge" / name).exists(), name
+    if cluster is not None:  # started by these tests: stop it, then nothing of it may be left anywhere
+        cluster()
+    after = system_listing()
+    before = SYSTEM_BEFORE[-1]
+    changed = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
+    assert changed == [], {path: (before.get(path), after.get(path)) for path in changed}

