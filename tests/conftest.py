@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,35 @@ from ead.models.tiny_policy import build_tokenizer
 collect_ignore = [] if importlib.util.find_spec("vllm") else ["vllm"]
 
 WORKFLOW_ROOT = Path(__file__).resolve().parents[1]
+
+# pytest writes nothing outside the checkout, its venvs and temporary directories: the per-user caches and configs
+# that the libraries write under the home directory (matplotlib's font cache, Hugging Face's, Snakemake's source
+# cache, vLLM's, Ray's) go to a home of the session's own, which every subprocess inherits (the vLLM suite's session
+# uses its parent's).
+if "EAD_TEST_HOME" not in os.environ:
+    os.environ["EAD_TEST_HOME"] = os.environ["HOME"] = tempfile.mkdtemp(prefix="ead-tests-home-")
+    for variable in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "MPLCONFIGDIR", "HF_HOME"):
+        os.environ.pop(variable, None)
+
+
+def pytest_collection_finish(session):
+    """Start the vLLM suite in the background once collection has selected its wrapper test, so that it runs beside
+    the rest of the session instead of after it (tests/test_vllm_suite.py)."""
+    from tests.test_vllm_suite import VLLM_SUITE_KEY, start_vllm_suite
+
+    if any(item.nodeid.startswith("tests/test_vllm_suite.py::") for item in session.items) \
+            and not session.config.option.collectonly:
+        suite = start_vllm_suite()
+        if suite is not None:
+            session.config.stash[VLLM_SUITE_KEY] = suite
+
+
+def pytest_sessionfinish(session):
+    """Stop a background vLLM suite that the session did not wait for."""
+    from tests.test_vllm_suite import VLLM_SUITE_KEY, stop_vllm_suite
+
+    if (suite := session.config.stash.get(VLLM_SUITE_KEY, None)) is not None:
+        stop_vllm_suite(suite)
 
 
 def copy_workflow(directory: Path) -> Path:

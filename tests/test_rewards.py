@@ -15,7 +15,7 @@ from ead.rewards import Grade, Grader, GraderSettings, configure_grader, extract
 from ead.rewards.extraction import TAIL_CHARS, gold_text, prediction_text
 from ead.rewards.worker import WALL_BACKSTOP_FACTOR
 
-LIMIT_S = 2.0
+LIMIT_S = 1.0  # the CPU budget per answer in these tests (each adversarial answer spends it twice: the retry)
 MARGIN_S = 1.0  # process kill + pipe round trip + the kernel's whole-second CPU limit
 WORKER_START_S = 4.0  # a fresh worker importing sympy for the retry (not charged to the answer's budget)
 KERNEL_KILL_S = 2.0  # C code the soft timer cannot interrupt runs until RLIMIT_CPU, 1-2 s past the budget
