@@ -684,7 +684,8 @@ def test_run_cli_refuses_a_document_that_is_not_a_cells(tmp_path):
 def test_every_verl_cells_overrides_equal_the_snapshot_taken_before_the_cell_document():
     """Issue #33: the verl cell went from a raw config slice re-resolved in the job to one document resolved in the
     DAG. tests/fixtures/verl_overrides.json holds every paper, gpu_smoke and verl_cpu cell's composed overrides and
-    agent-loop entries made by the code before that change; the document must give exactly the same."""
+    agent-loop entries made by the code before that change (plus, for verl_cpu, the three worker counts its profile
+    set later); the document must give exactly the same."""
     snapshot = json.loads((ROOT / "tests" / "fixtures" / "verl_overrides.json").read_text())
     paths = overrides.CellPaths(model="/m", train_files="/train.parquet", val_files="/val.parquet",
                                 agent_loop_config="/run/agent_loop.yaml", run_dir="/run")
