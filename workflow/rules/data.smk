@@ -27,6 +27,7 @@ rule synthetic_dataset:
         "results/logs/data/{synthetic}.log",
     wildcard_constraints:
         synthetic="|".join(SYNTHETIC_TASKS),
+    priority: CRITICAL_PATH_PRIORITY["data"]
     conda:
         CONDA_ENV
     shell:

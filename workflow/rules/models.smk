@@ -29,6 +29,7 @@ rule tiny_policy_sft:
         checkpoint_dir="results/checkpoints/sft/{policy}",
     wildcard_constraints:
         policy=name_pattern(trained_policies(config)),
+    priority: CRITICAL_PATH_PRIORITY["models"]
     threads: 1  # torch threads: fixed, so the weights do not depend on the cores Snakemake was given
     log:
         "results/logs/models/{policy}_sft.log",
@@ -51,6 +52,7 @@ rule sharpened_policy:
         temperature=lambda wildcards: config["policies"][wildcards.policy]["sharpen"]["temperature"],
     wildcard_constraints:
         policy=name_pattern(sharpened_policies(config)),
+    priority: CRITICAL_PATH_PRIORITY["models"]
     log:
         "results/logs/models/{policy}_sharpen.log",
     conda:

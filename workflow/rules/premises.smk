@@ -18,6 +18,7 @@ rule premises:
         settings=get_premise_settings(),
         threads=config["premises"]["threads"],
         measured=get_premise_measured_arg,
+    priority: CRITICAL_PATH_PRIORITY["premises"]
     log:
         "results/logs/premises/{policy}.log",
     benchmark:

@@ -17,6 +17,7 @@ use rule tiny_policy_base_eval as rl_base_eval with:
         "results/logs/rl/base_{policy}.log",
     benchmark:
         "results/benchmarks/rl_base_eval_{policy}.tsv"
+    priority: CRITICAL_PATH_PRIORITY["rl_step_0"]
 
 
 rule rl_cell:
@@ -35,6 +36,7 @@ rule rl_cell:
         out_dir=CELL_PATTERN,
         checkpoint_dir=f"results/checkpoints/{CELL_SUBPATH}",
     threads: 1
+    priority: CRITICAL_PATH_PRIORITY["rl_cells"]
     log:
         f"results/logs/{CELL_SUBPATH}.log",
     benchmark:
