@@ -1,7 +1,8 @@
 """Wall time of a profile's DAG from a fresh clone, per stage, read from Snakemake's own log (issue #15 step 5).
 
 With ``--run`` it runs ``snakemake --cores all`` (plus ``--configfile`` for another profile) in ``--workdir`` (a fresh
-clone whose ``.venv`` exists: the reproduce command's setup, or a CI run's) and times it; without, it reads ``--log``
+clone whose ``.venv`` exists: the reproduce command's setup, or a CI run's; with ``--setup`` it runs that setup first,
+timed, so the block gives the README's whole reproduce command) and times it; without, it reads ``--log``
 (or the newest log in ``--workdir/.snakemake/log``). Every job's start and finish come from the log's timestamps
 (one-second resolution); a stage's span is its first start to its last finish (stages overlap: Snakemake runs jobs of
 different stages side by side), its job-minutes the sum of its jobs' durations (what it costs the machine). The
@@ -10,7 +11,7 @@ report goes to ``--out`` and, between the markers ``<!-- BLOCK:begin -->`` / ``<
 table reads the total from ``--out`` (benchmarks/readme_tables.py).
 
 Run (from the repository root, after a fresh clone was set up in /tmp/fresh):
-    python benchmarks/dag_runtime.py --workdir /tmp/fresh --run --out benchmarks/results/dag_runtime.md \
+    python benchmarks/dag_runtime.py --workdir /tmp/fresh --run --setup --out benchmarks/results/dag_runtime.md \
         --doc docs/operations.md --block dag-runtime
     python benchmarks/dag_runtime.py --workdir /tmp/fresh --run --configfile configs/smoke.yaml \
         --out benchmarks/results/smoke_runtime.md --doc docs/operations.md --block smoke-runtime
@@ -116,7 +117,7 @@ def stage_table(jobs: list[Job]) -> list[dict]:
     return rows
 
 
-def render(jobs: list[Job], command_seconds: float | None, label: str) -> str:
+def render(jobs: list[Job], command_seconds: float | None, label: str, setup_seconds: float | None = None) -> str:
     rows = stage_table(jobs)
     origin, end = min(job.start for job in jobs), max(job.finish for job in jobs)
     lines = [
@@ -124,6 +125,9 @@ def render(jobs: list[Job], command_seconds: float | None, label: str) -> str:
         f"**{(end - origin).total_seconds() / 60:.1f} min**"
         + (f" (the `snakemake` command, DAG building included: {command_seconds / 60:.1f} min)"
            if command_seconds else "")
+        + (f"; the set-up before it (`bash workflow/scripts/setup.sh`): {setup_seconds / 60:.1f} min, so the "
+           f"README's reproduce command took {(setup_seconds + command_seconds) / 60:.1f} min"
+           if setup_seconds is not None and command_seconds else "")
         + f"; {sum(job.seconds for job in jobs) / 60:.1f} job-minutes on 2 cores.",
         "",
         "| stage | jobs | runs from - to (min) | job-minutes | longest job |",
@@ -151,6 +155,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workdir", type=Path, required=True, help="a clone of this repository with its .venv")
     parser.add_argument("--run", action="store_true", help="run `snakemake --cores all` there first, timed")
+    parser.add_argument("--setup", action="store_true",
+                        help="with --run: run `bash workflow/scripts/setup.sh` before it, timed (the README's "
+                             "reproduce command is both)")
     parser.add_argument("--configfile", help="the profile's config file (none: the default profile)")
     parser.add_argument("--log", type=Path, help="read this Snakemake log instead of the newest one in --workdir")
     parser.add_argument("--out", type=Path, required=True, help="markdown report")
@@ -158,10 +165,16 @@ def main():
     parser.add_argument("--block", default="dag-runtime", help="name of the marked block in --doc")
     args = parser.parse_args()
 
-    command_seconds = None
+    command_seconds = setup_seconds = None
     command = [str(args.workdir / ".venv/bin/snakemake"), "--cores", "all"]
     if args.configfile:
         command += ["--configfile", args.configfile]
+    if args.setup:
+        if not args.run:
+            parser.error("--setup needs --run")
+        started = time.perf_counter()
+        subprocess.run(["bash", "workflow/scripts/setup.sh"], cwd=args.workdir, check=True)
+        setup_seconds = time.perf_counter() - started
     if args.run:
         started = time.perf_counter()
         subprocess.run(command, cwd=args.workdir, check=True)
@@ -182,8 +195,9 @@ def main():
     label = (f"{profile.capitalize() if profile == 'default' else f'`{profile}`'} profile "
              f"{'from a fresh clone ' if args.run else ''}at commit `{commit}`, measured {started_at:%Y-%m-%d} "
              f"(`{log.name}`)")
-    block = render(jobs, command_seconds, label)
+    block = render(jobs, command_seconds, label, setup_seconds)
     shown = " ".join(["python benchmarks/dag_runtime.py --workdir <fresh clone> --run",
+                      *(["--setup"] if args.setup else []),
                       *([f"--configfile {args.configfile}"] if args.configfile else []), f"--out {args.out}"])
     with atomic_path(args.out) as tmp:
         Path(tmp).write_text(f"# {profile} profile: DAG runtime\n\nCommand: `{shown}`\n\n{block}")

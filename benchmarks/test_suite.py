@@ -1,21 +1,31 @@
-"""Size (and, when asked, wall time) of the test suite, written into the docs' ``test-suite`` block.
+"""Time the README's test command from a fresh clone, installs included, and write the docs' ``test-suite`` block
+(docs/operations.md) and the README's ``test-command`` line.
 
-Counts come from pytest's own collection: the whole suite (the README's test command runs it), the fast lane
-(``-m "not slow"``) and tests/vllm, which ``tests/test_vllm_suite.py`` runs inside ``.venv-vllm`` as one test of the
-main suite. With ``--time-fast-lane`` / ``--time-vllm`` it also runs that part (the vLLM suite runs real verl
-trainings: the longer of the two) and reports its wall time; without, the block says it was not timed. The installs
-of the test command are not timed here.
+What it runs, in a fresh ``git clone`` of this checkout's HEAD (``--workdir``, which must not exist yet), exactly the
+two halves of the test command (README, ``.ci/run``), each timed:
 
-    python benchmarks/test_suite.py --out benchmarks/results/test_suite.md --doc docs/operations.md --time-fast-lane
+1. ``bash workflow/scripts/setup.sh --tests``: both venvs and the system packages (pip's cache as it is; with
+   ``--cold``, an empty pip cache of its own, whose size afterwards is what pip downloaded);
+2. ``.venv/bin/python -m pytest --durations=25`` (the flag only adds pytest's report of the 25 slowest tests; the vLLM
+   suite, which the main suite runs in ``.venv-vllm`` beside itself, reports its own 25 slowest into its log).
+
+Then, with ``--time-fast-lane``, ``.venv/bin/python -m pytest -m "not slow"`` in the same clone (what a developer
+runs between edits). The counts come from pytest's collection. The report goes to ``--out`` and, with ``--doc``,
+into the block ``test-suite``; with ``--readme``, a one-line summary into its block ``test-command``.
+
+    python benchmarks/test_suite.py --workdir /tmp/ead-test-clone --cold --time-fast-lane \\
+        --out benchmarks/results/test_suite.md --doc docs/operations.md --readme README.md
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,16 +35,32 @@ from doc_blocks import replace_block  # noqa: E402
 
 from ead.io import atomic_path  # noqa: E402
 
-MAIN_PYTHON = ROOT / ".venv" / "bin" / "python"
-VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 #: pytest's last collection line: "649 tests collected in 9.1s" or "633/649 tests collected (16 deselected) in 9s".
 COLLECTED = re.compile(r"^(?:(\d+)/)?(\d+) tests? collected")
+#: one line of pytest's --durations report: "481.23s call     tests/test_x.py::test_y[param]"
+DURATION = re.compile(r"^(\d+\.\d+)s (setup|call|teardown)\s+(\S.*)$")
+#: pytest's closing line: "== 834 passed, 2 skipped, 3 warnings in 2400.12s (0:40:00) =="
+CLOSING = re.compile(r"^=+ (.*?) in ([\d.]+)s")
+#: what setup.sh --tests installs with the system's package manager (workflow/scripts/slurm_local.sh install)
+SYSTEM_PACKAGES = "slurm-wlm, munge (Debian)"
 
 
-def count(python: Path, *args: str) -> int:
+def run_timed(command: list[str], cwd: Path, log: Path, env: dict) -> tuple[float, str]:
+    """Run ``command`` (it must succeed), its output to ``log``; (wall seconds, output)."""
+    started = time.perf_counter()
+    with open(log, "w") as output:
+        result = subprocess.run(command, cwd=cwd, stdout=output, stderr=subprocess.STDOUT, env=env)
+    seconds = time.perf_counter() - started
+    text = log.read_text(errors="replace")
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed in {cwd} (exit {result.returncode}); log {log}:\n{text[-4000:]}")
+    return seconds, text
+
+
+def collected(python: Path, cwd: Path, *args: str) -> int:
     """Tests pytest selects with ``args`` (its collection only: nothing runs)."""
     result = subprocess.run([str(python), "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
-                            cwd=ROOT, capture_output=True, text=True)
+                            cwd=cwd, capture_output=True, text=True)
     for line in reversed(result.stdout.splitlines()):
         if match := COLLECTED.match(line.strip()):
             return int(match.group(1) or match.group(2))
@@ -42,43 +68,133 @@ def count(python: Path, *args: str) -> int:
                      f"(exit {result.returncode}):\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
 
 
-def timed(python: Path, *args: str) -> float:
-    """Wall seconds of a pytest run that must pass."""
-    started = time.perf_counter()
-    result = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=ROOT)
-    if result.returncode != 0:
-        raise SystemExit(f"pytest {' '.join(args)} failed (exit {result.returncode}): no time is reported")
-    return time.perf_counter() - started
+def slowest(output: str, count: int = 25) -> list[tuple[float, str, str]]:
+    """(seconds, phase, test) of pytest's --durations report in ``output``, slowest first."""
+    matches = [DURATION.match(line.strip()) for line in output.splitlines()]
+    rows = [(float(match.group(1)), match.group(2), match.group(3)) for match in matches if match]
+    return sorted(rows, key=lambda row: -row[0])[:count]
+
+
+def closing_line(output: str) -> str:
+    """pytest's summary ("834 passed, 3 warnings") from its closing line."""
+    for line in reversed(output.splitlines()):
+        if match := CLOSING.match(line.strip()):
+            return match.group(1)
+    raise SystemExit("no pytest closing line in the output")
+
+
+def size_gb(path: Path) -> float:
+    result = subprocess.run(["du", "-sb", str(path)], capture_output=True, text=True, check=True)
+    return int(result.stdout.split()[0]) / 1e9
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
+
+
+def durations_table(rows: list[tuple[float, str, str]]) -> str:
+    lines = ["| s | phase | test |", "|---:|---|---|"]
+    lines += [f"| {seconds:.1f} | {phase} | `{test}` |" for seconds, phase, test in rows]
+    return "\n".join(lines) + "\n"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workdir", type=Path, help="where to clone (must not exist)")
+    parser.add_argument("--counts-only", action="store_true",
+                        help="no run: count this checkout's tests and say the command was not timed at this commit")
+    parser.add_argument("--cold", action="store_true", help="an empty pip cache of the run's own")
+    parser.add_argument("--time-fast-lane", action="store_true", help='then time pytest -m "not slow" in the clone')
     parser.add_argument("--out", type=Path, required=True, help="markdown report")
     parser.add_argument("--doc", type=Path, help="Markdown file whose block --block gets the report")
     parser.add_argument("--block", default="test-suite", help="name of the marked block in --doc")
-    parser.add_argument("--time-fast-lane", action="store_true", help='also run pytest -m "not slow", timed')
-    parser.add_argument("--time-vllm", action="store_true", help="also run tests/vllm in .venv-vllm, timed")
+    parser.add_argument("--readme", type=Path, help="Markdown file whose block test-command gets the summary line")
     args = parser.parse_args()
-
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                             check=True).stdout.strip()
-    whole, fast = count(MAIN_PYTHON), count(MAIN_PYTHON, "-m", "not slow")
-    vllm = count(VLLM_PYTHON, "tests/vllm")
-    fast_time = f"{timed(MAIN_PYTHON, '-m', 'not slow') / 60:.1f} min" if args.time_fast_lane else "not timed"
-    vllm_time = f"{timed(VLLM_PYTHON, 'tests/vllm') / 60:.1f} min" if args.time_vllm else "not timed"
-    block = (f"Test suite at commit `{commit}`, counted {dt.date.today():%Y-%m-%d} by `benchmarks/test_suite.py` "
-             f"(pytest's collection):\n\n"
-             "| part | command | tests | wall time on this 2-core machine |\n|---|---|---:|---|\n"
-             f"| whole suite (the test command) | `.venv/bin/python -m pytest` | {whole} | not timed here |\n"
-             f"| fast lane | `.venv/bin/python -m pytest -m \"not slow\"` | {fast} | {fast_time} |\n"
-             f"| slow tests | the rest (smoke workflow, kill-and-resume, the vLLM suite) | {whole - fast} | |\n"
-             f"| tests/vllm (one slow test of the suite runs them) | `.venv-vllm/bin/python -m pytest tests/vllm` "
-             f"| {vllm} | {vllm_time} |\n")
+    if args.counts_only:
+        return write(args, *counts_only_report(commit))
+    if args.workdir is None or args.workdir.exists():
+        parser.error("--workdir: give a path for a fresh clone (it must not exist)")
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(args.workdir)], check=True)
+    logs = args.workdir.parent / f"{args.workdir.name}-logs"
+    logs.mkdir(exist_ok=True)
+    env = {**os.environ, "EAD_VLLM_SUITE_LOG": str(logs / "vllm-suite.log")}
+    cache = None
+    if args.cold:
+        cache = Path(tempfile.mkdtemp(prefix="ead-pip-cache-"))
+        env["PIP_CACHE_DIR"] = str(cache)
+
+    setup_s, _ = run_timed(["bash", "workflow/scripts/setup.sh", "--tests"], args.workdir, logs / "setup.log", env)
+    downloaded = size_gb(cache) if cache else None
+    python = args.workdir / ".venv" / "bin" / "python"
+    pytest_s, output = run_timed([str(python), "-m", "pytest", "--durations=25"], args.workdir, logs / "pytest.log",
+                                 env)
+    vllm_log = (logs / "vllm-suite.log").read_text(errors="replace")
+    fast_s = None
+    if args.time_fast_lane:
+        fast_s, _ = run_timed([str(python), "-m", "pytest", "-m", "not slow", "-p", "no:cacheprovider"], args.workdir,
+                              logs / "fast-lane.log", env)
+    whole, fast = collected(python, args.workdir), collected(python, args.workdir, "-m", "not slow")
+    vllm = collected(args.workdir / ".venv-vllm" / "bin" / "python", args.workdir, "tests/vllm")
+    installed = {name: size_gb(args.workdir / name) for name in (".venv", ".venv-vllm")}
+    cores, memory = os.cpu_count(), os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    cache_note = (f"an empty pip cache: {downloaded:.1f} GB downloaded" if cache
+                  else "pip's cache as the machine had it")
+
+    block = (
+        f"Test command timed at commit `{commit}`, {dt.date.today():%Y-%m-%d}, by `benchmarks/test_suite.py` in a "
+        f"fresh clone on this machine ({cores} cores, {memory:.0f} GiB, no GPU), with {cache_note}:\n\n"
+        "| part | command | tests | wall time |\n|---|---|---:|---|\n"
+        f"| installs | `bash workflow/scripts/setup.sh --tests` (`.venv` {installed['.venv']:.1f} GB, `.venv-vllm` "
+        f"{installed['.venv-vllm']:.1f} GB; {SYSTEM_PACKAGES}) | | {minutes(setup_s)} |\n"
+        f"| whole suite | `.venv/bin/python -m pytest` ({closing_line(output)}) | {whole} | {minutes(pytest_s)} |\n"
+        f"| **the test command** | both of the above (README, `.ci/run`) | {whole} | "
+        f"**{minutes(setup_s + pytest_s)}** |\n"
+        f"| fast lane | `.venv/bin/python -m pytest -m \"not slow\"` | {fast} | "
+        f"{minutes(fast_s) if fast_s is not None else 'not timed'} |\n"
+        f"| tests/vllm (one slow test of the suite runs them in `.venv-vllm`, beside the others) | "
+        f"`.venv-vllm/bin/python -m pytest tests/vllm` ({closing_line(vllm_log)}) | {vllm} | "
+        "within the whole suite |\n"
+        "\nThe 25 slowest of the main suite (pytest's `--durations`; the vLLM suite's wrapper is its wait for the "
+        "suite):\n\n" + durations_table(slowest(output))
+        + "\nThe 25 slowest of tests/vllm (its own `--durations`, running beside the main suite):\n\n"
+        + durations_table(slowest(vllm_log)))
+    readme_line = (f"Measured at commit `{commit}` ({dt.date.today():%Y-%m-%d}, fresh clone, {cores} cores): the "
+                   f"test command takes {minutes(setup_s + pytest_s)} ({minutes(setup_s)} of installs), installs "
+                   f"{installed['.venv'] + installed['.venv-vllm']:.1f} GB of venvs"
+                   + (f" ({downloaded:.1f} GB downloaded with an empty pip cache)" if cache else "")
+                   + f" and, as root, {SYSTEM_PACKAGES}.\n")
+    write(args, block, readme_line)
+
+
+def counts_only_report(commit: str) -> tuple[str, str]:
+    """(block, README line) of a checkout whose test command was not timed: pytest's counts only."""
+    python = ROOT / ".venv" / "bin" / "python"
+    whole, fast = collected(python, ROOT), collected(python, ROOT, "-m", "not slow")
+    vllm = collected(ROOT / ".venv-vllm" / "bin" / "python", ROOT, "tests/vllm")
+    block = (f"Test suite at commit `{commit}`, counted {dt.date.today():%Y-%m-%d} by `benchmarks/test_suite.py "
+             "--counts-only` (pytest's collection; the command was not timed at this commit):\n\n"
+             "| part | command | tests |\n|---|---|---:|\n"
+             f"| whole suite | `.venv/bin/python -m pytest` | {whole} |\n"
+             f"| fast lane | `.venv/bin/python -m pytest -m \"not slow\"` | {fast} |\n"
+             f"| tests/vllm (run by one slow test of the suite in `.venv-vllm`) | "
+             f"`.venv-vllm/bin/python -m pytest tests/vllm` | {vllm} |\n")
+    readme_line = (f"The test command was not timed at commit `{commit}` ({whole} tests); `benchmarks/test_suite.py` "
+                   f"times it from a fresh clone.\n")
+    return block, readme_line
+
+
+def write(args, block: str, readme_line: str) -> None:
     with atomic_path(args.out) as tmp:
-        Path(tmp).write_text(f"# Test suite\n\nCommand: `python benchmarks/test_suite.py --out {args.out}`\n\n{block}")
+        Path(tmp).write_text(f"# Test command\n\nCommand: `python {' '.join(sys.argv)}`\n\n{block}\n"
+                             f"README line:\n\n{readme_line}")
     if args.doc:
         replace_block(args.doc, args.block, block)
+    if args.readme:
+        replace_block(args.readme, "test-command", readme_line)
     print(block)
+    print(readme_line)
 
 
 if __name__ == "__main__":

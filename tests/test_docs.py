@@ -53,6 +53,7 @@ BLOCK_SOURCES = {
     ("docs/operations.md", "dag-runtime"): "dag_runtime.md",
     ("docs/operations.md", "smoke-runtime"): "smoke_runtime.md",
     ("docs/operations.md", "test-suite"): "test_suite.md",
+    ("README.md", "test-command"): "test_suite.md",
     ("BENCHMARKS.md", "verl-cpu-runtime"): "verl_cpu.md",
     ("BENCHMARKS.md", "verl-ranks"): "verl_ranks.md",
     ("README.md", "main-finding"): "main_finding.md",
