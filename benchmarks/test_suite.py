@@ -5,7 +5,8 @@ What it runs, in a fresh ``git clone`` of this checkout's HEAD (``--workdir``, w
 two halves of the test command (README, ``.ci/run``), each timed:
 
 1. ``bash workflow/scripts/setup.sh --tests``: both venvs and the system packages (pip's cache as it is; with
-   ``--cold``, an empty pip cache of its own, whose size afterwards is what pip downloaded);
+   ``--cold``, an empty pip cache of its own); what it downloaded is the bytes this machine's network interfaces
+   received meanwhile (``/proc/net/dev``, loopback excluded);
 2. ``.venv/bin/python -m pytest --durations=25`` (the flag only adds pytest's report of the 25 slowest tests; the vLLM
    suite, which the main suite runs in ``.venv-vllm`` beside itself, reports its own 25 slowest into its log).
 
@@ -83,6 +84,12 @@ def closing_line(output: str) -> str:
     raise SystemExit("no pytest closing line in the output")
 
 
+def received_bytes() -> int:
+    """Bytes received so far by this machine's network interfaces, loopback excluded (Linux's /proc/net/dev)."""
+    lines = Path("/proc/net/dev").read_text().splitlines()[2:]
+    return sum(int(line.split(":", 1)[1].split()[0]) for line in lines if line.split(":", 1)[0].strip() != "lo")
+
+
 def size_gb(path: Path) -> float:
     result = subprocess.run(["du", "-sb", str(path)], capture_output=True, text=True, check=True)
     return int(result.stdout.split()[0]) / 1e9
@@ -125,8 +132,9 @@ def main():
         cache = Path(tempfile.mkdtemp(prefix="ead-pip-cache-"))
         env["PIP_CACHE_DIR"] = str(cache)
 
+    received = received_bytes()
     setup_s, _ = run_timed(["bash", "workflow/scripts/setup.sh", "--tests"], args.workdir, logs / "setup.log", env)
-    downloaded = size_gb(cache) if cache else None
+    downloaded = (received_bytes() - received) / 1e9
     python = args.workdir / ".venv" / "bin" / "python"
     pytest_s, output = run_timed([str(python), "-m", "pytest", "--durations=25"], args.workdir, logs / "pytest.log",
                                  env)
@@ -139,8 +147,8 @@ def main():
     vllm = collected(args.workdir / ".venv-vllm" / "bin" / "python", args.workdir, "tests/vllm")
     installed = {name: size_gb(args.workdir / name) for name in (".venv", ".venv-vllm")}
     cores, memory = os.cpu_count(), os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    cache_note = (f"an empty pip cache: {downloaded:.1f} GB downloaded" if cache
-                  else "pip's cache as the machine had it")
+    cache_note = (f"an empty pip cache; the installs downloaded {downloaded:.1f} GB" if cache
+                  else f"pip's cache as the machine had it; the installs downloaded {downloaded:.1f} GB")
 
     block = (
         f"Test command timed at commit `{commit}`, {dt.date.today():%Y-%m-%d}, by `benchmarks/test_suite.py` in a "
@@ -162,9 +170,8 @@ def main():
         + durations_table(slowest(vllm_log)))
     readme_line = (f"Measured at commit `{commit}` ({dt.date.today():%Y-%m-%d}, fresh clone, {cores} cores): the "
                    f"test command takes {minutes(setup_s + pytest_s)} ({minutes(setup_s)} of installs), installs "
-                   f"{installed['.venv'] + installed['.venv-vllm']:.1f} GB of venvs"
-                   + (f" ({downloaded:.1f} GB downloaded with an empty pip cache)" if cache else "")
-                   + f" and, as root, {SYSTEM_PACKAGES}.\n")
+                   f"{installed['.venv'] + installed['.venv-vllm']:.1f} GB of venvs ({downloaded:.1f} GB downloaded"
+                   + (", with an empty pip cache" if cache else "") + f") and, as root, {SYSTEM_PACKAGES}.\n")
     write(args, block, readme_line)
 
 
