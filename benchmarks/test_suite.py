@@ -11,11 +11,15 @@ two halves of the test command (README, ``.ci/run``), each timed:
    suite, which the main suite runs in ``.venv-vllm`` beside itself, reports its own 25 slowest into its log).
 
 Then, with ``--time-fast-lane``, ``.venv/bin/python -m pytest -m "not slow"`` in the same clone (what a developer
-runs between edits). The counts come from pytest's collection. The report goes to ``--out`` and, with ``--doc``,
-into the block ``test-suite``; with ``--readme``, a one-line summary into its block ``test-command``.
+runs between edits). ``--fast-lane-only`` times only the fast lane, in this checkout, into its own block
+(``--block fast-lane``); ``--counts-only`` writes pytest's counts and says the command was not timed. The counts
+come from pytest's collection. The report goes to ``--out`` and, with ``--doc``, into the block ``test-suite``; with
+``--readme``, a one-line summary into its block ``test-command``.
 
-    python benchmarks/test_suite.py --workdir /tmp/ead-test-clone --cold --time-fast-lane \\
+    python benchmarks/test_suite.py --workdir /tmp/ead-test-clone --time-fast-lane \\
         --out benchmarks/results/test_suite.md --doc docs/operations.md --readme README.md
+    python benchmarks/test_suite.py --fast-lane-only --out benchmarks/results/fast_lane.md \\
+        --doc docs/operations.md --block fast-lane
 """
 
 from __future__ import annotations
@@ -108,6 +112,8 @@ def durations_table(rows: list[tuple[float, str, str]]) -> str:
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workdir", type=Path, help="where to clone (must not exist)")
+    parser.add_argument("--fast-lane-only", action="store_true",
+                        help="only time the fast lane in this checkout (its own block, --block fast-lane)")
     parser.add_argument("--counts-only", action="store_true",
                         help="no run: count this checkout's tests and say the command was not timed at this commit")
     parser.add_argument("--cold", action="store_true", help="an empty pip cache of the run's own")
@@ -121,6 +127,11 @@ def main():
                             check=True).stdout.strip()
     if args.counts_only:
         return write(args, *counts_only_report(commit))
+    if args.fast_lane_only:
+        # the suite checks that the block is this program's report, also while it is being timed: say so first
+        write(args, f"Fast lane being timed at commit `{commit}` by `benchmarks/test_suite.py --fast-lane-only`.\n",
+              None)
+        return write(args, fast_lane_report(commit), None)
     if args.workdir is None or args.workdir.exists():
         parser.error("--workdir: give a path for a fresh clone (it must not exist)")
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(args.workdir)], check=True)
@@ -175,6 +186,19 @@ def main():
     write(args, block, readme_line)
 
 
+def fast_lane_report(commit: str) -> str:
+    """The fast lane timed in this checkout (its venv as it is), with pytest's 25 slowest."""
+    python = ROOT / ".venv" / "bin" / "python"
+    with tempfile.TemporaryDirectory(prefix="ead-fast-lane-") as directory:
+        seconds, output = run_timed([str(python), "-m", "pytest", "-m", "not slow", "-p", "no:cacheprovider",
+                                     "--durations=25"], ROOT, Path(directory) / "fast-lane.log", dict(os.environ))
+    cores = os.cpu_count()
+    return (f"Fast lane timed at commit `{commit}`, {dt.date.today():%Y-%m-%d}, by `benchmarks/test_suite.py "
+            f"--fast-lane-only` on this machine ({cores} cores, nothing else running): "
+            f"`.venv/bin/python -m pytest -m \"not slow\"`, {closing_line(output)}, **{minutes(seconds)}**. "
+            "Its 25 slowest (pytest's `--durations`):\n\n" + durations_table(slowest(output)))
+
+
 def counts_only_report(commit: str) -> tuple[str, str]:
     """(block, README line) of a checkout whose test command was not timed: pytest's counts only."""
     python = ROOT / ".venv" / "bin" / "python"
@@ -192,16 +216,17 @@ def counts_only_report(commit: str) -> tuple[str, str]:
     return block, readme_line
 
 
-def write(args, block: str, readme_line: str) -> None:
+def write(args, block: str, readme_line: str | None) -> None:
     with atomic_path(args.out) as tmp:
         Path(tmp).write_text(f"# Test command\n\nCommand: `python {' '.join(sys.argv)}`\n\n{block}\n"
-                             f"README line:\n\n{readme_line}")
+                             + (f"README line:\n\n{readme_line}" if readme_line else ""))
     if args.doc:
         replace_block(args.doc, args.block, block)
-    if args.readme:
+    if args.readme and readme_line:
         replace_block(args.readme, "test-command", readme_line)
     print(block)
-    print(readme_line)
+    if readme_line:
+        print(readme_line)
 
 
 if __name__ == "__main__":

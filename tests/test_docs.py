@@ -54,6 +54,7 @@ BLOCK_SOURCES = {
     ("docs/operations.md", "smoke-runtime"): "smoke_runtime.md",
     ("docs/operations.md", "test-suite"): "test_suite.md",
     ("README.md", "test-command"): "test_suite.md",
+    ("docs/operations.md", "fast-lane"): "fast_lane.md",
     ("BENCHMARKS.md", "verl-cpu-runtime"): "verl_cpu.md",
     ("BENCHMARKS.md", "verl-ranks"): "verl_ranks.md",
     ("README.md", "main-finding"): "main_finding.md",

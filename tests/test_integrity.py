@@ -1,10 +1,8 @@
 """Integrity of what the pipeline makes and reads: model digests (written at save, checked at load), the modes of
 saved models, and damaged tables that name their file (docs/operations.md, "Reliability")."""
 
+import os
 import stat
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -68,13 +66,16 @@ def test_a_model_without_digest_that_cannot_load_names_its_directory(saved_model
 
 @pytest.mark.parametrize("umask", [0o022, 0o002])
 def test_saved_models_honour_the_umask(tmp_path, umask):
-    """transformers writes model.safetensors 0600; every other output follows the umask."""
+    """transformers writes model.safetensors 0600; every other output follows the umask (set in this process for the
+    save, and restored: pytest runs tests one at a time in one thread)."""
     out = tmp_path / f"policy_{umask:o}"
-    code = (f"import os; os.umask({umask}); from ead.models import save_hf_model; "
-            "from ead.models.tiny_policy import build_tokenizer; from tests.conftest import make_tiny_llama; "
-            "t = build_tokenizer(); "
-            f"save_hf_model({str(out)!r}, make_tiny_llama(vocab_size=len(t)), t)")
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1])
+    tokenizer = build_tokenizer()
+    model = make_tiny_llama(vocab_size=len(tokenizer))
+    previous = os.umask(umask)
+    try:
+        save_hf_model(out, model, tokenizer)
+    finally:
+        os.umask(previous)
     modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in out.iterdir()}
     assert "model.safetensors" in modes and DIGEST_FILE in modes
     assert modes == {name: 0o666 & ~umask for name in modes}
