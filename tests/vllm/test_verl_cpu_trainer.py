@@ -13,7 +13,9 @@ prompts, with configs/config.yaml + configs/verl_cpu.yaml at 2 steps. Checked, n
 * the TIS statistics verl logged (rollout_corr/rollout_is_mean, _max) equal the truncated ratio
   min(exp(old - behaviour), cap) recomputed from those log-probs and the HF model at tau = 1 (old = the actor before
   step 1's update, i.e. the initial model);
-* at tau 1.0 the rollout-vs-actor gap (training/rollout_probs_diff_mean) stays at the weight-sync level.
+* at tau 1.0 the rollout-vs-actor gap (training/rollout_probs_diff_mean) stays at the weight-sync level, in a run
+  SIGKILLed after step 1's checkpoint and resumed from it (the one-rank kill-and-resume);
+* a SIGKILLed Ray head fails a cell with one error, no table and no process left.
 
 The runs score responses with tests/vllm/group_varying_reward.py (rewards that vary within each group), so the actor
 really changes between steps: the step-2 checks are made against updated weights, not the initial ones.
@@ -268,23 +270,46 @@ def test_ead_tis_cell_writes_its_tables_with_real_validation(ead_tis):
 
 @pytest.fixture(scope="module")
 def tau_one(assets):
-    return run_cell(assets, "tau1.0", profile_config())
+    """The one-rank tau 1.0 cell, SIGKILLed after step 1's checkpoint and run again (kill_after_step_one_and_resume,
+    which checks the resume): one run for the one-rank kill-and-resume and the tau 1.0 checks below."""
+    return kill_after_step_one_and_resume(assets, profile_config(), "tau1.0")
+
+
+def training_metrics(run_dir: Path) -> dict[int, dict]:
+    """verl's training records by step, across the killed attempt's metrics (metrics.1.jsonl) and the resumed one's."""
+    records = {}
+    for name in ("metrics.1.jsonl", "metrics.jsonl"):
+        for entry in read_jsonl(run_dir / name):
+            if is_training_record(entry["data"]):
+                assert entry["step"] not in records, f"step {entry['step']} trained twice"
+                records[entry["step"]] = entry["data"]
+    return records
 
 
 def test_tau_one_rollouts_match_the_actor_at_weight_sync_level(tau_one):
-    run_dir = tau_one
-    gaps = [data["training/rollout_probs_diff_mean"] for step, data in sorted(metrics(run_dir).items()) if step > 0]
+    """At both steps (step 2 after the resume, with the weights loaded from step 1's checkpoint and synced to a new
+    vLLM engine)."""
+    gaps = [data["training/rollout_probs_diff_mean"] for step, data in sorted(training_metrics(tau_one).items())]
     assert len(gaps) == STEPS
     # the engine's and the actor's probabilities of the same tokens from the same (synced) weights, both float32
     assert max(gaps) < 1e-3 and not any(math.isnan(gap) for gap in gaps)
+
+
+def test_a_one_rank_cell_killed_mid_run_resumes_from_its_checkpoint(tau_one):
+    """kill_after_step_one_and_resume's checks passed on one rank (the two-rank run is test_verl_two_ranks.py's): one
+    shard per kind in step 1's checkpoint, and the evaluations of both starts and the last step in the tables."""
+    actor = tau_one / "checkpoints" / "global_step_1" / "actor"
+    assert sorted(path.name for path in actor.glob("model_world_size_*_rank_*.pt")) == ["model_world_size_1_rank_0.pt"]
+    evaluated = sorted(pd.read_csv(tau_one / "tables" / "eval_problems.csv")["step"].unique())
+    assert evaluated == [0, 1, STEPS]  # val_before_train on each start, and the last step
 
 
 def kill_after_step_one_and_resume(assets: Path, config: dict, run_name: str, precision=FLOAT32) -> Path:
     """Run a tau 1.0 cell, SIGKILL the whole job (trainer, Ray, vLLM) once step 1's checkpoint is saved and step 1
     logged, run the same command again, and check the second attempt resumed: it loads step 1's checkpoint
     (trainer.resume_mode=auto), trains only step 2, and the tables hold steps 1..STEPS, step 1 as the first attempt
-    logged it. Returns the run directory. Run on two ranks only (tests/vllm/test_verl_two_ranks.py): the one-rank
-    run of it cost 8 of the suite's minutes for the same code on one shard, and CI must stay under 90 minutes."""
+    logged it. Returns the run directory. Run on one rank (the tau 1.0 checks' own run, ``tau_one``) and on two
+    (tests/vllm/test_verl_two_ranks.py)."""
     import signal
     import time
 
