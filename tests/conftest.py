@@ -29,8 +29,9 @@ WORKFLOW_ROOT = Path(__file__).resolve().parents[1]
 # that the libraries write under the home directory (matplotlib's font cache, Hugging Face's, Snakemake's source
 # cache, vLLM's, Ray's) go to a home of the session's own, which every subprocess inherits (the vLLM suite's session
 # uses its parent's).
+SESSION_HOME = None  # the home this process made (removed when its session ends); None in the vLLM suite's session
 if "EAD_TEST_HOME" not in os.environ:
-    os.environ["EAD_TEST_HOME"] = os.environ["HOME"] = tempfile.mkdtemp(prefix="ead-tests-home-")
+    SESSION_HOME = os.environ["EAD_TEST_HOME"] = os.environ["HOME"] = tempfile.mkdtemp(prefix="ead-tests-home-")
     for variable in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "MPLCONFIGDIR", "HF_HOME"):
         os.environ.pop(variable, None)
 
@@ -48,11 +49,13 @@ def pytest_collection_finish(session):
 
 
 def pytest_sessionfinish(session):
-    """Stop a background vLLM suite that the session did not wait for."""
+    """Stop a background vLLM suite that the session did not wait for, then remove the session's home."""
     from tests.test_vllm_suite import VLLM_SUITE_KEY, stop_vllm_suite
 
     if (suite := session.config.stash.get(VLLM_SUITE_KEY, None)) is not None:
         stop_vllm_suite(suite)
+    if SESSION_HOME is not None:
+        shutil.rmtree(SESSION_HOME, ignore_errors=True)
 
 
 def copy_workflow(directory: Path) -> Path:

@@ -34,6 +34,10 @@ class BackgroundSuite:
     directory: Path
 
 
+#: where tests/conftest.py keeps the suite it started, for the wrapper test to wait on
+VLLM_SUITE_KEY = pytest.StashKey[BackgroundSuite]()
+
+
 def start_vllm_suite() -> BackgroundSuite | None:
     """``.venv-vllm/bin/python -m pytest tests/vllm`` in its own session and temporary directory (its ``--basetemp``,
     so that no other pytest session's retention can delete its runs), output to its log; None if the venv is
@@ -77,5 +81,3 @@ def test_vllm_processor_suite_passes_in_the_vllm_venv(request):
     assert " passed" in output.rstrip().splitlines()[-1]
     shutil.rmtree(suite.directory / "tmp", ignore_errors=True)  # its verl runs and checkpoints (the log stays)
 
-
-VLLM_SUITE_KEY = pytest.StashKey[BackgroundSuite]()
