@@ -492,6 +492,20 @@ def test_a_yaml_syntax_error_in_a_config_file_names_the_file_and_line(tmp_path):
     assert main([str(ROOT / "configs" / "smoke.yaml"), str(broken)]) == 1
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    ("ead:\n  tau_max: 1.2\nrl:\n  steps: 4\nead:\n  c: 10\n", r":5:1: key 'ead' is given twice \(first at line 1\)"),
+    ("rl: {steps: 4, steps: 8}\n", r":1:16: key 'steps' is given twice \(first at line 1\)"),
+])
+def test_a_key_given_twice_in_one_file_is_refused_naming_file_and_line(tmp_path, text, message):
+    """YAML keeps the last of two equal keys silently: a second ``ead:`` block would replace the first."""
+    from ead.settings.files import read_config_file
+
+    overlay = tmp_path / "twice.yaml"
+    overlay.write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(str(overlay)) + message):
+        read_config_file(overlay)
+
+
 # --- nothing silently wrong in the config (issue #34 items 4 and 5) ----------------------------------------------
 
 @pytest.mark.parametrize(("override", "message"), [

@@ -17,16 +17,44 @@ import yaml
 from ead.settings.base import ConfigError
 
 
+class _DuplicateKey(yaml.MarkedYAMLError):
+    pass
+
+
+class ConfigLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """YAML's safe loader (libyaml's parser where PyYAML has it: config.yaml is read by every job and test) that
+    refuses a key given twice in one mapping: YAML keeps the last silently, so ``ead:`` twice would lose a block."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)
+            seen: dict = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:  # an unhashable key: the base constructor names it
+                    continue
+                if first is not key_node:
+                    raise _DuplicateKey(
+                        None, None, f"key {key!r} is given twice (first at line {first.start_mark.line + 1})",
+                        key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_config_file(path: str | Path) -> dict:
-    """The mapping in a YAML config file; ConfigError naming the file, line and column of a syntax error, or the file
-    if it does not hold a mapping."""
+    """The mapping in a YAML config file; ConfigError naming the file, line and column of a syntax error or of a key
+    given twice in one mapping, or the file if it does not hold a mapping."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"config file {path}: cannot be read ({error.strerror or error})") from None
     try:
-        values = yaml.safe_load(text)
+        values = yaml.load(text, Loader=ConfigLoader)  # noqa: S506 (a safe loader)
+    except _DuplicateKey as error:
+        mark = error.problem_mark
+        raise ConfigError(f"{path}:{mark.line + 1}:{mark.column + 1}: {error.problem}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
