@@ -80,4 +80,5 @@ rule all:
     input:
         get_final_figures(),
         get_final_tables(),
+        get_tables_read(),
         rules.summary.output,

@@ -293,3 +293,36 @@ def test_a_failed_sft_job_is_rerun_once_its_input_is_restored(workdir):
     data.write_bytes(original)
     os.utime(data, ns=(times.st_atime_ns, times.st_mtime_ns))
     assert planned_jobs(workdir, *SMOKE).get("tiny_policy_sft") == 1
+
+
+def jobs_of_dry_run(text: str) -> list[dict]:
+    """The jobs a dry run prints: {"rule": name, "input": [paths], "output": [paths]} each."""
+    jobs = []
+    for line in text.splitlines():
+        if line.startswith("rule ") and line.endswith(":"):
+            jobs.append({"rule": line[5:-1], "input": [], "output": []})
+        elif jobs and line.strip().startswith(("input:", "output:")):
+            key, _, paths = line.strip().partition(": ")
+            jobs[-1][key] = [path.strip() for path in paths.split(",")]
+    return jobs
+
+
+@pytest.mark.slow
+def test_every_table_the_summary_report_or_a_figure_reads_is_rebuilt_when_deleted(smoke_run_copy):
+    """Snakemake rebuilds a missing file only for a job that runs: a table read by an existing figure or summary, once
+    deleted (by hand, or by a failed job), stayed missing ("Nothing to be done", then --report failed on it)."""
+    workdir, out = smoke_run_copy, smoke_run_copy / "runs" / "smoke"
+    every_job = jobs_of_dry_run(snakemake(workdir, "--dry-run", "--forceall", *SMOKE).stdout)
+    readers = [job for job in every_job if any(path.startswith("figures/") or path == "results/summary.md"
+                                               for path in job["output"])]
+    tables = sorted({path for job in readers for path in job["input"] if path.endswith(".csv")})
+    assert {"results/claims.csv", "results/premises/rl_learns.csv", "results/rl/eval_curves.csv",
+            "results/rl/train_curves.csv", "results/rl/paired_curves.csv"} <= set(tables), tables
+    for table in tables:
+        kept = out / (table + ".kept")
+        (out / table).rename(kept)  # a rename keeps the file's time: restored, it is as up to date as before
+        try:
+            planned = jobs_of_dry_run(snakemake(workdir, "--dry-run", *SMOKE).stdout)
+        finally:
+            kept.rename(out / table)
+        assert any(table in job["output"] for job in planned), f"{table} deleted: the dry run does not rebuild it"
