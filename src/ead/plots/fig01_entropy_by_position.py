@@ -19,7 +19,7 @@ import numpy as np
 import seaborn as sns
 from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
-from ead.plots.style import apply_style, run_table_figure
+from ead.plots.style import ENTROPY_MIN_SPAN, apply_style, bound_axis, run_table_figure
 from ead.tables import ENTROPY_BY_POSITION, ENTROPY_BY_ROLE
 
 FEW_ALIVE = 0.1  # below this fraction of responses still generating, a curve is drawn faint
@@ -38,8 +38,10 @@ def draw_roles(ax, roles, colors) -> None:
     ax.set_yticks(np.arange(len(order)), order)
     ax.invert_yaxis()
     ax.set(xlabel="entropy at tau = 1 (nats)", title="By token role (countdown)")
-    # roles of nearly equal entropy span a few thousandths of a nat: at most 4 ticks, written in full (no offset), so
-    # the labels never run together ("3.58753.5900...")
+    # roles of nearly equal entropy span a few thousandths of a nat: the axis spans at least ENTROPY_MIN_SPAN (such
+    # differences are not stretched over the panel), at most 4 ticks, written in full (no offset), so the labels never
+    # run together ("3.58753.5900...")
+    bound_axis(ax, "x", floor=0.0, min_span=ENTROPY_MIN_SPAN)
     ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
     formatter = ScalarFormatter(useOffset=False)
     formatter.set_scientific(False)
@@ -77,7 +79,8 @@ def plot(table, role_tables=None):
             ax.plot(rows["position"], rows["mean_entropy"].where(few | few.shift(-1, fill_value=False)),
                     color=colors[model], lw=0.8, alpha=0.4)
             alive.plot(rows["position"], rows["fraction_alive"], color=colors[model], lw=1.2)
-        ax.set(ylabel="entropy at tau = 1 (nats)", title=f"{task}: by position", ylim=(-0.03 * top, 1.1 * top))
+        ax.set(ylabel="entropy at tau = 1 (nats)", title=f"{task}: by position", ylim=(0.0, 1.1 * top))
+        bound_axis(ax, "y", floor=0.0, min_span=ENTROPY_MIN_SPAN)
         ax.tick_params(labelbottom=False)
         ax.legend(loc="upper right", fontsize=8)
         alive.set(xlabel="response token position t", ylabel="still\ngenerating", ylim=(0, 1.05))

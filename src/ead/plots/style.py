@@ -46,6 +46,32 @@ def integer_ticks(axis) -> None:
     axis.set_major_locator(MaxNLocator(integer=True))
 
 
+#: Smallest span of an entropy axis, in nats: differences of a few hundredths of a nat are not stretched over the
+#: whole panel, where they would look like large effects.
+ENTROPY_MIN_SPAN = 0.5
+
+
+def bound_axis(ax, axis: str = "y", *, floor: float | None = None, ceiling: float | None = None,
+               min_span: float | None = None) -> None:
+    """Keep ``axis`` (``"x"`` or ``"y"``) to the values its quantity can take and to an honest scale, after drawing.
+
+    ``floor`` / ``ceiling``: the quantity's bounds (0 for a norm or an entropy, 0 and 1 for a rate), so an all-zero
+    curve is not drawn on an axis reaching below 0. ``min_span``: the axis spans at least this much, centred on the
+    drawn data. A window that crosses a bound is moved inside it, keeping its span where the bounds allow.
+    """
+    low, high = getattr(ax, f"get_{axis}lim")()
+    if min_span is not None and high - low < min_span:
+        middle = (low + high) / 2
+        low, high = middle - min_span / 2, middle + min_span / 2
+    if floor is not None and low < floor:
+        low, high = floor, high + (floor - low)
+    if ceiling is not None and high > ceiling:
+        low, high = low - (high - ceiling), ceiling
+    if floor is not None:
+        low = max(low, floor)
+    getattr(ax, f"set_{axis}lim")(low, high)
+
+
 def set_percent_ylim(ax, ci_high) -> None:
     """y axis in percent up to 110% of the highest CI bound (at least 5), starting a little below 0 so a line at 0
     stays visible."""
