@@ -12,9 +12,19 @@ import re
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
+from packaging.requirements import Requirement
 
-from ead.slurm_profile import ProfileError, check_partitions, main, read_profile, site_profile
+from ead.slurm_profile import (
+    KNOWN_RESOURCES,
+    ProfileError,
+    check_partitions,
+    main,
+    read_profile,
+    site_profile,
+    workflow_rules,
+)
 from tests.conftest import copy_workflow, snakemake_dry_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,6 +83,7 @@ def test_a_generated_site_profile_keeps_every_paper_rules_resources(workdir, tmp
     rules = {rule for rule, _ in jobs}
     assert {"rl_cell_verl", "paper_model", "paper_data", "entropy_by_position", "forking", "majority_scaling",
             "rl_tables", "rl_figure", "summary"} <= rules
+    assert rules <= workflow_rules()  # --set accepts every rule the paper DAG plans
     assert sum(rule == "rl_cell_verl" for rule, _ in jobs) == 32
     renamed = {"cpu": "short", "gpu": "a100"}
     for rule, resources in jobs:
@@ -99,6 +110,57 @@ def test_bad_site_options_give_one_clear_error(tmp_path, capsys, monkeypatch, op
     assert main(["--out", str(tmp_path / "site"), *options]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.parametrize("options, unknown, known", [
+    (["--set", "rl_cell_verll:runtime=100"], "no rule 'rl_cell_verll' (did you mean 'rl_cell_verl'?)",
+     "; its rules: all, analysis_claims, "),
+    (["--set", "rl_cell_verl:runtme=100"], "'runtme' is not a resource Snakemake or its SLURM executor reads "
+     "(did you mean 'runtime'?)", "; they read: cluster, clusters, constraint, cpus_per_gpu, cpus_per_task, "),
+    (["--set", "forking:gpus=2"], "'gpus' is not a resource", "(did you mean 'gpu'?)"),
+    (["--default", "slurm_acount=proj42"], "'slurm_acount' is not a resource", "(did you mean 'slurm_account'?)"),
+], ids=["rule", "resource", "gpus", "default"])
+def test_site_options_refuse_a_rule_or_resource_snakemake_would_ignore(tmp_path, capsys, options, unknown, known):
+    """A misspelt name would be written into the profile and silently ignored by Snakemake: one line names it and
+    lists the known ones instead."""
+    assert main(["--out", str(tmp_path / "site"), *options]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith(f"ead.slurm_profile: error: {options[0]} {options[1]}: ")
+    assert unknown in error and known in error
+    assert not (tmp_path / "site").exists()
+
+
+def test_every_name_our_profiles_use_and_the_slurm_plugin_reads_is_known():
+    for profile in (read_profile(PAPER_PROFILE), read_profile(LOCAL_PROFILE)):
+        assert set(profile["set-resources"]) <= workflow_rules()
+        for resources in [profile["default-resources"], *profile["set-resources"].values()]:
+            assert set(resources) <= KNOWN_RESOURCES
+    # rules declared inside a config's `if` and by `use rule ... as` count too
+    assert {"paper_data", "verl_local_data", "rl_base_eval", "all"} <= workflow_rules()
+    plugin = Path(pytest.importorskip("snakemake_executor_plugin_slurm").__file__).parent
+    read = {name for path in plugin.glob("*.py") for name in
+            re.findall(r"resources\.get\(\s*\"(\w+)\"|\"(\w+)\" in job\.resources", path.read_text()) for name in name}
+    # threads are a rule's (threads:, --set-threads); the plugin reads them only to pick a partition
+    assert read - {"", "threads"} <= KNOWN_RESOURCES, read - {"", "threads"} - KNOWN_RESOURCES
+
+
+def test_the_default_setup_installs_the_slurm_executor_plugin():
+    """``bash workflow/scripts/setup.sh`` without --tests can dry-run the paper profile's SLURM DAG, with the plugin
+    pinned as in the GPU environment."""
+    setup = (ROOT / "workflow" / "scripts" / "setup.sh").read_text()
+    default_extras = re.search(r'^extras="(.*)"$', setup, re.M).group(1)
+    assert 'pip install -e ".${extras}"' in setup
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    selected = [extra for extra in default_extras.strip("[]").split(",") if extra]
+    installed = [Requirement(text) for text in project["dependencies"] +
+                 [text for extra in selected for text in project["optional-dependencies"][extra]]]
+    plugin = [requirement for requirement in installed if requirement.name == "snakemake-executor-plugin-slurm"]
+    assert len(plugin) == 1, "the default setup does not install snakemake-executor-plugin-slurm"
+    gpu_environment = yaml.safe_load((ROOT / "environment-gpu.yml").read_text())["dependencies"][-1]["pip"]
+    pins = {Requirement(text).specifier for text in gpu_environment + [
+        text for extra in project["optional-dependencies"].values() for text in extra]
+        if Requirement(text).name == plugin[0].name}
+    assert pins <= {plugin[0].specifier}
 
 
 def test_the_base_profile_is_never_overwritten(capsys):

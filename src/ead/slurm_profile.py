@@ -9,7 +9,9 @@ instead: ours, with the site's account, partition names and resource changes mer
         --set rl_cell_verl:runtime=2880
     snakemake --configfile configs/paper.yaml --workflow-profile profiles/mysite
 
-``--default`` / ``--set`` take Snakemake's own ``KEY=VALUE`` / ``RULE:KEY=VALUE`` syntax. Before a long run, check
+``--default`` / ``--set`` take Snakemake's own ``KEY=VALUE`` / ``RULE:KEY=VALUE`` syntax; a rule the workflow does
+not declare or a resource neither Snakemake nor the SLURM executor reads is refused (Snakemake would ignore it
+silently). Before a long run, check
 that every partition a profile names exists on the cluster (one error naming them, instead of a failed sbatch per job
 and attempt):
 
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import difflib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +34,24 @@ from ead.io import atomic_path
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_PROFILE = ROOT / "workflow" / "profiles" / "slurm"
+WORKFLOW_FILES = [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
+
+# Indented declarations count: some rules are declared inside an `if` on the config (paper_data or verl_local_data).
+RULE_DECLARATION = re.compile(r"^[ \t]*(?:(?:rule|checkpoint) (\w+):|use rule \w+ as (\w+))", re.M)
+
+# Snakemake's own resources (memory and disk in each unit it converts, runtime, tmpdir) and every resource
+# snakemake-executor-plugin-slurm (2.x) reads from a job. Not ``threads``: a rule's threads come from its ``threads:``
+# or --set-threads, a SLURM job's CPUs from cpus_per_task. Not ``gpus``: the plugin requests GPUs from ``gpu`` or
+# ``gres`` only.
+SNAKEMAKE_RESOURCES = {"mem", "mem_mb", "mem_mib", "disk", "disk_mb", "disk_mib", "runtime", "tmpdir"}
+SLURM_RESOURCES = {
+    "slurm_account", "slurm_partition", "slurm_extra", "qos", "constraint",
+    "cluster", "clusters", "slurm_cluster",
+    "nodes", "tasks", "tasks_per_node", "tasks_per_gpu", "mpi",
+    "cpus_per_task", "cpus_per_gpu", "mem_mb_per_cpu",
+    "gpu", "gpu_model", "gres",
+}
+KNOWN_RESOURCES = SNAKEMAKE_RESOURCES | SLURM_RESOURCES
 
 
 class ProfileError(ValueError):
@@ -73,10 +95,45 @@ def parse_rule_assignment(text: str) -> tuple[str, str, object]:
     return rule.strip(), key, value
 
 
+def workflow_rules() -> set[str]:
+    """Every rule the Snakefile and workflow/rules/*.smk declare, whichever config includes it."""
+    return {name for path in WORKFLOW_FILES for match in RULE_DECLARATION.finditer(path.read_text())
+            for name in match.groups() if name}
+
+
+def unknown_rule(rule: str, declared: set[str]) -> str:
+    return f"the workflow has no rule {rule!r}{did_you_mean(rule, declared)}; its rules: {', '.join(sorted(declared))}"
+
+
+def unknown_resource(key: str) -> str:
+    return (f"{key!r} is not a resource Snakemake or its SLURM executor reads{did_you_mean(key, KNOWN_RESOURCES)}; "
+            f"they read: {', '.join(sorted(KNOWN_RESOURCES))}")
+
+
+def did_you_mean(name: str, known: set[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_resource_names(defaults: list[tuple[str, object]], rules: list[tuple[str, str, object]]) -> None:
+    """Raise naming the first ``--default`` / ``--set`` whose rule the workflow does not declare, or whose resource
+    neither Snakemake nor the SLURM executor reads: either would be written into the profile and silently ignored."""
+    for key, value in defaults:
+        if key not in KNOWN_RESOURCES:
+            raise ProfileError(f"--default {key}={value}: {unknown_resource(key)}")
+    declared = workflow_rules() if rules else set()
+    for rule, key, value in rules:
+        if rule not in declared:
+            raise ProfileError(f"--set {rule}:{key}={value}: {unknown_rule(rule, declared)}")
+        if key not in KNOWN_RESOURCES:
+            raise ProfileError(f"--set {rule}:{key}={value}: {unknown_resource(key)}")
+
+
 def site_profile(base: dict, *, account: str | None = None, partitions: dict[str, str] | None = None,
                  defaults: list[tuple[str, object]] = (), rules: list[tuple[str, str, object]] = ()) -> dict:
     """``base`` with partition names mapped (``partitions``: our name -> the site's), ``slurm_account`` set for every
     job, and single resources changed (``defaults`` for every rule, ``rules`` for one rule), all other keys kept."""
+    check_resource_names(defaults, rules)
     profile = copy.deepcopy(base)
     default_resources = profile.setdefault("default-resources", {})
     set_resources = profile.setdefault("set-resources", {})

@@ -22,6 +22,6 @@ for dep in tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]
         print(dep)
 PY
 )
-pip install "${deps[@]}" "snakemake-executor-plugin-slurm>=1.0,<3" "huggingface_hub" "datasets"
+pip install "${deps[@]}" "huggingface_hub" "datasets"
 pip install --no-deps -e .
 .venv-gpu/bin/python -c 'import ead, torch, verl, vllm; print("setup_gpu.sh: ready in .venv-gpu: ead", ead.__version__, "torch", torch.__version__, "verl", verl.__version__, "vllm", vllm.__version__)'
