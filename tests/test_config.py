@@ -267,6 +267,116 @@ def test_rl_run_narrows_the_grid_and_its_claims_and_figures():
         load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"run": ["mian"]}})
 
 
+CLAIM_X1 = "{id: X1, figure: fig04, statement: x, sampler: SAMPLER, baseline: tau1.0, metric: pass@4}"
+
+
+@pytest.mark.parametrize("run", [None, "[main]"])
+def test_a_misspelt_claim_is_refused_whether_or_not_rl_run_selects_experiments(tmp_path, run):
+    """A claim no experiment can make (sampler ead_tiss) is an error in both cases; under rl.run, only a well-formed
+    claim on an experiment that does not run is left out."""
+    from ead.settings import layer_config
+
+    overlay = tmp_path / "claims.yaml"
+    selection = f"rl:\n  run: {run}\n" if run else ""
+    overlay.write_text(f"{selection}claims+:\n  - {CLAIM_X1.replace('SAMPLER', 'ead_tiss')}\n")
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(overlay))}.*\(X1\)\.sampler: the cell .*'ead_tiss'.* is "
+                                          r"not in the grid of rl\.experiments"):
+        layered = layer_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml", overlay)
+        try:
+            validate_config(layered.config, SCHEMA)
+        except ConfigError as error:
+            raise ConfigError(layered.name_source(str(error))) from None
+    if run:  # a well-formed claim on an experiment left out (C7: off_policy) is left out, not refused
+        overlay.write_text(f"{selection}claims+:\n  - {CLAIM_X1.replace('SAMPLER', 'ead_tis')}\n")  # as C2
+        layered = layer_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml", overlay)
+        validate_config(layered.config, SCHEMA)
+        assert "C7" not in {claim["id"] for claim in layered.config["claims"]}
+        assert "X1" in {claim["id"] for claim in layered.config["claims"]}
+
+
+def test_a_list_replaced_and_extended_in_one_file_is_refused_in_either_order(tmp_path):
+    from ead.settings import layer_config
+
+    for text in ("claims+: [{id: X2}]\nclaims: [{id: X3}]\n", "claims: [{id: X3}]\nclaims+: [{id: X2}]\n",
+                 "premises: {samplers: [ead], samplers+: [tau1.2]}\n"):
+        overlay = tmp_path / "both.yaml"
+        overlay.write_text(text)
+        with pytest.raises(ConfigError, match=rf"^{re.escape(str(overlay))}: (claims|premises\.samplers) and "
+                                              r"\1\+ are both given"):
+            layer_config(ROOT / "configs" / "config.yaml", overlay)
+
+
+def test_a_file_included_twice_is_layered_once_where_first_reached(tmp_path):
+    """An overlay including layers/verl.yaml over verl_cpu.yaml (built on it) keeps the CPU profile's values; a
+    diamond (two includes sharing a layer) layers the shared file once."""
+    from ead.settings import layer_config
+
+    overlay = tmp_path / "gpu_layer.yaml"
+    overlay.write_text(f"include: [{ROOT / 'configs' / 'layers' / 'verl.yaml'}]\nrl: {{steps: 3}}\n")
+    plain = layer_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "verl_cpu.yaml")
+    layered = layer_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "verl_cpu.yaml", overlay)
+    assert layered.config["rl"]["verl"] == plain.config["rl"]["verl"]
+    assert layered.config["rl"]["verl"]["device"] == "cpu" and layered.config["rl"]["steps"] == 3
+    assert layered.files.count("configs/layers/verl.yaml") == 1
+    (tmp_path / "shared.yaml").write_text("ead: {tau_max: 1.1}\n")
+    (tmp_path / "left.yaml").write_text("include: [shared.yaml]\nrl: {steps: 5}\n")
+    (tmp_path / "right.yaml").write_text("include: [shared.yaml]\nead: {tau_max: 1.3}\n")
+    (tmp_path / "top.yaml").write_text("include: [left.yaml, right.yaml]\nprofile: diamond\n")
+    layered = layer_config(ROOT / "configs" / "config.yaml", tmp_path / "top.yaml")
+    validate_config(layered.config, SCHEMA)
+    assert [Path(name).name for name in layered.files] == ["config.yaml", "shared.yaml", "left.yaml", "right.yaml",
+                                                           "top.yaml"]
+    assert layered.config["ead"]["tau_max"] == 1.3 and layered.source_of("ead.tau_max").endswith("right.yaml")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("rl:\n  run: main\n", r"OVERLAY: rl\.run = 'main' must be a list of experiment names"),
+    ("rl:\n  run: []\n", r"OVERLAY: rl\.run = \[\]: selects no experiment"),
+    ("claim_defaults: {n: 4}\n", r"configs/config\.yaml, OVERLAY: claims\[1\] \(C2\)\.sampler: the cell .* 4\) "
+                                  r"is not in the grid"),
+    ("rl:\n  eval: {k: [1, 8]}\n", r"configs/smoke\.yaml, OVERLAY: rl\.eval\.n = 4 must be >= every k in "
+                                     r"rl\.eval\.k = \[1, 8\]"),
+    ("claim_defaults: [policy, x]\n", r"OVERLAY: claim_defaults = \['policy', 'x'\] must be a mapping"),
+    ("claims: [C1]\n", r"OVERLAY: claims\[0\] = 'C1' must be a mapping"),
+])
+def test_a_config_error_names_the_file_that_set_the_value_and_both_files_of_a_conflict(tmp_path, text, message):
+    """What the workflow and `python -m ead.workflow` print: one line, the files first, no traceback."""
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(text)
+    profile = [] if "claim_defaults: {n" in text else ["configs/smoke.yaml"]
+    result = subprocess.run([sys.executable, "-m", "ead.workflow", "--configfile", *profile, str(overlay)], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    error = result.stderr.strip().splitlines()[-1]
+    assert re.match("Config error: " + message.replace("OVERLAY", re.escape(str(overlay))), error), error
+
+
+def test_the_config_printer_refuses_what_the_workflow_refuses(tmp_path):
+    """A repeated --configfile (Snakemake keeps only the last list) and an empty overlay (Snakemake refuses it
+    without naming it) are refused by the printer too, naming the flag or the file."""
+    from ead.workflow import main
+
+    overlay = tmp_path / "steps.yaml"
+    overlay.write_text("rl: {steps: 4}\n")
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing set yet\n")
+    assert main(["--configfile", "configs/smoke.yaml", "--configfile", str(overlay)]) == 1
+    assert main(["--configfile", "configs/smoke.yaml", str(empty)]) == 1
+    assert main(["--configfile", "configs/smoke.yaml", str(overlay)]) == 0
+
+
+def test_the_printer_and_the_workflow_give_the_same_error_for_a_repeated_flag_and_an_empty_overlay(tmp_path, capsys):
+    from ead.workflow import main
+
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("\n")
+    main(["--configfile", "configs/smoke.yaml", str(empty)])
+    assert capsys.readouterr().err.strip() == f"Config error: config file {empty}: is empty; a profile or overlay " \
+                                               "sets at least one key"
+    main(["--configfile", "configs/smoke.yaml", "--configfile", str(empty)])
+    assert capsys.readouterr().err.startswith("Config error: --configfile given 2 times")
+
+
 def test_paper_experiments_change_policies_and_seeds_and_keep_the_defaults_grid():
     default, paper = load("config.yaml")["rl"]["experiments"], load("config.yaml", "paper.yaml")["rl"]["experiments"]
     assert set(paper) == set(default)

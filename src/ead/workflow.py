@@ -175,17 +175,19 @@ def main(argv=None) -> int:
     """Print the resolved config of configs/config.yaml plus ``--configfile`` files (and ``--config`` overrides) as
     the workflow sees it, and the figures it renders; a config error is one line naming the file, key and value."""
     from ead.settings import ConfigError, layer_config, validate_config
-    from ead.settings.layering import command_line_overrides
+    from ead.settings.layering import check_configfile_flags, command_line_overrides
 
     root = Path(__file__).resolve().parents[2]
     parser = argparse.ArgumentParser(description="Print the resolved workflow config (profile + overlays).")
     parser.add_argument("--configfile", nargs="*", default=[], help="profile and overlay files, in layering order")
     parser.add_argument("--config", nargs="*", default=[], help="KEY=VALUE overrides (a__b=1 for a nested key)")
     parser.add_argument("--root", type=Path, default=root, help="the repository (its configs/ and workflow/)")
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     overrides = {key: yaml.safe_load(value) for key, value in (item.split("=", 1) for item in args.config)}
     layered = None
     try:
+        check_configfile_flags(["ead.workflow", *argv])  # as the workflow does: argparse keeps the last flag only
         layered = layer_config(args.root / "configs" / "config.yaml", *args.configfile,
                                command_line=command_line_overrides(overrides))
         validate_config(layered.config, args.root / "workflow" / "schemas" / "config.schema.yaml")

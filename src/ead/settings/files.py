@@ -44,7 +44,7 @@ class ConfigLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
 
 def read_config_file(path: str | Path) -> dict:
     """The mapping in a YAML config file; ConfigError naming the file, line and column of a syntax error or of a key
-    given twice in one mapping, or the file if it does not hold a mapping."""
+    given twice in one mapping, or the file if it is empty or does not hold a mapping."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -64,8 +64,8 @@ def read_config_file(path: str | Path) -> dict:
         if context and context_mark is not None and context_mark is not mark:
             context += f" started at line {context_mark.line + 1}"
         raise ConfigError(f"{where}: YAML syntax error: {problem}" + (f" ({context})" if context else "")) from None
-    if values is None:
-        return {}
+    if values is None:  # Snakemake refuses an empty --configfile without naming it; this names it
+        raise ConfigError(f"config file {path}: is empty; a profile or overlay sets at least one key")
     if not isinstance(values, dict):
         raise ConfigError(f"config file {path}: must hold a mapping of keys at top level, got {type(values).__name__}")
     return values

@@ -55,23 +55,45 @@ class LayeredConfig:
         inside = [source for path, source in self.sources.items() if path.startswith(key + ".")]
         return inside[-1] if inside else None
 
+    def sources_of(self, key: str) -> list[str]:
+        """Every source that set a value of ``key``: :meth:`source_of`, then those that set a value inside one element
+        of a list (``claims[3].n``, filled in from ``claim_defaults`` by :func:`resolve_config`)."""
+        found = [self.source_of(key)]
+        if "[" in key:
+            exact = key.strip(".")
+            found += [source for path, source in self.sources.items()
+                      if path == exact or path.startswith(f"{exact}.")]
+        return list(dict.fromkeys(source for source in found if source is not None))
+
     def name_source(self, message: str) -> str:
-        """``message`` (a ConfigError's) prefixed with the file that set the first config key it names (unless it
-        names a source already)."""
+        """``message`` (a ConfigError's) prefixed with the files that set the config keys it names, in the order it
+        names them: one file for a bad value, each file of a conflict between values (``rl.eval.n`` set by one file,
+        ``rl.eval.k`` by another); unchanged if it names a source already."""
         if any(message.startswith(f"{source}:") for source in [*self.files, "--config"]):
             return message
-        for token in re.findall(r"[A-Za-z_][\w\-]*(?:\[[^\]]*\])?(?:\.[\w\-]+(?:\[[^\]]*\])?)*", message):
-            if "." in token or "[" in token or token in self.config:
-                source = self.source_of(token)
-                if source is not None:
-                    return f"{source}: {message}"
-        return message
+        named: list[str] = []
+        for match in re.finditer(r"[A-Za-z_][\w\-]*(?:\[[^\]]*\])?(?:\.[\w\-]+(?:\[[^\]]*\])?)*", message):
+            token = match.group()
+            if not ("." in token or "[" in token or token in self.config):
+                continue
+            # the first key named is the one at fault; a later one only as the other side of a conflict ("key = value"),
+            # not in a hint or a list of known keys
+            if not named or message.startswith(" =", match.end()):
+                named += self.sources_of(token)
+        named = list(dict.fromkeys(named))
+        return f"{', '.join(named)}: {message}" if named else message
 
 
 def _merge(merged: dict, layer: dict, source: str, sources: dict, prefix: str = "") -> None:
     """Snakemake's layering rule (``update_config``: mappings merge key by key at every depth; any other value, a
     list included, replaces the earlier one whole), plus ``key+: [...]`` (extends the list at ``key``); records the
     source of every leaf it sets."""
+    both = [key for key in layer if isinstance(key, str) and f"{key}{EXTEND_SUFFIX}" in layer]
+    if both:
+        path = f"{prefix}{both[0]}"
+        raise ConfigError(f"{source}: {path} and {path}{EXTEND_SUFFIX} are both given: one file either replaces a list "
+                          f"({path}: [...]) or extends it ({path}{EXTEND_SUFFIX}: [...]), and which one won would "
+                          "depend on the order of the keys")
     for raw_key, value in layer.items():
         extend = isinstance(raw_key, str) and raw_key.endswith(EXTEND_SUFFIX)
         key = raw_key[: -len(EXTEND_SUFFIX)] if extend else raw_key
@@ -110,12 +132,18 @@ def _record(mapping: dict, source: str, sources: dict, prefix: str) -> None:
             sources[f"{prefix}{key}"] = source
 
 
-def _file_layers(path: Path, seen: tuple = ()) -> list[tuple[str, dict]]:
-    """(source, mapping) of a config file: its ``include`` files first (recursively), then its own keys."""
+def _file_layers(path: Path, layered: set, seen: tuple = ()) -> list[tuple[str, dict]]:
+    """(source, mapping) of a config file: its ``include`` files first (recursively), then its own keys; nothing for
+    a file in ``layered`` (resolved paths already layered, which this adds to). A file is layered once, where it is
+    first reached: an overlay that includes layers/verl.yaml over a profile built on it would otherwise apply it a
+    second time, over the profile's own values (verl_cpu.yaml's CPU settings turned back into the GPU ones)."""
     from ead.settings.files import read_config_file
 
     if path.resolve() in seen:
         raise ConfigError(f"{path}: includes itself (through {' -> '.join(map(str, seen))})")
+    if path.resolve() in layered:
+        return []
+    layered.add(path.resolve())
     values = read_config_file(path)
     includes = values.pop(INCLUDE_KEY, [])
     if isinstance(includes, str):
@@ -127,7 +155,7 @@ def _file_layers(path: Path, seen: tuple = ()) -> list[tuple[str, dict]]:
         target = path.parent / include
         if not target.is_file():
             raise ConfigError(f"{path}: {INCLUDE_KEY} names {include!r}, which is not a file ({target})")
-        layers += _file_layers(target, (*seen, path.resolve()))
+        layers += _file_layers(target, layered, (*seen, path.resolve()))
     return [*layers, (_display(path), values)]
 
 
@@ -144,14 +172,20 @@ def layer_config(*paths: str | Path, command_line: dict | None = None) -> Layere
     in order, remembering where each leaf came from; then resolve the result (:func:`resolve_config`)."""
     merged: dict = {}
     sources: dict = {}
-    files = []
+    files: list = []
+    layered: set = set()
     for path in paths:
-        for source, values in _file_layers(Path(path)):
+        for source, values in _file_layers(Path(path), layered):
             files.append(source)
             _merge(merged, values, source, sources)
     if command_line:
         _merge(merged, command_line, "--config", sources)
-    return LayeredConfig(resolve_config(merged, sources), sources, files)
+    result = LayeredConfig(merged, sources, files)
+    try:
+        result.config = resolve_config(merged, sources)
+    except ConfigError as error:
+        raise ConfigError(result.name_source(str(error))) from None
+    return result
 
 
 def load_layered_config(*paths: str | Path, command_line: dict | None = None) -> dict:
@@ -173,28 +207,70 @@ def resolve_config(config: dict, sources: dict | None = None) -> dict:
     following (a claim whose cells no running experiment has is left out, and named on stderr)."""
     config = copy.deepcopy(config)
     defaults = config.get("claim_defaults") or {}
-    config["claims"] = [{**defaults, **claim} for claim in config.get("claims", [])]
+    if not isinstance(defaults, dict):
+        raise ConfigError(f"claim_defaults = {defaults!r} must be a mapping of claim keys to the values every claim "
+                          "that leaves them out takes (claim_defaults: {policy: tiny1m_sharp, n: 8})")
+    claims = config.get("claims") or []
+    if not isinstance(claims, list):
+        raise ConfigError(f"claims = {claims!r} must be a list of claims")
+    for index, claim in enumerate(claims):
+        if not isinstance(claim, dict):
+            raise ConfigError(f"claims[{index}] = {claim!r} must be a mapping ({{id: ..., sampler: ..., ...}})")
+    config["claims"] = [{**defaults, **claim} for claim in claims]
+    defaulted = {id(filled): [key for key in defaults if key not in claim]
+                 for filled, claim in zip(config["claims"], claims)}
     rl = config.get("rl") or {}
     run = rl.get("run")
-    if run is None:
-        return config
-    unknown = [name for name in run if name not in rl.get("experiments", {})]
-    if unknown:
-        raise ConfigError(f"rl.run = {run}: {unknown} not in rl.experiments (known: "
-                          f"{sorted(rl.get('experiments', {}))})")
-    rl["experiments"] = {name: spec for name, spec in rl["experiments"].items() if name in run}
-    grid = {(cell.policy, cell.algorithm, cell.sampler, cell.n) for cell in expand_grid(rl)}
-    kept = [claim for claim in config["claims"] if all(
-        (claim.get("policy"), algorithm, sampler, claim.get("n")) in grid
-        for sampler, algorithm in ((claim.get("sampler"), claim.get("algorithm")),
-                                   *((name, claim.get("baseline_algorithm", claim.get("algorithm")))
-                                     for name in _baselines(claim))))]
-    left_out = [claim["id"] for claim in config["claims"] if claim not in kept]
-    if left_out:
-        print(f"rl.run = {run}: claims {left_out} compare cells of experiments that do not run; left out",
-              file=sys.stderr)
-    config["claims"] = kept
+    if run is not None:
+        config["claims"] = _claims_of_experiments_that_run(config["claims"], rl, run)
+    if sources is not None:
+        _record_defaulted_claim_keys(config["claims"], defaulted, sources)
     return config
+
+
+def _claims_of_experiments_that_run(claims: list[dict], rl: dict, run) -> list[dict]:
+    """``rl.run`` narrows ``rl.experiments`` (in place) to the experiments it names; returns the claims whose cells
+    an experiment that runs has. A claim whose cells only experiments left out have is left out (and named on
+    stderr); one whose cells no experiment has (a misspelt sampler) is kept, so the config check refuses it."""
+    experiments = rl.get("experiments", {})
+    if not isinstance(run, list) or not all(isinstance(name, str) for name in run):
+        raise ConfigError(f"rl.run = {run!r} must be a list of experiment names (rl.run: [main]; known: "
+                          f"{sorted(experiments)})")
+    if not run:
+        raise ConfigError("rl.run = []: selects no experiment; leave rl.run out to run every experiment")
+    unknown = [name for name in run if name not in experiments]
+    if unknown:
+        raise ConfigError(f"rl.run = {run}: {unknown} not in rl.experiments (known: {sorted(experiments)})")
+
+    def cells(claim: dict) -> set:
+        return {(claim.get("policy"), algorithm, sampler, claim.get("n"))
+                for sampler, algorithm in ((claim.get("sampler"), claim.get("algorithm")),
+                                           *((name, claim.get("baseline_algorithm", claim.get("algorithm")))
+                                             for name in _baselines(claim)))}
+
+    def grid(rl: dict) -> set:
+        return {(cell.policy, cell.algorithm, cell.sampler, cell.n) for cell in expand_grid(rl)}
+
+    every_cell = grid(rl)
+    rl["experiments"] = {name: spec for name, spec in experiments.items() if name in run}
+    running = grid(rl)
+    left_out = [claim for claim in claims if cells(claim) <= every_cell and not cells(claim) <= running]
+    if left_out:
+        print(f"rl.run = {run}: claims {[claim.get('id') for claim in left_out]} compare cells of experiments that "
+              "do not run; left out", file=sys.stderr)
+    return [claim for claim in claims if claim not in left_out]
+
+
+def _record_defaulted_claim_keys(claims: list[dict], defaulted: dict, sources: dict) -> None:
+    """Record ``claims[i].key`` -> the file of ``claim_defaults.key`` for each claim that took ``key`` from the
+    defaults (``defaulted``: id of a claim -> those keys) set by a file other than the claims' own, so an error about
+    claim i names that file too."""
+    claims_source = sources.get("claims")
+    for index, claim in enumerate(claims):
+        for key in defaulted[id(claim)]:
+            source = sources.get(f"claim_defaults.{key}")
+            if source is not None and source != claims_source:
+                sources[f"claims[{index}].{key}"] = source
 def restated_keys(base: dict, delta: dict, prefix: str = "") -> list[str]:
     """Keys of the profile ``delta`` that layering onto ``base`` would set to the value they already have there."""
     restated = []
