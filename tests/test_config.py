@@ -1,6 +1,7 @@
 """Config validation: each bad value fails with one message naming the key and the value."""
 
 import copy
+import os
 import re
 import subprocess
 import sys
@@ -654,13 +655,50 @@ def test_a_config_error_names_the_file_that_set_the_value(tmp_path):
 def test_the_default_workflow_profile_reruns_incomplete_jobs_and_can_be_turned_off():
     """profiles/default/config.yaml is loaded by Snakemake itself (so an interrupted run's incomplete outputs are rerun
     by the next plain command); `--workflow-profile none` still works."""
-    assert yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text()) == {"rerun-incomplete": True}
+    assert yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text()) == {
+        "rerun-incomplete": True, "show-failed-logs": True}
     for extra, loaded in (([], True), (["--workflow-profile", "none"], False)):
         result = subprocess.run([sys.executable, "-m", "snakemake", "results/data/countdown.parquet", "-n", "--cores",
                                  "1", *extra, "--configfile", "configs/smoke.yaml"], cwd=ROOT,
                                 capture_output=True, text=True)
         assert result.returncode == 0, result.stderr[-2000:]
         assert ("Using workflow specific profile profiles/default" in result.stdout + result.stderr) is loaded
+
+
+#: Every workflow profile a run may use: the one Snakemake loads by itself, and those that replace it.
+WORKFLOW_PROFILES = [ROOT / "profiles" / "default", ROOT / "workflow" / "profiles" / "slurm",
+                     ROOT / "workflow" / "profiles" / "slurm_local"]
+
+
+@pytest.mark.parametrize("profile", WORKFLOW_PROFILES, ids=lambda path: path.name)
+def test_every_workflow_profile_prints_a_failed_jobs_log_on_the_console(profile):
+    """A job's error (a TableError naming file, column and line) is in its log only; Snakemake's console would show
+    the job's command line and "check log file(s)" instead."""
+    from snakemake.cli import get_argument_parser
+
+    assert yaml.safe_load((profile / "config.yaml").read_text())["show-failed-logs"] is True
+    assert "--show-failed-logs" in get_argument_parser()._option_string_actions  # a key this Snakemake knows
+
+
+def test_the_default_profile_shows_a_failed_jobs_error_on_the_console(tmp_path):
+    """A one-rule workflow beside a copy of profiles/default: the error its job writes to its log reaches the console.
+    The shell command prints the message through printf, so the command line Snakemake echoes does not hold it."""
+    (tmp_path / "Snakefile").write_text(
+        'rule fail:\n'
+        '    output: "never.txt"\n'
+        '    log: "fail.log"\n'
+        """    shell: "printf 'Table error: something %s' specific > {log}; exit 1"\n""")
+    (tmp_path / "profiles" / "default").mkdir(parents=True)
+    (tmp_path / "profiles" / "default" / "config.yaml").write_bytes(
+        (ROOT / "profiles" / "default" / "config.yaml").read_bytes())
+    environment = {name: value for name, value in os.environ.items() if name != "SNAKEMAKE_PROFILE"}
+    for extra, shown in (([], True), (["--workflow-profile", "none"], False)):
+        result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", *extra], cwd=tmp_path,
+                                capture_output=True, text=True, env=environment, timeout=120)
+        assert result.returncode == 1, result.stdout + result.stderr
+        console = result.stdout + result.stderr
+        assert "Error in rule fail" in console
+        assert ("Table error: something specific" in console) is shown, console
 
 
 def test_a_claim_whose_k_exceeds_the_samples_says_how_to_run_it():

@@ -5,12 +5,13 @@ The cases of the issue are reproduced as a user would meet them: a small grid wr
 then one file edited by hand (a row appended, a value set to nan) the way the issue's corrupted copies were."""
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from ead.tables import EVAL_PROBLEMS, STEPS, TABLES, DuplicateRowError, Empty, NonFiniteValueError, Table
+from ead.tables import EVAL_PROBLEMS, STEPS, TABLES, DuplicateRowError, Empty, NonFiniteValueError, Table, TableError
 from tests.test_tables import CELL, EVALUATIONS, eval_problems_table, steps_table
 
 EXTENT = ["--expect-steps", "5", "--eval-every", "2", "--own-sampler"]
@@ -112,6 +113,66 @@ def test_a_nan_or_inf_entropy_is_refused_naming_file_column_and_row(grid, tmp_pa
                        match=rf"^{path} \(steps table\): column 'entropy' must be a finite number, got {value} at "
                              r"line 3 \(policy=tiny1m, .*step=2\);"):
         reader(grid, tmp_path)
+
+
+def at_step_2_problem_b(table):
+    return (table["step"] == 2) & (table["problem_id"] == "b")
+
+
+@pytest.mark.parametrize("reader", [run_aggregate, run_paired, run_cell_eval])
+def test_an_empty_count_is_refused_as_non_finite_naming_file_column_and_line(grid, tmp_path, reader):
+    """num_correct is an int column and a finite one. An empty value makes pandas read the column as float64, which
+    the kind check used to refuse as "must be int, got dtype float64 (e.g. 3.0)": a valid count and no line."""
+    path = grid["ead"][1]
+    edit(path, lambda t: t.assign(num_correct=t["num_correct"].mask(at_step_2_problem_b(t))))
+    with pytest.raises(NonFiniteValueError,
+                       match=rf"^{path} \(eval_problems table\): column 'num_correct' must be a finite number, got nan "
+                             r"at line 6 \(policy=tiny1m, .*step=2, evaluated_with=eval_tau, problem_id=b\); the file "
+                             r"was edited"):
+        reader(grid, tmp_path)
+
+
+def test_a_count_empty_in_every_row_is_refused_as_non_finite(grid):
+    path = grid["ead"][1]
+    edit(path, lambda t: t.assign(num_correct=math.nan))
+    with pytest.raises(NonFiniteValueError, match=r"column 'num_correct' must be a finite number, got nan at line 2 "
+                                                  r"\(.*problem_id=a\), line 3 \(.*\), line 4 \(.*\) and 12 more;"):
+        EVAL_PROBLEMS.read(path)
+
+
+def test_an_empty_value_in_an_int_column_that_is_not_finite_names_the_column_and_lines(grid, tmp_path):
+    path = grid["ead"][1]
+    edit(path, lambda t: t.assign(prompts_per_step=t["prompts_per_step"].mask(t["step"] == 2)))
+    with pytest.raises(TableError, match=rf"^{path} \(eval_problems table\): column 'prompts_per_step' must be int, "
+                                         r"got an empty value at line 5 \(.*step=2, evaluated_with=eval_tau, "
+                                         r"problem_id=a\), line 6 \(.*problem_id=b\), line 7 \(.*problem_id=c\); the "
+                                         r"file was edited") as refused:
+        EVAL_PROBLEMS.read(path)
+    assert not isinstance(refused.value, NonFiniteValueError)
+    # a table in memory, partly or wholly empty, is refused the same way (rows by number: no CSV lines), and not written
+    counts = Table("counts", {"label": "str", "count": "int"}, keys=("label",))
+    with pytest.raises(TableError, match=r"^counts table: column 'count' must be int, got an empty value at row 2 "
+                                         r"\(label=y\);"):
+        counts.validate(pd.DataFrame({"label": ["x", "y"], "count": [1.0, math.nan]}))
+    with pytest.raises(TableError, match=r"^counts table: column 'count' must be int, got an empty value at row 1 "
+                                         r"\(label=x\), row 2 \(label=y\);"):
+        counts.validate(pd.DataFrame({"label": ["x", "y"], "count": [None, None]}))
+    with pytest.raises(TableError, match=r"column 'count' must be int, got an empty value at line 3 \(label=y\)"):
+        counts.write(pd.DataFrame({"label": ["x", "y"], "count": [1.0, math.nan]}), tmp_path / "counts.csv")
+    assert not (tmp_path / "counts.csv").exists()
+    with pytest.raises(ValueError, match=r"empty values declared for int column\(s\) \['count'\]"):
+        Table("t", {"count": "int"}, finite=("count",), empty={"count": Empty("because")})
+
+
+@pytest.mark.parametrize("value", ["2.5", "many"])
+def test_a_non_whole_or_non_numeric_count_is_still_a_kind_error_showing_that_value(grid, value):
+    path = grid["ead"][1]
+    edit(path, lambda t: t.assign(num_correct=t["num_correct"].astype(object).mask(at_step_2_problem_b(t), value)))
+    shown = re.escape(value if value == "2.5" else repr(value))
+    with pytest.raises(TableError, match=rf"^{path} \(eval_problems table\): column 'num_correct' must be int, got "
+                                         rf"dtype \w+ \(e\.g\. {shown}\)$") as refused:
+        EVAL_PROBLEMS.read(path)
+    assert not isinstance(refused.value, NonFiniteValueError)
 
 
 @pytest.mark.parametrize("reader", [run_aggregate, run_compare, run_paired, run_cell_eval])

@@ -71,10 +71,13 @@ def test_missing_column_names_the_file_and_the_column(tmp_path):
         EVAL_PROBLEMS.read(path)
 
 
-@pytest.mark.parametrize(("column", "value", "kind"), [("num_samples", 2.5, "int"), ("num_samples", None, "int"),
+@pytest.mark.parametrize(("column", "value", "kind"), [("num_samples", 2.5, "int"),
+                                                       ("prompts_per_step", None, "int"),
                                                        ("greedy_correct", "yes", "float"), ("policy", 3, "str"),
                                                        ("step", "zero", "int")])
 def test_wrong_kind_names_the_file_and_the_column(tmp_path, column, value, kind):
+    """An empty value in an int column that is also finite (e.g. num_samples) is a non-finite value instead:
+    tests/test_table_keys.py."""
     table = problems_table()
     table[column] = [value, value]
     path = tmp_path / "eval_problems.csv"

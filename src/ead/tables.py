@@ -197,6 +197,10 @@ class Table:
         stray = sorted(set(self.empty) - set(self.finite))
         if stray:
             raise ValueError(f"table {self.name}: empty values declared for {stray}, which are not finite columns")
+        whole = sorted(column for column in self.empty if declared[column] == "int")
+        if whole:  # an int column holds a value in every row, and for a finite one the finite check enforces it
+            raise ValueError(f"table {self.name}: empty values declared for int column(s) {whole}, which hold a "
+                             "value in every row")
         object.__setattr__(self, "columns", MappingProxyType(dict(self.columns)))
         object.__setattr__(self, "optional", MappingProxyType(dict(self.optional)))
         object.__setattr__(self, "empty", MappingProxyType(dict(self.empty)))
@@ -217,6 +221,7 @@ class Table:
             if problem:
                 raise TableError(f"{where}: column {column!r} must be {kind}, {problem}")
         self._check_finite(table, where, source)
+        self._check_int_values_present(table, declared, where, source)
         self._check_keys(table, where, source)
         return table
 
@@ -251,6 +256,21 @@ class Table:
                 raise NonFiniteValueError(
                     f"{where}: column {column!r} must be a finite number{rule}, got {shown} at "
                     f"{self._row_text(table, bad, source)}; the file was edited or its job wrote a non-number: delete "
+                    "it and rerun snakemake to rebuild it (if it fails again, see that job's log)")
+
+    def _check_int_values_present(self, table: pd.DataFrame, declared: Mapping[str, str], where: str,
+                                  source) -> None:
+        """Raise :class:`TableError` naming the rows of the first int column left empty somewhere. An empty value
+        makes the column float64, so the kind check alone would see a float column and show a valid value; the
+        :attr:`finite` int columns are covered by :meth:`_check_finite`, which runs first."""
+        for column, kind in declared.items():
+            if kind != "int" or column in self.finite:
+                continue
+            empty = np.flatnonzero(table[column].isna().to_numpy())
+            if empty.size:
+                raise TableError(
+                    f"{where}: column {column!r} must be int, got an empty value at "
+                    f"{self._row_text(table, empty, source)}; the file was edited or its job wrote no value: delete "
                     "it and rerun snakemake to rebuild it (if it fails again, see that job's log)")
 
     def _check_keys(self, table: pd.DataFrame, where: str, source) -> None:
@@ -364,30 +384,39 @@ def _plain(value):
 
 
 def _kind_problem(values: pd.Series, kind: str) -> str | None:
-    """Why ``values`` are not of ``kind`` (None if they are). An empty column fits every kind."""
+    """Why ``values`` are not of ``kind`` (None if they are), showing the first value that does not fit (else, where
+    only the column's dtype is wrong, its first value). An empty column fits every kind but ``array``; empty values of
+    an int column are left to :meth:`Table.validate`, which names their rows."""
     present = values.dropna()
     if present.empty:  # no rows, or a column with no value (e.g. greedy_correct of a verl cell)
-        return None if kind in ("float", "str", "id") or values.empty else "got only missing values"
+        return None if kind != "array" or values.empty else "got only missing values"
     dtype = values.dtype
+    numeric = ptypes.is_numeric_dtype(dtype) and not ptypes.is_bool_dtype(dtype)
+    dtype_fits = True
     if kind == "float":
-        ok = ptypes.is_numeric_dtype(dtype) and not ptypes.is_bool_dtype(dtype)
-        ok = ok or (ptypes.is_object_dtype(dtype) and present.map(lambda v: isinstance(v, (int, float, np.number))
-                                                                  and not isinstance(v, bool)).all())
+        dtype_fits = numeric or ptypes.is_object_dtype(dtype)
+        fits = (np.ones(len(present), dtype=bool) if numeric else
+                present.map(lambda v: isinstance(v, (int, float, np.number)) and not isinstance(v, bool)))
     elif kind == "int":  # whole numbers; a float column of whole numbers (counts summed from float scores) fits
-        numeric = ptypes.is_numeric_dtype(dtype) and not ptypes.is_bool_dtype(dtype)
-        ok = numeric and not values.isna().any() and bool((present == np.round(present)).all())
+        if numeric:
+            fits = present == np.round(present)
+        else:  # refused for its dtype (e.g. a CSV column read as text); "2.5" or "many" is a better example than "3"
+            dtype_fits = False
+            numbers = pd.to_numeric(present.astype(str), errors="coerce")
+            fits = numbers == np.round(numbers)
     elif kind == "str":
-        ok = present.map(lambda v: isinstance(v, str)).all()
+        fits = present.map(lambda v: isinstance(v, str))
     elif kind == "array":  # per row a list of real numbers (e.g. per-token entropies), possibly empty
-        ok = present.map(lambda v: isinstance(v, (list, tuple, np.ndarray)) and (
+        fits = present.map(lambda v: isinstance(v, (list, tuple, np.ndarray)) and (
             len(v) == 0 or (ptypes.is_numeric_dtype(np.asarray(v).dtype)
-                            and not ptypes.is_bool_dtype(np.asarray(v).dtype)))).all()
+                            and not ptypes.is_bool_dtype(np.asarray(v).dtype))))
     else:  # id
-        ok = present.map(lambda v: isinstance(v, (str, int, np.integer)) and not isinstance(v, bool)).all()
-    if ok:
+        fits = present.map(lambda v: isinstance(v, (str, int, np.integer)) and not isinstance(v, bool))
+    misfits = np.flatnonzero(~np.asarray(fits, dtype=bool))
+    if dtype_fits and not misfits.size:
         return None
-    example = present.iloc[0]
-    return f"got dtype {dtype} (e.g. {example!r})"
+    example = present.iloc[int(misfits[0]) if misfits.size else 0]
+    return f"got dtype {dtype} (e.g. {_plain(example)!r})"
 
 
 # --- the columns --------------------------------------------------------------------------------------------
