@@ -144,23 +144,34 @@ def test_every_name_our_profiles_use_and_the_slurm_plugin_reads_is_known():
     assert read - {"", "threads"} <= KNOWN_RESOURCES, read - {"", "threads"} - KNOWN_RESOURCES
 
 
+def _requirements_with_extras(project: dict, extras: list[str]) -> list[Requirement]:
+    """The requirements an install of the package with ``extras`` asks for (self-referencing extras followed)."""
+    found, pending, seen = [Requirement(text) for text in project["dependencies"]], list(extras), set()
+    while pending:
+        extra = pending.pop()
+        if extra in seen:
+            continue
+        seen.add(extra)
+        for requirement in map(Requirement, project["optional-dependencies"][extra]):
+            if requirement.name == project["name"]:
+                pending += sorted(requirement.extras)
+            else:
+                found.append(requirement)
+    return found
+
+
 def test_the_default_setup_installs_the_slurm_executor_plugin():
-    """``bash workflow/scripts/setup.sh`` without --tests can dry-run the paper profile's SLURM DAG, with the plugin
-    pinned as in the GPU environment."""
+    """``bash workflow/scripts/setup.sh`` without --tests can dry-run the paper profile's SLURM DAG: the plugin is in
+    what it installs (the `pipeline` extra), at constraints.txt's version."""
     setup = (ROOT / "workflow" / "scripts" / "setup.sh").read_text()
     default_extras = re.search(r'^extras="(.*)"$', setup, re.M).group(1)
-    assert 'pip install -e ".${extras}"' in setup
+    assert 'pip install -c constraints.txt -e ".${extras}"' in setup
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    selected = [extra for extra in default_extras.strip("[]").split(",") if extra]
-    installed = [Requirement(text) for text in project["dependencies"] +
-                 [text for extra in selected for text in project["optional-dependencies"][extra]]]
+    installed = _requirements_with_extras(project, [extra for extra in default_extras.strip("[]").split(",") if extra])
     plugin = [requirement for requirement in installed if requirement.name == "snakemake-executor-plugin-slurm"]
     assert len(plugin) == 1, "the default setup does not install snakemake-executor-plugin-slurm"
-    gpu_environment = yaml.safe_load((ROOT / "environment-gpu.yml").read_text())["dependencies"][-1]["pip"]
-    pins = {Requirement(text).specifier for text in gpu_environment + [
-        text for extra in project["optional-dependencies"].values() for text in extra]
-        if Requirement(text).name == plugin[0].name}
-    assert pins <= {plugin[0].specifier}
+    pinned = re.search(r"^snakemake-executor-plugin-slurm==(\S+)", (ROOT / "constraints.txt").read_text(), re.M)
+    assert pinned and plugin[0].specifier.contains(pinned.group(1))
 
 
 def test_the_base_profile_is_never_overwritten(capsys):

