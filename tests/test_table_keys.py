@@ -11,7 +11,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ead.tables import EVAL_PROBLEMS, STEPS, TABLES, DuplicateRowError, Empty, NonFiniteValueError, Table, TableError
+from ead.tables import (
+    EVAL_PROBLEMS,
+    STEPS,
+    TABLES,
+    DuplicateRowError,
+    Empty,
+    NonFiniteValueError,
+    OutOfRangeError,
+    Table,
+    TableError,
+)
 from tests.test_tables import CELL, EVALUATIONS, eval_problems_table, steps_table
 
 EXTENT = ["--expect-steps", "5", "--eval-every", "2", "--own-sampler"]
@@ -284,3 +294,31 @@ def test_every_reader_refuses_a_duplicated_key_and_a_non_finite_value(tmp_path, 
                            match=rf"^{path} \({name} table\): column '{column}' must be a finite number, got inf "
                                  rf"at {where} "):
             table.read(path)
+
+
+@pytest.mark.parametrize("reader", [run_aggregate, run_compare, run_paired, run_cell_eval])
+@pytest.mark.parametrize(("count", "message"), [
+    (9, r"column 'num_correct' must be between 0 and num_samples, got 9 \(num_samples=8\) at line 6 "
+        r"\(policy=tiny1m, .*step=2, evaluated_with=eval_tau, problem_id=b\); the file was edited"),
+    (-1, r"column 'num_correct' must be between 0 and num_samples, got -1 \(num_samples=8\) at line 6 "),
+])
+def test_a_count_outside_its_bounds_is_refused_where_the_table_is_read_naming_file_and_line(grid, tmp_path, reader,
+                                                                                            count, message):
+    """0 <= num_correct <= num_samples is declared with the table (ead.tables.COUNT_BOUNDS), so every reader refuses a
+    broken count alike, naming the file and line, instead of the estimator's bare "need 0 <= correct <= n"."""
+    path = grid["ead"][1]
+    edit(path, lambda t: t.assign(num_samples=8, num_correct=t["num_correct"].mask(at_step_2_problem_b(t), count)))
+    with pytest.raises(OutOfRangeError, match=rf"^{path} \(eval_problems table\): " + message):
+        reader(grid, tmp_path)
+
+
+def test_bounds_name_numeric_columns_and_a_table_in_memory_is_refused_by_row():
+    from ead.tables import Bound
+
+    with pytest.raises(ValueError, match=r"bounds name column\(s\) \['label'\] that are not numeric"):
+        Table("counts", {"label": "str", "count": "int"}, bounds=(Bound("count", high="label"),))
+    counts = Table("counts", {"label": "str", "count": "int", "of": "int"}, keys=("label",),
+                   bounds=(Bound("count", low=0, high="of"), Bound("of", low=1)))
+    with pytest.raises(OutOfRangeError, match=r"^counts table: column 'of' must be >= 1, got 0 at row 2 \(label=y\)"):
+        counts.validate(pd.DataFrame({"label": ["x", "y"], "count": [0, 0], "of": [1, 0]}))
+    counts.validate(pd.DataFrame({"label": ["x", "y"], "count": [0, 2], "of": [1, 2]}))

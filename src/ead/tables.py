@@ -117,6 +117,28 @@ class NonFiniteValueError(TableError):
     the column and the first such rows."""
 
 
+class OutOfRangeError(TableError):
+    """A column holds a value outside its declared bounds (:attr:`Table.bounds`, e.g. a correct count above the
+    number of samples); the message names the file, the column, the bound and the first such rows."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The values of ``column`` lie between ``low`` and ``high``, inclusive: each a number, another column of the same
+    row (``high="num_samples"``), or None (no bound). Readers turn these columns into estimates (Pass@k needs
+    0 <= num_correct <= num_samples), so a value outside is refused where the table is read, naming its file and
+    line, not deep inside an estimator."""
+
+    column: str
+    low: float | str | None = None
+    high: float | str | None = None
+
+    def text(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"between {self.low} and {self.high}"
+        return f">= {self.low}" if self.low is not None else f"<= {self.high}"
+
+
 class IncompleteTableError(TableError):
     """A result table lacks rows its declaration says it must hold (a step, an evaluation, a problem); the message
     names the file, the group (e.g. the cell) and what is missing."""
@@ -182,9 +204,14 @@ class Table:
     keys: tuple[str, ...] = ()
     finite: tuple[str, ...] = ()
     empty: Mapping[str, Empty] = field(default_factory=dict)
+    bounds: tuple[Bound, ...] = ()
 
     def __post_init__(self):
         declared = {**self.columns, **self.optional}
+        bounded = [name for bound in self.bounds for name in (bound.column, bound.low, bound.high)
+                   if isinstance(name, str) and declared.get(name) not in ("int", "float")]
+        if bounded:
+            raise ValueError(f"table {self.name}: bounds name column(s) {bounded} that are not numeric columns")
         unknown = {column: kind for column, kind in declared.items() if kind not in KINDS}
         if unknown:
             raise ValueError(f"table {self.name}: unknown column kinds {unknown}; known kinds: {list(KINDS)}")
@@ -222,6 +249,7 @@ class Table:
                 raise TableError(f"{where}: column {column!r} must be {kind}, {problem}")
         self._check_finite(table, where, source)
         self._check_int_values_present(table, declared, where, source)
+        self._check_bounds(table, where, source)
         self._check_keys(table, where, source)
         return table
 
@@ -236,6 +264,33 @@ class Table:
             shown.append(f"{unit} {position + offset}" + (f" ({key})" if key else ""))
         more = len(positions) - len(shown)
         return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+    def _check_bounds(self, table: pd.DataFrame, where: str, source) -> None:
+        """Raise :class:`OutOfRangeError` for the first :attr:`bounds` a column's values break (empty values are the
+        finite check's)."""
+        for bound in self.bounds:
+            if bound.column not in table.columns or table.empty:
+                continue
+            values = pd.to_numeric(table[bound.column], errors="coerce").to_numpy(dtype=float)
+            limits = {side: (pd.to_numeric(table[limit], errors="coerce").to_numpy(dtype=float)
+                             if isinstance(limit, str) else limit)
+                      for side, limit in (("low", bound.low), ("high", bound.high)) if limit is not None}
+            with np.errstate(invalid="ignore"):
+                outside = np.zeros(len(values), dtype=bool)
+                if "low" in limits:
+                    outside |= values < limits["low"]
+                if "high" in limits:
+                    outside |= values > limits["high"]
+            bad = np.flatnonzero(outside)
+            if bad.size:
+                first = bad[0]
+                shown = _plain_number(values[first]) + "".join(
+                    f" ({limit}={_plain_number(table[limit].iloc[first])})"
+                    for limit in (bound.low, bound.high) if isinstance(limit, str))
+                raise OutOfRangeError(
+                    f"{where}: column {bound.column!r} must be {bound.text()}, got {shown} at "
+                    f"{self._row_text(table, bad, source)}; the file was edited or its job wrote a wrong value: delete "
+                    "it and rerun snakemake to rebuild it (if it fails again, see that job's log)")
 
     def _check_finite(self, table: pd.DataFrame, where: str, source) -> None:
         """Raise :class:`NonFiniteValueError` for the first :attr:`finite` column holding NaN or +-inf where no
@@ -378,6 +433,12 @@ class Table:
         return table
 
 
+def _plain_number(value) -> str:
+    """A number as a file shows it: 9 for 9.0, 2.5 for 2.5."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
 def _plain(value):
     """A key value as written in a file (numpy scalars as plain Python values)."""
     return value.item() if isinstance(value, np.generic) else value
@@ -443,6 +504,9 @@ TRAIN_METRICS = ["reward_mean", "entropy", "response_length", "pg_clipfrac", "pp
 EVALUATED_WITH = ("eval_tau", "own_sampler")
 #: A per-problem evaluation's counts (the evaluation job's table, ``BASE_PROBLEMS``), in order.
 COUNT_COLUMNS = ("problem_id", "num_samples", "num_correct", "greedy_correct")
+#: A problem's counts: at least one sample, at most that many correct, a greedy answer right or wrong.
+COUNT_BOUNDS = (Bound("num_samples", low=1), Bound("num_correct", low=0, high="num_samples"),
+                Bound("greedy_correct", low=0, high=1))
 #: eval_problems.csv's own columns, in order: the step and sampler of the evaluation, then its counts.
 PROBLEM_COLUMNS = ("step", "evaluated_with", *COUNT_COLUMNS)
 _PROBLEM_KINDS = {"step": "int", "evaluated_with": "str", "problem_id": "id", "num_samples": "int",
@@ -495,7 +559,8 @@ EVAL_PROBLEMS = Table("eval_problems", {**_PROBLEM_KINDS, **_CELL_TABLE}, option
                                 Coverage("problem_id", (*CELL_COLUMNS, "evaluated_with", "step"), ("policy",))),
                       keys=(*CELL_COLUMNS, "step", "evaluated_with", "problem_id"),
                       finite=("step", "num_samples", "num_correct", "greedy_correct", TIMEOUT_PROBLEM_COLUMN),
-                      empty={"greedy_correct": _NOT_GRADED, TIMEOUT_PROBLEM_COLUMN: _NOT_RECORDED})
+                      empty={"greedy_correct": _NOT_GRADED, TIMEOUT_PROBLEM_COLUMN: _NOT_RECORDED},
+                      bounds=COUNT_BOUNDS)
 
 
 def expected_steps(steps: int) -> range:
@@ -532,7 +597,8 @@ EVAL_CURVES = Table("eval_curves", {**_CURVE, "evaluated_with": "str", "num_prob
 BASE_PROBLEMS = Table("base_problems", {column: _PROBLEM_KINDS[column] for column in COUNT_COLUMNS},
                       optional={TIMEOUT_PROBLEM_COLUMN: "float"}, keys=("problem_id",),
                       finite=("num_samples", "num_correct", "greedy_correct", TIMEOUT_PROBLEM_COLUMN),
-                      empty={"greedy_correct": _NOT_GRADED, TIMEOUT_PROBLEM_COLUMN: _NOT_RECORDED})
+                      empty={"greedy_correct": _NOT_GRADED, TIMEOUT_PROBLEM_COLUMN: _NOT_RECORDED},
+                      bounds=COUNT_BOUNDS)
 BASE_SUMMARY = Table("base_summary", {**_ESTIMATE, "step": "int", "n": "int", "num_problems": "int", "split": "str",
                                       "schedule_params": "str", "mean_response_tokens": "float"},
                      optional={TIMEOUT_STEP_COLUMN: "float"}, keys=("metric",),
