@@ -238,3 +238,15 @@ def test_aggregation_and_claims_refuse_an_incomplete_cell(tmp_path):
     aggregate.main([*files, "--k", "1", "--seed", "0", "--train-curves", str(tmp_path / "t.csv"),
                     "--eval-curves", str(tmp_path / "e.csv"), *extent])
     assert sorted(pd.read_csv(tmp_path / "t.csv")["step"].unique()) == [1, 2, 3, 4, 5]
+
+
+def test_the_evaluated_steps_are_one_rule_for_the_trainer_and_the_completeness_check():
+    from ead.tables import evaluated_steps, expected_eval_steps
+
+    assert evaluated_steps(10, 4) == [0, 4, 8, 10] and evaluated_steps(8, 4) == [0, 4, 8]
+    assert evaluated_steps(3, 8) == [0, 3]  # the last step is always evaluated
+    with pytest.raises(ValueError, match=r"rl\.eval\.every must be >= 1, got 0"):
+        evaluated_steps(4, 0)
+    expected = expected_eval_steps(10, 4, own_sampler=True)
+    assert expected({"evaluated_with": "eval_tau"}) == evaluated_steps(10, 4)
+    assert expected({"evaluated_with": "own_sampler"}) == [10]

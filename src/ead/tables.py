@@ -73,8 +73,8 @@ __all__ = [
     "ALL_TRAIN_METRICS", "LATER_TRAIN_METRICS", "SETTINGS_COLUMNS", "STEPS", "TABLES", "TRAIN_CURVES",
     "TRAIN_METRICS", "Table",
     "TableError", "Coverage", "IncompleteTableError",
-    "expected_eval_steps", "expected_steps", "job_profile", "per_problem_metric", "pass_worst_summary",
-    "read_measured_schedule",
+    "evaluated_steps", "expected_eval_steps", "expected_steps", "job_profile", "per_problem_metric",
+    "pass_worst_summary", "read_measured_schedule",
 ]
 
 #: Column kinds and what they accept.
@@ -568,11 +568,19 @@ def expected_steps(steps: int) -> range:
     return range(1, steps + 1)
 
 
+def evaluated_steps(steps: int, every: int) -> list[int]:
+    """The RL steps at which a cell is evaluated at the declared temperature: 0 (the base evaluation), every
+    ``every`` (rl.eval.every) and the last, ``steps`` (rl.steps). The CPU trainer evaluates at these, the completeness
+    check expects them, and verl's ``trainer.test_freq = every`` with ``val_before_train`` validates at the same."""
+    if every < 1:
+        raise ValueError(f"rl.eval.every must be >= 1, got {every}")
+    return sorted({0, *range(every, steps + 1, every), steps})
+
+
 def expected_eval_steps(steps: int, every: int, own_sampler: bool) -> Callable[[dict], list[int]]:
-    """The evaluation steps a cell's eval_problems.csv must hold, by evaluation kind: at the declared temperature step
-    0 (the base evaluation), every ``every`` steps and the last; with the cell's own sampler the last step (if
-    ``own_sampler``)."""
-    declared = sorted({0, *range(every, steps + 1, every), steps})
+    """The evaluation steps a cell's eval_problems.csv must hold, by evaluation kind: :func:`evaluated_steps` at the
+    declared temperature; with the cell's own sampler the last step (if ``own_sampler``)."""
+    declared = evaluated_steps(steps, every)
 
     def of_group(values: dict) -> list[int]:
         return declared if values["evaluated_with"] == "eval_tau" else ([steps] if own_sampler else [])

@@ -64,6 +64,7 @@ from ead.tables import (
     STEPS,
     TIMEOUT_PROBLEM_COLUMN,
     TIMEOUT_STEP_COLUMN,
+    evaluated_steps,
     pass_worst_summary,
     read_measured_schedule,
 )
@@ -311,7 +312,8 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
         log.info("resuming from %s after step %d", checkpoint, trainer.resumed_step)
     start = trainer.resumed_step + 1
 
-    steps, every = settings["steps"], settings["eval"]["every"]
+    steps = settings["steps"]
+    evaluated = set(evaluated_steps(steps, settings["eval"]["every"]))  # step 0 is the policy's base evaluation
     # eval.csv's k: the workflow leaves `k` out of the cell's settings and summarises eval_problems.csv in its own job
     # (ead.rl.cell_eval), so changing rl.eval.k never retrains; a direct call with `k` still gets eval.csv here.
     ks = settings["eval"].get("k")
@@ -325,7 +327,7 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
         log.info("step %d reward %.3f entropy %.3f length %.1f clipfrac %.4f grad_norm %.3f tis_mean %.3f (%.1fs)",
                  step, row["reward_mean"], row["entropy"], row["response_length"], row["pg_clipfrac"],
                  row["grad_norm"], row["tis_weight_mean"], row["wall_time_s"])
-        if step % every == 0 or step == steps:
+        if step in evaluated:
             evaluations = [False, True] if step == steps and settings["eval"].get("own_sampler") else [False]
             for own_sampler in evaluations:
                 per_problem = trainer.evaluate(step, own_sampler=own_sampler)
