@@ -7,6 +7,12 @@ any case, after the date a log's heading starts with), `docs/page.md#anchor`, a 
 They are read from src/, workflow/, configs/, tests/, benchmarks/, the Snakefile and every doc. Measured numbers
 are written by programs into marked blocks (benchmarks/doc_blocks.py); docs/operations.md, "Runtime" says which
 program writes which block.
+
+The reference pages (README.md, docs/*.md, configs/README.md) say what is true now: no issue number, work stop or path
+outside the repository; no duration or size typed outside a block (a setting is listed in NOT_MEASURED with its
+reason); and what they state about a profile (grid table, seed, cell and problem counts, `key` = value, the `ead` keys
+of the paper profile, figure names, profile commands, which overlay validates over which profile) is what the config
+loader gives. TESTBED.md and BENCHMARKS.md are dated logs and exempt.
 """
 
 from __future__ import annotations
@@ -321,3 +327,353 @@ def test_the_main_finding_reads_g4_and_the_main_comparison_from_the_tables():
     assert "| C15 | ead_tis - tau1.0 (tiny1m_sharp) | pass@1 | step 16 |" in table[1]
     with pytest.raises(ValueError, match=r"lacks the main comparison's rows \['C15-curve'\]"):
         main_finding.render(learns, claims[claims["claim"] != "C15-curve"], commit="abc1234", date="2026-11-26")
+
+
+# --- The reference pages say what is true now ------------------------------------------------------------------------
+
+#: The pages that say what is true now and how to use it. TESTBED.md and BENCHMARKS.md are dated logs: an entry records
+#: what was measured then (BENCHMARKS.md says so at its top) and is exempt from the checks below.
+def reference_pages(root: Path) -> list[Path]:
+    return [root / "README.md", *sorted((root / "docs").glob("*.md")), root / "configs" / "README.md"]
+
+
+#: How the work was organised is no part of a reference page: an issue number ("#15", "issue #28", "(#37)"), a work
+#: stop ("stop 41"), a path outside the repository (`../shared/...`). A page's own anchors, `(#runtime)`, do not match.
+WORK_ORGANISATION = re.compile(r"#[0-9]{2}\b|\bstop [0-9]+|\.\./shared|[Ii]ssue")
+
+
+def organisation_words(root: Path) -> list[str]:
+    """``file:line: word: the line`` for every issue number, stop or outside path in the reference pages."""
+    problems = []
+    for path in reference_pages(root):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            for match in WORK_ORGANISATION.finditer(line):
+                problems.append(f"{path.relative_to(root)}:{number}: {match.group()!r}: {line.strip()[:120]}")
+    return problems
+
+
+def test_the_reference_pages_name_no_issue_stop_or_outside_path():
+    problems = organisation_words(ROOT)
+    assert not problems, ("history and work organisation belong in TESTBED.md, not in a reference page:\n"
+                          + "\n".join(problems))
+
+
+def test_a_planted_issue_number_is_named_with_file_and_line(tmp_path):
+    for page in reference_pages(ROOT):
+        target = tmp_path / page.relative_to(ROOT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(page.read_text())
+    clean = set(organisation_words(tmp_path))
+    page = tmp_path / "docs" / "method.md"
+    lines = page.read_text().splitlines()
+    page.write_text("\n".join([*lines, "", "Fixed in stop 41 (issue #12); notes in `../shared/notes.md`.", ""]))
+    planted = [problem for problem in organisation_words(tmp_path) if problem not in clean]
+    assert [problem.split(": ")[1] for problem in planted] == ["'stop 41'", "'issue'", "'#12'", "'../shared'"]
+    assert all(problem.startswith(f"docs/method.md:{len(lines) + 2}: ") for problem in planted), planted
+
+
+#: A duration or a size. Typed by hand into a reference page it goes stale; a measured one belongs in a marked block
+#: written by the program that measured it (BLOCK_SOURCES).
+DURATION_OR_SIZE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:min|minutes|s|sec|seconds|h|hours|GB|GiB|MB|MiB)\b")
+#: Durations and sizes that are settings, not measurements: (page, phrase around the number, why it may be typed).
+#: "*" is every reference page. The phrase is matched in the line as written (inline code included).
+NOT_MEASURED = [
+    ("*", "aims at 55 minutes", "the default profile's time budget, an aim the project states, not a measurement"),
+    ("*", "within 55 minutes", "the title of TESTBED.md's entry on that budget, quoted as a reference"),
+    ("*", "24 GiB", "the memory of the machine the project runs on, a fact of its hardware"),
+    ("docs/cluster.md", "480 GB", "rl_cell_verl's mem_mb in workflow/profiles/slurm/config.yaml"),
+    ("docs/cluster.md", "SIGKILL after 60 s", "the grace period of `slurm_local.sh stop` (workflow/scripts)"),
+    ("docs/cluster.md", "`squeue` 300 s", "MinJobAge in the local cluster's slurm.conf (slurm_local.sh)"),
+    ("docs/cluster.md", "first poll delay (5 s)", "slurm-init-seconds-before-status-checks of the local profile"),
+    ("docs/cluster.md", "the plugin's default, 40 s, adds ~40 s",
+     "the SLURM plugin's default setting, and what it adds to each job by its definition"),
+    ("docs/cluster.md", "1 CPU and 3 GB per job", "resources of workflow/profiles/slurm_local/config.yaml"),
+    ("docs/cluster.md", "2 CPUs / 12 GB", "resources of workflow/profiles/slurm_local/config.yaml"),
+    ("docs/cluster.md", "every 0.05 s", "the SLURM test's polling interval (tests/test_slurm_local.py)"),
+    ("docs/method.md", "(`grader.timeout_s`, 3 s)", "the config's grader.timeout_s"),
+    ("docs/operations.md", "one line every 20 s", "ead.io.LOG_PROGRESS_INTERVAL_S"),
+    ("docs/paper-scale.md", "16 GB, 2 h", "paper_model's resources in workflow/profiles/slurm/config.yaml"),
+    ("docs/paper-scale.md", "32 GB, 2 h", "paper_data's resources in workflow/profiles/slurm/config.yaml"),
+    ("docs/paper-scale.md", "480 GB, 3 days", "rl_cell_verl's resources in workflow/profiles/slurm/config.yaml"),
+    ("docs/paper-scale.md", "64 GB, 4-12 h", "the analyses' resources in workflow/profiles/slurm/config.yaml"),
+    ("docs/paper-scale.md", "its 60 s reconnect timeout", "Ray's setting for a lost head node"),
+]
+
+
+def _without_blocks_and_code(text: str) -> list[str]:
+    """The lines of a Markdown text with marked blocks, fenced and indented code blocks and inline code blanked out
+    (spaces of the same length, so line numbers and columns stay)."""
+    text = doc_blocks.BLOCK.sub(lambda match: re.sub(r"[^\n]", " ", match.group()), text)
+    lines, fenced, previous_blank, in_indented = [], False, True, False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            lines.append("")
+        elif fenced:
+            lines.append("")
+        elif (line.startswith("    ") or line.startswith("\t")) and (previous_blank or in_indented):
+            in_indented = True  # an indented code block: starts after a blank line (list items indent by 2 or 3)
+            lines.append("")
+        else:
+            in_indented = False
+            lines.append(re.sub(r"`[^`]*`", lambda match: " " * len(match.group()), line))
+        previous_blank = not line.strip()
+    return lines
+
+
+def typed_measurements(root: Path) -> list[str]:
+    """``file:line: number: the line`` for every duration or size typed outside marked blocks and code in README.md
+    and docs/*.md, unless NOT_MEASURED explains it."""
+    problems = []
+    for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        name = str(path.relative_to(root))
+        raw = path.read_text().splitlines()
+        for number, (line, original) in enumerate(zip(_without_blocks_and_code(path.read_text()), raw), 1):
+            for match in DURATION_OR_SIZE.finditer(line):
+                allowed = any(
+                    start <= match.start() and match.end() <= start + len(phrase)
+                    for page, phrase, _ in NOT_MEASURED if page in ("*", name)
+                    for start in (found.start() for found in re.finditer(re.escape(phrase), original)))
+                if not allowed:
+                    problems.append(f"{name}:{number}: {match.group()!r}: {original.strip()[:120]}")
+    return problems
+
+
+def test_no_measured_duration_or_size_is_typed_outside_its_block():
+    problems = typed_measurements(ROOT)
+    assert not problems, ("a measured number belongs in a block its program writes (docs/operations.md, \"Where each "
+                          "measured number lives\"), or is reworded without the number; a setting goes into "
+                          "NOT_MEASURED with its reason:\n" + "\n".join(problems))
+
+
+def test_a_planted_measurement_is_found_but_not_inside_a_block_or_code(tmp_path):
+    (tmp_path / "docs").mkdir()
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    for page in (ROOT / "docs").glob("*.md"):
+        shutil.copy(page, tmp_path / "docs" / page.name)
+    clean = set(typed_measurements(tmp_path))
+    page = tmp_path / "docs" / "operations.md"
+    lines = page.read_text().splitlines()
+    page.write_text("\n".join([*lines, "", "The default profile took 31 min; one cell takes 159 s and 2.5 GB.",
+                               "", "<!-- planted:begin -->", "Measured: 77 min.", "<!-- planted:end -->", "",
+                               "Set `--timeout 95 s` or run:", "", "    sleep 47 s", "", "```", "48 min", "```", ""]))
+    planted = [problem for problem in typed_measurements(tmp_path) if problem not in clean]
+    assert [problem.split(": ")[1] for problem in planted] == ["'31 min'", "'159 s'", "'2.5 GB'"], planted
+    assert all(problem.startswith(f"docs/operations.md:{len(lines) + 2}: ") for problem in planted), planted
+
+
+def test_every_allowed_duration_or_size_is_still_on_its_page():
+    """An entry of NOT_MEASURED that no page uses any more is removed, so the list stays short and true."""
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    texts = {str(path.relative_to(ROOT)): path.read_text() for path in pages}
+    unused = [(page, phrase) for page, phrase, _ in NOT_MEASURED
+              if not any(phrase in text for name, text in texts.items() if page in ("*", name))]
+    assert not unused, f"NOT_MEASURED entries no page uses: {unused}"
+
+
+# --- What a page says about a profile is the profile's config ---------------------------------------------------------
+
+from ead.settings import ConfigError, load_layered_config, validate_config  # noqa: E402
+from ead.settings.rl import expand_grid  # noqa: E402
+
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+#: The profiles a page may speak of, by the name the docs use, and the files layered over configs/config.yaml.
+PROFILE_FILES = {"default": (), "smoke": ("smoke.yaml",), "full": ("full.yaml",), "paper": ("paper.yaml",),
+                 "verl_cpu": ("verl_cpu.yaml",), "gpu_smoke": ("gpu_smoke.yaml",)}
+
+
+def profile_config(profile: str, *overlays: str) -> dict:
+    files = [ROOT / "configs" / name for name in ("config.yaml", *PROFILE_FILES[profile], *overlays)]
+    return load_layered_config(*files)
+
+
+def _seeds(text: str) -> list[int]:
+    """'0-2' -> [0, 1, 2]; '0, 1' -> [0, 1]; '4' -> [4]."""
+    seeds = []
+    for part in text.split(","):
+        low, _, high = part.strip().partition("-")
+        seeds += list(range(int(low), int(high or low) + 1))
+    return seeds
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_testbed_pages_grid_table_is_the_default_config():
+    """docs/testbed.md, "RL training grids on CPU": one row per experiment, with its policies, n and seeds."""
+    experiments = profile_config("default")["rl"]["experiments"]
+    rows = re.findall(r"^\| `(\w+)` \| ([^|]+) \| [^|]+ \| [^|]+ \| ([\d, ]+) \| ([\d,\- ]+) \|",
+                      (ROOT / "docs" / "testbed.md").read_text(), re.MULTILINE)
+    assert [name for name, *_ in rows] == list(experiments)
+    for name, policies, n, seeds in rows:
+        assert [policy.strip() for policy in policies.split(",")] == experiments[name]["policies"], name
+        assert [int(value) for value in n.split(",")] == experiments[name]["n"], name
+        assert _seeds(seeds) == experiments[name]["seeds"], f"docs/testbed.md: `{name}` seeds {seeds}"
+
+
+def _seed_counts(profile: str, *overlays: str) -> dict[str, int]:
+    return {name: len(spec["seeds"]) for name, spec in profile_config(profile, *overlays)["rl"]["experiments"].items()}
+
+
+def _all_but(counts: dict[str, int], name: str) -> int:
+    others = {count for experiment, count in counts.items() if experiment != name}
+    assert len(others) == 1, f"the experiments other than {name} differ in seeds: {counts}"
+    return others.pop()
+
+
+def _new_cells(overlay: str, experiment: str) -> int:
+    """Cells the overlay's ``experiment`` adds to the default grid and the overlay's other experiments."""
+    rl = profile_config("default", overlay)["rl"]
+    return len(expand_grid(rl)) - len(expand_grid(rl, [name for name in rl["experiments"] if name != experiment]))
+
+
+def _paper_cells() -> tuple[int, int]:
+    rl = profile_config("paper")["rl"]
+    figures = [name for name in rl["experiments"] if name != "decomposition"]
+    return len(expand_grid(rl)), len(expand_grid(rl, figures))
+
+
+#: Every statement of a seed, cell or problem count a page makes about a profile or overlay: (page, pattern, the
+#: numbers the configs give, in the pattern's groups). A statement reworded is updated here too.
+COUNT_STATEMENTS = [
+    ("docs/operations.md",
+     r"`configs/full\.yaml` \((\d+) seeds in every experiment but `decomposition`, which has (\d+)",
+     lambda: (_all_but(_seed_counts("full"), "decomposition"), _seed_counts("full")["decomposition"])),
+    ("docs/operations.md", r"the CPU grid with (\d+) seeds in every experiment but `decomposition`, which has (\d+)",
+     lambda: (_all_but(_seed_counts("full"), "decomposition"), _seed_counts("full")["decomposition"])),
+    ("docs/rl-learns.md", r"`decomposition`'s (\d+) seeds x (\d+) problems",
+     lambda: (_seed_counts("default")["decomposition"], profile_config("default")["rl"]["eval"]["limit"])),
+    ("docs/rl-learns.md", r"`configs/full\.yaml` runs (\d+) seeds in `decomposition` and (\d+) problems",
+     lambda: (_seed_counts("full")["decomposition"], profile_config("full")["rl"]["eval"]["limit"])),
+    ("docs/testbed.md", r"`rl\.eval\.limit` = (\d+) countdown val problems; (\d+) in `configs/full\.yaml`",
+     lambda: (profile_config("default")["rl"]["eval"]["limit"], profile_config("full")["rl"]["eval"]["limit"])),
+    ("docs/testbed.md", r"the sharpened policy, n = 8, seeds (\d+)-(\d+)\)",
+     lambda: (lambda seeds: (seeds[0], seeds[-1]))(
+         profile_config("default", "ablations/beyond_the_paper.yaml")["rl"]["experiments"]["beyond"]["seeds"])),
+    ("docs/testbed.md", r"tau 1\.0, all on seeds (\d+)-(\d+)",
+     lambda: (lambda seeds: (seeds[0], seeds[-1]))(
+         profile_config("default", "ablations/d_max_sweep.yaml")["rl"]["experiments"]["d_max_sweep"]["seeds"])),
+    ("docs/testbed.md", r"experiment `measured`: (\d+) seeds",
+     lambda: (_seed_counts("default", "ablations/measured_schedule.yaml")["measured"],)),
+    ("docs/revisions.md", r"already run, on (\d+) seeds; the beyond overlay runs (\d+)",
+     lambda: (_seed_counts("default", "ablations/d_max_sweep.yaml")["d_max_sweep"],
+              _seed_counts("default", "ablations/beyond_the_paper.yaml")["beyond"])),
+    ("docs/revisions.md", r"are the default's cells, so it adds (\d+) cells",
+     lambda: (_new_cells("ablations/d_max_sweep.yaml", "d_max_fixed"),)),
+    ("docs/paper-scale.md", r"(\d+) cells \((\d+) drawn by the paper's figures",
+     _paper_cells),
+]
+
+
+@pytest.mark.parametrize(("page", "pattern", "expected"), COUNT_STATEMENTS,
+                         ids=[f"{page}:{pattern[:40]}" for page, pattern, _ in COUNT_STATEMENTS])
+def test_a_count_a_page_states_is_the_configs(page, pattern, expected):
+    match = re.search(pattern, _one_line((ROOT / page).read_text()))
+    assert match, f"{page} no longer says /{pattern}/: update COUNT_STATEMENTS with the new wording"
+    assert tuple(int(group) for group in match.groups()) == tuple(expected()), f"{page}: {match.group()}"
+
+
+def test_the_paper_profile_is_one_seed_per_cell_as_its_page_says():
+    assert "one seed each" in _one_line((ROOT / "docs" / "paper-scale.md").read_text())
+    assert set(_seed_counts("paper").values()) == {1}
+
+
+#: Pages whose "`key` = value" statements are about one profile's config.
+CONFIG_VALUE_PAGES = {"docs/testbed.md": "default", "docs/rl-learns.md": "default", "docs/analyses.md": "default",
+                      "docs/method.md": "default", "docs/operations.md": "default", "docs/results.md": "default",
+                      "docs/paper-scale.md": "paper"}
+
+
+def _config_value(config: dict, dotted: str):
+    value = config
+    for key in dotted.split("."):
+        value = value[key]
+    return value
+
+
+@pytest.mark.parametrize("page", sorted(CONFIG_VALUE_PAGES))
+def test_a_config_value_a_page_states_is_the_profiles(page):
+    config = profile_config(CONFIG_VALUE_PAGES[page])
+    stated = re.findall(r"`([a-z_]+(?:\.[a-z_0-9]+)+)` = (-?[\d.]+(?:e-?\d+)?)\b", (ROOT / page).read_text())
+    wrong = []
+    for key, value in stated:
+        try:
+            actual = _config_value(config, key)
+        except (KeyError, TypeError):
+            wrong.append(f"{key} = {value}: no such key in the {CONFIG_VALUE_PAGES[page]} profile")
+            continue
+        if float(value.rstrip(".")) != float(actual):
+            wrong.append(f"{key} = {value}: the {CONFIG_VALUE_PAGES[page]} profile has {actual}")
+    assert not wrong, f"{page}: " + "; ".join(wrong)
+
+
+def test_the_paper_pages_ead_block_is_paper_yamls():
+    """docs/paper-scale.md, "The grid": the `ead` keys the paper profile sets itself, and their values."""
+    import yaml
+
+    own = yaml.safe_load((ROOT / "configs" / "paper.yaml").read_text())["ead"]
+    match = re.search(r"the `ead` block sets only (.+?); the rest is config\.yaml's",
+                      _one_line((ROOT / "docs" / "paper-scale.md").read_text()))
+    assert match, "docs/paper-scale.md no longer says which keys the paper profile's `ead` block sets"
+    stated = dict(re.findall(r"`(\w+): ([\d.]+)`", match.group(1)))
+    assert {key: float(value) for key, value in stated.items()} == {key: float(value) for key, value in own.items()}
+
+
+def test_every_figure_a_page_names_is_in_the_registry():
+    named = {}
+    for path in reference_pages(ROOT):
+        for name in re.findall(r"figures/(\w+)\.", path.read_text()):
+            named.setdefault(name, str(path.relative_to(ROOT)))
+    unknown = {name: page for name, page in named.items() if name not in FIGURES}
+    assert not unknown, f"figures not in ead.workflow.FIGURES: {unknown}"
+    listed = re.findall(r"^\| `figures/(\w+)\.", (ROOT / "docs" / "results.md").read_text(), re.MULTILINE)
+    listed += [name for row in re.findall(r"^\| `figures/\w+\.\{png,pdf\}`, (.+?) \|", (ROOT / "docs" / "results.md")
+                                          .read_text(), re.MULTILINE) for name in re.findall(r"figures/(\w+)\.", row)]
+    assert sorted(listed) == sorted(FIGURES), "docs/results.md's table lists each registry figure once"
+
+
+def test_a_profiles_command_on_a_page_has_the_readmes_targets():
+    """The targets of `snakemake ... --configfile configs/<profile>.yaml` wherever a page gives them are the README
+    profiles table's (benchmarks/readme_tables.py)."""
+    targets = {profile.configfile: profile.targets for profile in readme_tables.PROFILES if profile.configfile}
+    command = re.compile(r"snakemake((?: +(?:figures|results)/\S+)+) +--cores all +--configfile (configs/\w+\.yaml)")
+    wrong = []
+    for path in reference_pages(ROOT):
+        text = _one_line(path.read_text().replace("\\\n", " ").replace("`", " "))
+        for match in command.finditer(text):
+            stated, configfile = tuple(match.group(1).split()), match.group(2)
+            if configfile in targets and stated != targets[configfile]:
+                wrong.append(f"{path.relative_to(ROOT)}: {configfile}: {stated} (README: {targets[configfile]})")
+    assert not wrong, "\n".join(wrong)
+
+
+def _overlay_matrix() -> tuple[list[str], dict[str, dict[str, bool]]]:
+    """configs/README.md, "Which overlay runs over which profile": the profiles and, per overlay, yes / refused."""
+    text = (ROOT / "configs" / "README.md").read_text().split("## Which overlay runs over which profile")[1]
+    header = re.search(r"^\| overlay \|(.+)\|$", text, re.MULTILINE)
+    profiles = [name.strip() for name in header.group(1).split("|")]
+    rows = re.findall(r"^\| `(\w+\.yaml)` \|(.+)\|$", text, re.MULTILINE)
+    return profiles, {overlay: dict(zip(profiles, (cell.strip() == "yes" for cell in cells.split("|"))))
+                      for overlay, cells in rows}
+
+
+def test_the_overlay_table_has_every_overlay_and_profile():
+    profiles, matrix = _overlay_matrix()
+    assert profiles == list(PROFILE_FILES)
+    assert sorted(matrix) == sorted(path.name for path in (ROOT / "configs" / "ablations").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("profile", list(PROFILE_FILES))
+def test_the_overlay_table_is_what_the_config_loader_accepts(profile):
+    wrong = []
+    for overlay, row in _overlay_matrix()[1].items():
+        try:
+            validate_config(profile_config(profile, f"ablations/{overlay}"), SCHEMA)
+            valid = True
+        except ConfigError:
+            valid = False
+        if valid != row[profile]:
+            wrong.append(f"{overlay} over {profile}: the table says {'yes' if row[profile] else 'refused'}, "
+                         f"the loader {'accepts' if valid else 'refuses'} it")
+    assert not wrong, "configs/README.md, \"Which overlay runs over which profile\":\n" + "\n".join(wrong)
