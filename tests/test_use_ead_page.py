@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -130,16 +129,10 @@ def test_the_verl_block_composes_through_verls_entry_point_with_the_overrides_ou
 
 # --- installed as a user would -------------------------------------------------------------------------------------
 
-def package_sources(directory: Path) -> Path:
-    """The package's sources as a clone has them, copied to ``directory`` (a build writes build/ where it runs)."""
-    directory.mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, directory / name)
-    shutil.copytree(ROOT / "src", directory / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
-    return directory
-
-
 def built_wheel(directory: Path) -> Path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from library_install import package_sources
+
     sources = package_sources(directory / "sources")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
                     str(directory), str(sources)], check=True, capture_output=True, text=True, cwd=sources)
@@ -176,41 +169,19 @@ def test_constraints_pin_what_the_reproduction_runs_and_every_set_up_installs_wi
     assert all("==" not in requirement for requirement in project["dependencies"])
 
 
-def _torch_of(python: Path) -> dict:
-    probe = ("import importlib.metadata as md, json, pathlib, torch; dist = md.distribution('torch'); "
-             "print(json.dumps({'version': torch.__version__, 'record': (pathlib.Path(dist._path) / 'RECORD')"
-             ".read_text()}))")
-    return json.loads(subprocess.run([str(python), "-c", probe], check=True, capture_output=True, text=True).stdout)
-
-
 @pytest.mark.slow
 def test_installed_as_the_page_says_into_an_environment_with_its_own_torch(tmp_path, tiny_model_dir):
     """A fresh venv holding a torch of its own (the local CPU build: another version would be a multi-GB CUDA build
     here) gets the page's install block and runs the transformers block; its torch is the same afterwards, and the
-    pipeline's tools are not installed. The resolver also accepts the wheel beside two other torch releases
+    pipeline's tools are not installed (benchmarks/library_install.py, which also takes another torch where a CPU
+    wheel index is reachable). The resolver also accepts the wheel beside two other torch releases
     (``pip install --dry-run``: their metadata, not their gigabytes)."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    pip = [str(python), "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "install", "torch==2.13.0"], check=True, capture_output=True, text=True)
-    before = _torch_of(python)
-    source = package_sources(tmp_path / "clone")
-    env = {**os.environ, "PATH": os.pathsep.join([str(venv / "bin"), os.environ["PATH"]]), "VIRTUAL_ENV": str(venv)}
-    install = subprocess.run(["bash", "-c", the_block("install")], cwd=source, capture_output=True, text=True, env=env)
-    assert install.returncode == 0, install.stderr[-3000:]
-    assert _torch_of(python) == before
-    listed = subprocess.run([str(python), "-c", "import importlib.metadata as md, json; print(json.dumps("
-                             "[dist.metadata['Name'] for dist in md.distributions()]))"],
-                            check=True, capture_output=True, text=True).stdout
-    installed = {name.lower() for name in json.loads(listed)}
-    assert {"ead", "transformers", "torch", "numpy"} <= installed
-    assert not installed & {"snakemake", "pandas", "verl", "matplotlib", "math-verify"}, installed
-    snippet = tmp_path / "transformers_block.py"
-    snippet.write_text(the_block("transformers"))
-    run = subprocess.run([str(python), str(snippet)], capture_output=True, text=True, cwd=tmp_path,
-                         env={**env, "EAD_MODEL": str(tiny_model_dir), "HF_HUB_OFFLINE": "1"})
-    assert run.returncode == 0, run.stderr[-3000:]
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from library_install import install_and_sample
+
+    result = install_and_sample(tmp_path, "torch==2.13.0", tiny_model_dir)
+    assert result["torch"].startswith("2.13.0")
+    pip = [str(tmp_path / "venv" / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
     wheel = built_wheel(tmp_path / "dist")
     for torch_release in ("2.12.1", "2.14.1"):
         report = tmp_path / f"resolve_{torch_release}.json"

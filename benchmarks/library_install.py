@@ -1,0 +1,133 @@
+"""Install the package as docs/use-ead.md says into a fresh venv that already holds a torch of its own, and sample
+with the page's transformers block there: the torch must be the same afterwards (version and files), and none of
+the reproduction's tools (Snakemake, pandas, verl, ...) may come along.
+
+On this project's machines only one CPU build of torch installs without a multi-GB CUDA download (2.13.0+cpu, the
+reproduction's own), so the test suite (tests/test_use_ead_page.py) runs this with it and proves the other half with
+``pip install --dry-run`` against other torch releases. On a machine that reaches a CPU wheel index, run it with
+another torch:
+
+    python benchmarks/library_install.py --workdir /tmp/ead-library --torch "torch==2.7.1" \\
+        --index-url https://download.pytorch.org/whl/cpu --out benchmarks/results/library_install.md
+
+It builds a tiny local model for the transformers block (no hub download) and writes a short report to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "use-ead.md"
+#: What the library must not bring along: the reproduction's tools (pyproject.toml's `pipeline` extra).
+PIPELINE_ONLY = {"snakemake", "pandas", "verl", "matplotlib", "math-verify"}
+
+
+def page_block(kind: str) -> str:
+    """The page's ``bash`` install block (``install``) or its transformers block (``transformers``)."""
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```", PAGE.read_text(), re.S | re.M)
+    if kind == "install":
+        found = [code for language, code in blocks if language == "bash" and code.lstrip().startswith("pip install")]
+    else:
+        found = [code for language, code in blocks if language == "python" and "from transformers import" in code]
+    (code,) = found
+    return code
+
+
+def package_sources(directory: Path) -> Path:
+    """The package's sources as a clone has them, copied to ``directory`` (a build writes build/ where it runs)."""
+    directory.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, directory / name)
+    shutil.copytree(ROOT / "src", directory / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    return directory
+
+
+def torch_files(python: Path) -> dict:
+    """The venv's torch: its version and its installed files' record (pip's RECORD, with hashes)."""
+    probe = ("import importlib.metadata as md, json, pathlib, torch; dist = md.distribution('torch'); "
+             "print(json.dumps({'version': torch.__version__, 'record': (pathlib.Path(dist._path) / 'RECORD')"
+             ".read_text()}))")
+    return json.loads(subprocess.run([str(python), "-c", probe], check=True, capture_output=True, text=True).stdout)
+
+
+def installed_names(python: Path) -> set[str]:
+    listed = subprocess.run([str(python), "-c", "import importlib.metadata as md, json; print(json.dumps("
+                             "[dist.metadata['Name'] for dist in md.distributions()]))"],
+                            check=True, capture_output=True, text=True).stdout
+    return {name.lower() for name in json.loads(listed)}
+
+
+def install_and_sample(workdir: Path, torch_spec: str, model_dir: Path, index_url: str | None = None) -> dict:
+    """Fresh venv with ``torch_spec``, then the page's install block, then its transformers block on ``model_dir``.
+    Returns what happened; raises AssertionError naming the step that broke the promise."""
+    venv = workdir / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check", "-q"]
+    started = time.monotonic()
+    subprocess.run([*pip, "install", torch_spec, *(["--index-url", index_url] if index_url else [])], check=True,
+                   capture_output=True, text=True)
+    before = torch_files(python)
+    env = {**os.environ, "PATH": os.pathsep.join([str(venv / "bin"), os.environ["PATH"]]), "VIRTUAL_ENV": str(venv)}
+    install = subprocess.run(["bash", "-c", page_block("install")], cwd=package_sources(workdir / "clone"),
+                             capture_output=True, text=True, env=env)
+    assert install.returncode == 0, f"the page's install block failed:\n{install.stderr[-3000:]}"
+    after = torch_files(python)
+    assert after == before, f"the install replaced torch {before['version']} with {after['version']}"
+    installed = installed_names(python)
+    assert {"ead", "transformers", "torch", "numpy"} <= installed, installed
+    assert not installed & PIPELINE_ONLY, f"the library brought the pipeline's {sorted(installed & PIPELINE_ONLY)}"
+    snippet = workdir / "transformers_block.py"
+    snippet.write_text(page_block("transformers"))
+    run = subprocess.run([str(python), str(snippet)], capture_output=True, text=True, cwd=workdir,
+                         env={**env, "EAD_MODEL": str(model_dir), "HF_HUB_OFFLINE": "1"})
+    assert run.returncode == 0, f"the page's transformers block failed:\n{run.stderr[-3000:]}"
+    return {"torch": before["version"], "installed": len(installed), "seconds": time.monotonic() - started}
+
+
+def tiny_model(directory: Path) -> Path:
+    """A tiny random Llama with a character tokenizer (the test suite's own), saved as safetensors."""
+    sys.path.insert(0, str(ROOT))
+    from ead.models.tiny_policy import build_tokenizer
+    from tests.conftest import make_tiny_llama
+
+    tokenizer = build_tokenizer(alphabet="0123456789+-*/=()\\{}[] :.,abcdefghijklmnopqrstuvwxyz\n")
+    model = make_tiny_llama(vocab_size=len(tokenizer), hidden_size=32, initializer_range=0.2)
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workdir", type=Path, required=True, help="where the venv goes (must not exist)")
+    parser.add_argument("--torch", default="torch==2.13.0", help="the torch the venv holds first")
+    parser.add_argument("--index-url", help="a wheel index serving that torch (e.g. PyTorch's CPU index)")
+    parser.add_argument("--out", type=Path, required=True, help="markdown report")
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True)
+    print(f"library_install: a venv with {args.torch}, then the page's install and transformers blocks", flush=True)
+    result = install_and_sample(args.workdir, args.torch, tiny_model(args.workdir / "model"), args.index_url)
+    command = "python benchmarks/library_install.py " + " ".join(sys.argv[1:])
+    report = (f"# The library in a venv with its own torch\n\nCommand: `{command}`\n\n{dt.date.today()}: torch "
+              f"{result['torch']} stayed in place; the page's transformers block sampled with EAD; "
+              f"{result['installed']} distributions installed, none of the pipeline's; {result['seconds']:.0f} s.\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(report)
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
