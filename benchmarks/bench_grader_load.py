@@ -1,6 +1,6 @@
 """The grader under load: math-verify's own real-data test cases (tests/fixtures/math_verify_cases.json) graded
-idle and beside busy processes, to check that machine load no longer turns right answers into timeouts (issue #28:
-with a wall-clock limit, 245/252 idle became 214/252 beside a running pipeline).
+idle and beside busy processes, to check that machine load no longer turns right answers into timeouts (under
+the former wall-clock limit, 245/252 idle became 214/252 beside a running pipeline).
 
 Each condition grades every case with a fresh grader (new workers, empty cache) and the config's grader settings
 (``timeout_s`` a CPU-time budget, a timed-out answer retried once): the score (cases whose grade agrees with the

@@ -1,4 +1,4 @@
-"""HF sampling speed before / after issue #16: tokens/s of ``ead.samplers.hf.sample`` on the entropy job's batch.
+"""HF sampling speed vs a baseline revision: tokens/s of ``ead.samplers.hf.sample`` on the entropy job's batch.
 
 Same model (the real SmolLM2-135M-Instruct the analyses load), same batch (the entropy analysis' MMLU questions:
 its question selection, chain-of-thought prompt and chat template, each question repeated ``--samples`` times,

@@ -1,4 +1,4 @@
-"""SLURM overhead: wall time of the same smoke slice run locally and through the local SLURM cluster (issue #35).
+"""SLURM overhead: wall time of the same smoke slice run locally and through the local SLURM cluster.
 
 One run of this script times both variants back to back (``--repeats`` alternates their order), each in a fresh copy
 of the workflow, with the slice of tests/test_slurm_local.py: data, the tiny1m SFT, its step-0 evaluation, one RL

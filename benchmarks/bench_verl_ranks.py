@@ -1,4 +1,4 @@
-"""Step time of the verl_cpu EAD + TIS cell on two ranks against one rank, both measured in one run (issue #35).
+"""Step time of the verl_cpu EAD + TIS cell on two ranks against one rank, both measured in one run.
 
 Builds the cell's inputs as tests/vllm/test_verl_two_ranks.py does (a random tiny Llama exported as a chat model,
 arithmetic prompts in verl's format), then runs `python -m ead.rl.verl.run` on them twice, one rank after the other:

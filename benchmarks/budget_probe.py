@@ -5,7 +5,7 @@ selection, prompt and HF sampler) at one temperature with the largest budget, th
 the same responses: with one random stream per batch, a response sampled with budget B is the first B tokens of the
 one sampled with a larger budget. Per budget B: the fraction of responses that end (EOS) within B tokens, the
 fraction whose first B tokens contain an answer the grader reads, and the accuracy of those B tokens (graded as the
-analyses grade). Used to choose the analyses' datasets and budgets for SmolLM2 (issue #16 item 3).
+analyses grade). Used to choose the analyses' datasets and budgets for SmolLM2.
 
 Run:
     python benchmarks/budget_probe.py --model results/models/smollm2-135m-instruct \

@@ -1,4 +1,4 @@
-"""Wall time of a profile's DAG from a fresh clone, per stage, read from Snakemake's own log (issue #15 step 5).
+"""Wall time of a profile's DAG from a fresh clone, per stage, read from Snakemake's own log.
 
 With ``--run`` it runs ``snakemake --cores all`` (plus ``--configfile`` for another profile) in ``--workdir`` (a fresh
 clone whose ``.venv`` exists: the reproduce command's setup, or a CI run's; with ``--setup`` it runs that setup first,

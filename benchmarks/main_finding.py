@@ -1,4 +1,4 @@
-"""The README's main-finding numbers, read from one default run's tables (issue #36: "in numbers read from the tables").
+"""The README's main-finding numbers, read from one default run's tables, never typed by hand.
 
 Premise G4 (``results/premises/rl_learns.csv``: does tau 1.0 learn on the claims' policy?) and the main comparison's
 rows of ``results/claims.csv`` (EAD + TIS and EAD against the fixed temperatures, at the last step and over the

@@ -617,7 +617,7 @@ def test_a_key_given_twice_in_one_file_is_refused_naming_file_and_line(tmp_path,
         read_config_file(overlay)
 
 
-# --- nothing silently wrong in the config (issue #34 items 4 and 5) ----------------------------------------------
+# --- nothing silently wrong in the config -----------------------------------------------------------------------
 
 @pytest.mark.parametrize(("override", "message"), [
     ({"rl": {"experiments": {"main": {"seeds": [0, 0]}}}},
@@ -702,7 +702,7 @@ def test_the_default_profile_shows_a_failed_jobs_error_on_the_console(tmp_path):
 
 
 def test_a_claim_whose_k_exceeds_the_samples_says_how_to_run_it():
-    """Issue #34 item 6: an overlay refused over the smoke profile says what to do, not only what is wrong."""
+    """An overlay refused over the smoke profile says what to do, not only what is wrong."""
     config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml",
                                  ROOT / "configs" / "ablations" / "d_max_sweep.yaml")
     with pytest.raises(ConfigError, match=r"k exceeds rl\.eval\.n = 4 samples; evaluate more samples per problem "

@@ -143,7 +143,7 @@ def dangling_references(root: Path) -> list[str]:
                 if name is None and path.suffix != ".md":
                     continue  # '#1' in code or a comment is not a link
                 if name is None and not line[:match.start()].endswith("("):
-                    continue  # an issue number (#35), not a link to the page's own heading
+                    continue  # a '#' and a number in prose, not a link to the page's own heading
                 target = path if name is None else _doc_path(root, name, path, link=True)
                 if not target.resolve().exists():
                     problems.append(f"{where}:{line_number}: {match.group(0)}: no file {name}")

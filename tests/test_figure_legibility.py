@@ -1,4 +1,4 @@
-"""Figures stay legible on small runs (issue #34 item 9): tick labels that do not run together, legends off the data,
+"""Figures stay legible on small runs: tick labels that do not run together, legends off the data,
 coinciding curves that stay visible, whole-number step and N ticks, and a title that promises a CI band only where
 one is drawn."""
 
@@ -13,7 +13,7 @@ from ead.rl.paired import paired_curves
 from tests.test_compare import problems_table, steps_table
 
 EXPERIMENT = {"policies": ["p"], "algorithms": ["dapo"], "samplers": ["tau1.0", "ead"], "n": [8]}
-#: the same counts for both samplers: their curves coincide exactly (tau 1.0 under EAD in the issue's Figs. 4 and 7)
+#: the same counts for both samplers: their curves coincide exactly (tau 1.0 hid under EAD in a small run's RL curves)
 EQUAL = {(sampler, seed): [8, 3, 0] for sampler in ("ead", "tau1.0") for seed in (0, 1)}
 
 

@@ -23,7 +23,7 @@ def saved_model(tmp_path):
 
 
 def damage(path, offset=4096, size=4096):
-    """Overwrite ``size`` bytes at ``offset`` with a pattern (the issue's probe: 4 KB after the safetensors header)."""
+    """Overwrite ``size`` bytes at ``offset`` with a pattern (by default 4 KB just after the safetensors header)."""
     with open(path, "r+b") as handle:
         handle.seek(offset)
         handle.write(bytes(range(256)) * (size // 256))

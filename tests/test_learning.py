@@ -1,5 +1,5 @@
 """Premise G4 ("RL learns here", ead.rl.learns), the curve-mean claims (``over: curve``, ead.rl.compare) and the claims
-table's ``rl_learns`` column, on constructed tables checked against hand computations (issue #36)."""
+table's ``rl_learns`` column, on constructed tables checked against hand computations."""
 
 import json
 

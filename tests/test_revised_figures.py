@@ -1,4 +1,4 @@
-"""The figures of the authors' revised ablations (issue #29), drawn from tables only: the d_max sweep
+"""The figures of the authors' revised ablations, drawn from tables only: the d_max sweep
 (configs/ablations/d_max_sweep.yaml) and the schedule shapes (configs/ablations/beyond_the_paper.yaml)."""
 
 import json

@@ -693,7 +693,7 @@ def test_the_last_evaluation_with_the_cells_own_sampler_draws_the_declared_evalu
 
 def test_timeouts_are_counted_per_step_and_per_problem_and_fail_the_job_past_the_bound(rl_inputs, monkeypatch):
     """A timed-out answer scores 0 like a wrong one: the step row and the evaluation's per-problem rows count them,
-    and a job whose share passes grader.max_timeout_share fails with a message (issue #28)."""
+    and a job whose share passes grader.max_timeout_share fails with a message."""
     import logging
 
     import ead.evaluation as evaluation

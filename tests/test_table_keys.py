@@ -1,8 +1,8 @@
-"""Keys and finite columns of the results contract (ead.tables, issue #34): a duplicated row or a NaN / inf metric
+"""Keys and finite columns of the results contract (ead.tables): a duplicated row or a NaN / inf metric
 in any table is refused by every reader with one message naming the file, the column or key, and the rows.
 
-The cases of the issue are reproduced as a user would meet them: a small grid written by the tables' own writers,
-then one file edited by hand (a row appended, a value set to nan) the way the issue's corrupted copies were."""
+Each case is reproduced as a user would meet it: a small grid written by the tables' own writers,
+then one file edited by hand (a row appended, a value set to nan), as a copied or hand-edited table can be damaged."""
 
 import math
 import re
@@ -78,7 +78,7 @@ def run_cell_eval(grid, tmp_path):
 
 
 def edit(path, change):
-    """Edit a written CSV by hand (bypassing the contract), as the issue's corrupted copies were."""
+    """Edit a written CSV by hand (bypassing the contract), as a damaged copy would be."""
     table = pd.read_csv(path)
     change(table).to_csv(path, index=False)
 
@@ -102,7 +102,7 @@ def test_the_grid_as_written_passes_every_reader(grid, tmp_path):
 @pytest.mark.parametrize("changes", [{}, {"entropy": 5.0}], ids=["identical", "edited_entropy"])
 @pytest.mark.parametrize("reader", [run_aggregate, run_compare])
 def test_a_duplicated_step_row_is_refused_naming_the_file_and_rows(grid, tmp_path, changes, reader):
-    """Issue #34 item 1: a copy of the step-2 row (identical, or with entropy 5.0) used to pass and give num_seeds 2
+    """A copy of the step-2 row (identical, or with entropy 5.0) used to pass and give num_seeds 2
     (and a CI up to 5.0) for a one-seed cell."""
     path = grid["ead"][0]
     edit(path, append_copy_of(lambda t: t["step"] == 2, **changes))
@@ -116,7 +116,7 @@ def test_a_duplicated_step_row_is_refused_naming_the_file_and_rows(grid, tmp_pat
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 @pytest.mark.parametrize("reader", [run_aggregate, run_compare])
 def test_a_nan_or_inf_entropy_is_refused_naming_file_column_and_row(grid, tmp_path, value, reader):
-    """Issue #34 item 2: a NaN step-2 entropy used to drop the curve's point silently and change claim C7's effect."""
+    """A NaN step-2 entropy used to drop the curve's point silently and change claim C7's effect."""
     path = grid["ead"][0]
     edit(path, lambda t: t.assign(entropy=np.where(t["step"] == 2, float(value), t["entropy"])))
     with pytest.raises(NonFiniteValueError,
@@ -187,7 +187,7 @@ def test_a_non_whole_or_non_numeric_count_is_still_a_kind_error_showing_that_val
 
 @pytest.mark.parametrize("reader", [run_aggregate, run_compare, run_paired, run_cell_eval])
 def test_a_duplicated_problem_row_is_refused_naming_the_file(grid, tmp_path, reader):
-    """Issue #34 item 3: a duplicated own-sampler row with num_correct = num_samples passed aggregation (num_problems
+    """A duplicated own-sampler row with num_correct = num_samples passed aggregation (num_problems
     4 for a 3-problem set); rl.paired / rl.compare refused it with "... not evaluated on the same problems ..." naming
     no file."""
     path = grid["ead"][1]

@@ -182,7 +182,7 @@ EVALUATIONS = [("eval_tau", 0), ("eval_tau", 2), ("eval_tau", 4), ("eval_tau", 5
 
 
 def test_a_cell_cut_to_its_first_steps_fails_naming_the_file_and_the_steps(tmp_path):
-    """A clean cut of steps.csv used to pass and silently shorten the train curves (issue #28)."""
+    """A clean cut of steps.csv used to pass and silently shorten the train curves."""
     whole, cut = tmp_path / "seed0" / "steps.csv", tmp_path / "seed1" / "steps.csv"
     STEPS.write(steps_table(range(1, 6)), whole)
     STEPS.write(steps_table([1], seed=1), cut)

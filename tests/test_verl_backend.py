@@ -534,7 +534,7 @@ TRAINING_LINE = '{"step": %d, "data": {"critic/score/mean": 0.%d, "actor/entropy
 
 
 def test_a_torn_last_line_is_dropped_with_a_warning(tmp_path, caplog):
-    """The trainer killed mid-append leaves a last line without newline that is not JSON (issue #34): it used to stop
+    """The trainer killed mid-append leaves a last line without newline that is not JSON: it used to stop
     the next attempt (resume and conversion) until the line was deleted by hand."""
     run = tmp_path / "run"
     run.mkdir()
@@ -690,7 +690,7 @@ def test_run_cli_refuses_a_document_that_is_not_a_cells(tmp_path):
 
 
 def test_every_verl_cells_overrides_equal_the_snapshot_taken_before_the_cell_document():
-    """Issue #33: the verl cell went from a raw config slice re-resolved in the job to one document resolved in the
+    """The verl cell went from a raw config slice re-resolved in the job to one document resolved in the
     DAG. tests/fixtures/verl_overrides.json holds every paper, gpu_smoke and verl_cpu cell's composed overrides and
     agent-loop entries made by the code before that change (plus, for verl_cpu, the three worker counts its profile
     set later); the document must give exactly the same."""

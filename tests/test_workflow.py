@@ -272,7 +272,7 @@ def test_overrides_from_the_command_line_keep_their_types_and_bad_overlays_fail_
 
 @pytest.mark.slow
 def test_a_failed_sft_job_is_rerun_once_its_input_is_restored(workdir):
-    """Issue #28: a corrupt parquet fails the SFT job with a message naming the file, and Snakemake deletes the job's
+    """A corrupt parquet fails the SFT job with a message naming the file, and Snakemake deletes the job's
     model; once the parquet is restored (same bytes, same time), the missing model is rebuilt rather than Snakemake
     saying "Nothing to be done" with the model gone (models are final targets). Runs last: it leaves the run
     needing the rebuild."""

@@ -8,7 +8,7 @@ to a temperature. Positions are 0-based and count response tokens only (the prom
   (the premise probe's "hot early" and "cold late" samplers).
 * ``LinearAnneal(tau_max, tau_min, length, warmup)``: tau = 1 before ``warmup``, then a straight line from
   ``tau_max`` down to ``tau_min`` over ``length`` positions, ``tau_min`` after (step-independent): EAD's "hot early,
-  cold late" without its exponential shape (issue #17's schedule shapes).
+  cold late" without its exponential shape.
 * ``EADMeanTemperature(..., length)``: a fixed temperature per step, equal to EAD's mean tau_t over positions
   [0, ``length``) at that step: EAD's average heat without its shape.
 * ``EntropyAwareTemperature(mode, tau_low, tau_high, ...)``: per token, from the policy's own entropy there (hotter
@@ -26,7 +26,7 @@ to a temperature. Positions are 0-based and count response tokens only (the prom
   authors' revised schedule-shape ablation (docs/revisions.md). Same parameters as EAD, and like EAD they grow with
   the RL step through d_s: in units of EAD's effective decay D = decay_scale * d_s, linear reaches tau_min at t = D,
   two-stage switches from tau_max to tau_min at t = D / 2, mean-matched is the time-average of EAD over [0, D]. The
-  ``linear``, ``two_stage`` and ``ead_mean`` schedules above are our fixed-length variants (issue #17).
+  ``linear``, ``two_stage`` and ``ead_mean`` schedules above are our fixed-length variants.
 
 Schedules whose parameters are EAD's (``tau_max``, ``tau_min``, ``d0``, ...) say so with ``takes_ead_defaults = True``:
 a config gives them the top-level ``ead:`` block's values for the parameters it does not set.

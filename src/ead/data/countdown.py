@@ -221,7 +221,7 @@ def largest_first_solution(numbers, target: int) -> str:
     A rule the policy can read off the prompt ("start with the two largest numbers") that fits most problems but not all
     (71% of the first 1000 default train problems): a policy fine-tuned on it commits to that first move, also on the
     problems where it leads nowhere. That is over-confidence at the fork in the sense of the paper's premise, made by
-    the SFT data rather than by sharpening the whole distribution (TESTBED.md, issue #36). The first move's operator is
+    the SFT data rather than by sharpening the whole distribution (TESTBED.md). The first move's operator is
     the first of ``+ - * /`` after which the rest is solvable, and the rest of the chain is the canonical solution of
     the numbers left.
     """

@@ -2,7 +2,7 @@
 
 Why: :mod:`ead.models.sharpen` divides *every* logit by T, which makes a policy over-confident at its first move (the
 fork EAD's early heat is meant to open) but also nearly deterministic everywhere else, so GRPO's groups stop being
-informative and RL does not learn (TESTBED.md, issue #36). This job keeps the sharpening where the premise needs it:
+informative and RL does not learn (TESTBED.md). This job keeps the sharpening where the premise needs it:
 the student is trained to match the teacher's distribution divided by ``temperature`` at the first ``positions``
 response tokens and the teacher's own distribution after them,
 

@@ -39,7 +39,7 @@ def encode_strict(tokenizer, text: str, add_special_tokens: bool = True) -> list
 
 @dataclass(frozen=True)
 class TinyPolicyShape:
-    """Architecture of the tiny policy (defaults: ~1M parameters, per ../shared/notes/platform.md probe)."""
+    """Architecture of the tiny policy (defaults: ~1M parameters, the tiny1m policy)."""
 
     hidden_size: int = 128
     num_hidden_layers: int = 4

@@ -9,7 +9,7 @@ time. Inside the worker a CPU-time interval timer (``ITIMER_PROF``) interrupts P
 without a restart, and the kernel's CPU-time limit (``RLIMIT_CPU``, a second later) kills a worker stuck in C code
 (a huge integer power). The parent keeps only a wall-clock backstop :data:`WALL_BACKSTOP_FACTOR` times the budget
 (a worker that is stopped or starved); past it the worker is killed and replaced (a warm standby takes over). A
-wall-clock limit used to turn right answers into timeouts on a loaded machine (issue #28). An address-space limit
+wall-clock limit used to turn right answers into timeouts on a loaded machine. An address-space limit
 turns memory bombs into MemoryError.
 
 Parent side: :class:`Worker` (one slot, restarted on trouble). Child side: :func:`serve`. The pool, cache

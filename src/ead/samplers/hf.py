@@ -11,7 +11,7 @@ The sampling loop returns, for every response token, everything RL and the analy
 
 Prompts are left-padded; response position t counts from the first response token (0-based), so every row of
 a batch is at the same t and a schedule gives one temperature per step. On CPU the loop is fast where a plain
-padded batch is slow (issue #16; benchmarks/bench_sampler_speed.py): each distinct prompt is encoded once and
+padded batch is slow (benchmarks/bench_sampler_speed.py): each distinct prompt is encoded once and
 unpadded, the KV cache is static (written in place), and grouped-query heads are not copied at every step (stock
 SDPA copies them whenever there is a padding mask). Each row still attends to exactly its own tokens.
 

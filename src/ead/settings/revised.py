@@ -1,4 +1,4 @@
-"""The sections added for the authors' revised experiments (issue #29): ``paired_baselines`` (paired-difference
+"""The sections added for the authors' revised experiments: ``paired_baselines`` (paired-difference
 panels), ``schedule_shapes`` (the shapes figure), ``inference_only`` (the sampler comparison without RL) and
 ``measured_schedule`` (c and d0 sized from measurement): their cross-key rules and the settings their jobs read."""
 
