@@ -340,15 +340,18 @@ def test_a_file_included_twice_is_layered_once_where_first_reached(tmp_path):
     ("claim_defaults: [policy, x]\n", r"OVERLAY: claim_defaults = \['policy', 'x'\] must be a mapping"),
     ("claims: [C1]\n", r"OVERLAY: claims\[0\] = 'C1' must be a mapping"),
 ])
-def test_a_config_error_names_the_file_that_set_the_value_and_both_files_of_a_conflict(tmp_path, text, message):
-    """What the workflow and `python -m ead.workflow` print: one line, the files first, no traceback."""
+def test_a_config_error_names_the_file_that_set_the_value_and_both_files_of_a_conflict(tmp_path, text, message,
+                                                                                        monkeypatch, capsys):
+    """What the workflow and `python -m ead.workflow` print (its main, in-process): one line, the files first, and
+    no exception escapes."""
+    from ead.workflow import main
+
     overlay = tmp_path / "overlay.yaml"
     overlay.write_text(text)
     profile = [] if "claim_defaults: {n" in text else ["configs/smoke.yaml"]
-    result = subprocess.run([sys.executable, "-m", "ead.workflow", "--configfile", *profile, str(overlay)], cwd=ROOT,
-                            capture_output=True, text=True)
-    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
-    error = result.stderr.strip().splitlines()[-1]
+    monkeypatch.chdir(ROOT)
+    assert main(["--configfile", *profile, str(overlay)]) == 1
+    error = capsys.readouterr().err.strip().splitlines()[-1]
     assert re.match("Config error: " + message.replace("OVERLAY", re.escape(str(overlay))), error), error
 
 
@@ -652,6 +655,7 @@ def test_a_config_error_names_the_file_that_set_the_value(tmp_path):
     assert result.stderr.startswith("Config error: --config: rl.experiments.main.seeds = [0, 0]: 0 is listed twice")
 
 
+@pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
 def test_the_default_workflow_profile_reruns_incomplete_jobs_and_can_be_turned_off():
     """profiles/default/config.yaml is loaded by Snakemake itself (so an interrupted run's incomplete outputs are rerun
     by the next plain command); `--workflow-profile none` still works."""
@@ -680,6 +684,7 @@ def test_every_workflow_profile_prints_a_failed_jobs_log_on_the_console(profile)
     assert "--show-failed-logs" in get_argument_parser()._option_string_actions  # a key this Snakemake knows
 
 
+@pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
 def test_the_default_profile_shows_a_failed_jobs_error_on_the_console(tmp_path):
     """A one-rule workflow beside a copy of profiles/default: the error its job writes to its log reaches the console.
     The shell command prints the message through printf, so the command line Snakemake echoes does not hold it."""

@@ -61,6 +61,7 @@ def expected_resources(profile: dict, rule: str) -> dict[str, str]:
             {**profile["default-resources"], **profile["set-resources"].get(rule, {})}.items()}
 
 
+@pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
 def test_command_line_resources_replace_the_profiles_maps(workdir):
     """Why the generator exists: Snakemake's own override drops the profile's runtime, memory, CPUs and GPUs."""
     output = dry_run(workdir, "--cores", "1", "--configfile", "configs/paper.yaml", "--workflow-profile",
@@ -71,6 +72,7 @@ def test_command_line_resources_replace_the_profiles_maps(workdir):
     assert all("gpu" not in cell and "cpus_per_task" not in cell and "runtime" not in cell for cell in cells)
 
 
+@pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
 def test_a_generated_site_profile_keeps_every_paper_rules_resources(workdir, tmp_path):
     site = tmp_path / "site"
     assert main(["--out", str(site), *SITE_OPTIONS]) == 0
@@ -211,6 +213,7 @@ def test_local_profile_polls_with_squeue_within_the_clusters_min_job_age():
     ["--configfile", "configs/smoke.yaml"],
     ["figures/fig04_pass_worst_at_16.png", "results/claims.csv", "--configfile", "configs/verl_cpu.yaml"],
 ], ids=["smoke", "verl_cpu"])
+@pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
 def test_local_profile_requests_fit_one_node_of_this_machine(workdir, targets):
     memory_mb = int(Path("/proc/meminfo").read_text().split()[1]) // 1024 * 9 // 10  # slurm_local.sh's RealMemory
     jobs = planned_resources(dry_run(workdir, "--forceall", "--workflow-profile", str(LOCAL_PROFILE), *targets))

@@ -102,6 +102,7 @@ def test_the_agent_loop_block_is_what_the_paper_profiles_verl_runs_write():
     assert name == "ScheduleAgentLoop" and module == "ead.rl.verl.agent_loop"
 
 
+@pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
 def test_the_verl_block_composes_through_verls_entry_point_with_the_overrides_our_runs_use(tmp_path):
     """The block as written, run by bash with `python` turned into Hydra's config print (`--cfg job`): verl's real
     entry point composes it; each EAD override is one our own verl runs (ead.rl.verl.overrides) pass."""

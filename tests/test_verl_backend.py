@@ -222,6 +222,7 @@ def test_composed_configs_pass_verls_own_validation(composed):
         assert correction.rollout_is == PAPER["rl"]["samplers"][cell.sampler].get("tis")  # token TIS or none
 
 
+@pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
 def test_verls_own_entry_point_accepts_the_runners_command(tmp_path):
     """`python -m verl.trainer.main_ppo <overrides> --cfg job` composes through verl's real @hydra.main entry point
     (the exact argv ead.rl.verl.run launches) and prints the job config without training."""
@@ -732,6 +733,7 @@ def job_counts(output):
     return counts
 
 
+@pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
 def test_paper_profile_dry_run_lists_every_cell(workdir):
     output = dry_run(workdir, "--printshellcmds", "--configfile", "configs/paper.yaml")
     counts = job_counts(output)
@@ -779,6 +781,7 @@ def test_slurm_profile_requests_the_gpus_verl_is_told_to_use():
         assert profile["set-resources"][analysis]["gpu"] == PAPER["analyses"]["vllm"]["tensor_parallel_size"]
 
 
+@pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
 def test_paper_profile_dry_run_with_the_slurm_profile(workdir):
     """The workflow profile parses under snakemake-executor-plugin-slurm and gives only the cell rule GPUs."""
     output = dry_run(workdir, "--printshellcmds", "--configfile", "configs/paper.yaml", "--workflow-profile",
@@ -790,12 +793,14 @@ def test_paper_profile_dry_run_with_the_slurm_profile(workdir):
     assert all("slurm_partition=gpu" in line for line in resources if "gpu=" in line)
 
 
+@pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
 @pytest.mark.parametrize("profile", [[], ["--configfile", "configs/smoke.yaml"]], ids=["default", "smoke"])
 def test_cpu_profiles_never_plan_a_hub_download(workdir, profile):
     counts = job_counts(dry_run(workdir, "--forceall", *profile))
     assert not {"paper_model", "paper_data", "rl_cell_verl"} & set(counts)
 
 
+@pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
 def test_verl_cpu_profile_plans_the_real_verl_cells_from_offline_assets(workdir):
     """The verl_cpu command (docs/paper-scale.md): the paper's rl_cell_verl rule, fed by a policy trained and exported
     in the DAG and task prompts in verl's format, never a hub download."""
