@@ -664,6 +664,7 @@ def test_the_overlay_table_has_every_overlay_and_profile():
     assert sorted(matrix) == sorted(path.name for path in (ROOT / "configs" / "ablations").glob("*.yaml"))
 
 
+@pytest.mark.slow  # 66 layered and validated configs: the docs' check, in the whole suite, not an edit's
 @pytest.mark.parametrize("profile", list(PROFILE_FILES))
 def test_the_overlay_table_is_what_the_config_loader_accepts(profile):
     wrong = []
