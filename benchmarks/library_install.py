@@ -32,14 +32,31 @@ PAGE = ROOT / "docs" / "use-ead.md"
 PIPELINE_ONLY = {"snakemake", "pandas", "verl", "matplotlib", "math-verify"}
 
 
-def page_block(kind: str) -> str:
-    """The page's ``bash`` install block (``install``) or its transformers block (``transformers``)."""
-    blocks = re.findall(r"^```(\w*)\n(.*?)^```", PAGE.read_text(), re.S | re.M)
-    if kind == "install":
-        found = [code for language, code in blocks if language == "bash" and code.lstrip().startswith("pip install")]
-    else:
-        found = [code for language, code in blocks if language == "python" and "from transformers import" in code]
-    (code,) = found
+def page_blocks() -> list[tuple[str, str]]:
+    """(language, code) of every fenced code block of docs/use-ead.md, in page order."""
+    return re.findall(r"^```(\w*)\n(.*?)^```", PAGE.read_text(), re.S | re.M)
+
+
+def block_kind(language: str, code: str) -> str:
+    """Which test runs a block: install, schedules, transformers, vllm, agent_loop or verl."""
+    if language == "bash" and code.lstrip().startswith("pip install"):
+        return "install"
+    if language == "bash" and "verl.trainer.main_ppo" in code:
+        return "verl"
+    if language == "yaml" and "ScheduleAgentLoop" in code:
+        return "agent_loop"
+    if language == "python" and "from vllm import" in code:
+        return "vllm"
+    if language == "python" and "from transformers import" in code:
+        return "transformers"
+    if language == "python":
+        return "schedules"
+    return f"untested {language or 'plain'} block"
+
+
+def the_block(kind: str) -> str:
+    """The page's one block of ``kind`` (:func:`block_kind`)."""
+    (code,) = [code for language, code in page_blocks() if block_kind(language, code) == kind]
     return code
 
 
@@ -79,7 +96,7 @@ def install_and_sample(workdir: Path, torch_spec: str, model_dir: Path, index_ur
                    capture_output=True, text=True)
     before = torch_files(python)
     env = {**os.environ, "PATH": os.pathsep.join([str(venv / "bin"), os.environ["PATH"]]), "VIRTUAL_ENV": str(venv)}
-    install = subprocess.run(["bash", "-c", page_block("install")], cwd=package_sources(workdir / "clone"),
+    install = subprocess.run(["bash", "-c", the_block("install")], cwd=package_sources(workdir / "clone"),
                              capture_output=True, text=True, env=env)
     assert install.returncode == 0, f"the page's install block failed:\n{install.stderr[-3000:]}"
     after = torch_files(python)
@@ -88,7 +105,7 @@ def install_and_sample(workdir: Path, torch_spec: str, model_dir: Path, index_ur
     assert {"ead", "transformers", "torch", "numpy"} <= installed, installed
     assert not installed & PIPELINE_ONLY, f"the library brought the pipeline's {sorted(installed & PIPELINE_ONLY)}"
     snippet = workdir / "transformers_block.py"
-    snippet.write_text(page_block("transformers"))
+    snippet.write_text(the_block("transformers"))
     run = subprocess.run([str(python), str(snippet)], capture_output=True, text=True, cwd=workdir,
                          env={**env, "EAD_MODEL": str(model_dir), "HF_HUB_OFFLINE": "1"})
     assert run.returncode == 0, f"the page's transformers block failed:\n{run.stderr[-3000:]}"
@@ -96,17 +113,12 @@ def install_and_sample(workdir: Path, torch_spec: str, model_dir: Path, index_ur
 
 
 def tiny_model(directory: Path) -> Path:
-    """A tiny random Llama with a character tokenizer (the test suite's own), saved as safetensors."""
+    """The test suite's tiny random Llama with a character tokenizer (tests.conftest.write_tiny_model)."""
     sys.path.insert(0, str(ROOT))
-    from ead.models.tiny_policy import build_tokenizer
-    from tests.conftest import make_tiny_llama
+    from tests.conftest import write_tiny_model
 
-    tokenizer = build_tokenizer(alphabet="0123456789+-*/=()\\{}[] :.,abcdefghijklmnopqrstuvwxyz\n")
-    model = make_tiny_llama(vocab_size=len(tokenizer), hidden_size=32, initializer_range=0.2)
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.save_pretrained(directory, safe_serialization=True)
-    tokenizer.save_pretrained(directory)
-    return directory
+    directory.mkdir(parents=True)
+    return write_tiny_model(directory)
 
 
 def main() -> int:

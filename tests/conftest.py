@@ -130,10 +130,8 @@ def tiny_llama():
     return make_tiny_llama()
 
 
-@pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory):
-    """A saved (safetensors) tiny Llama with a character tokenizer, loadable with local_files_only."""
-    path = tmp_path_factory.mktemp("tiny_model")
+def write_tiny_model(path: Path) -> Path:
+    """Save (safetensors) a tiny Llama with a character tokenizer into ``path``, loadable with local_files_only."""
     # the tiny policy's own tokenizer, over an alphabet that also covers free-form test prompts
     tokenizer = build_tokenizer(alphabet="0123456789+-*/=()\\{}[] :.,abcdefghijklmnopqrstuvwxyz\n")
     model = make_tiny_llama(vocab_size=len(tokenizer), hidden_size=32, initializer_range=0.2)
@@ -141,6 +139,12 @@ def tiny_model_dir(tmp_path_factory):
     model.save_pretrained(path, safe_serialization=True)
     tokenizer.save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory):
+    """A saved (safetensors) tiny Llama with a character tokenizer, loadable with local_files_only."""
+    return write_tiny_model(tmp_path_factory.mktemp("tiny_model"))
 
 
 def kill_after_first_checkpoint(command, checkpoint_state, timeout_s=180):

@@ -20,34 +20,8 @@ import tomllib
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = ROOT / "docs" / "use-ead.md"
-
-
-def page_blocks() -> list[tuple[str, str]]:
-    """(language, code) of every fenced code block of docs/use-ead.md, in page order."""
-    return re.findall(r"^```(\w*)\n(.*?)^```", PAGE.read_text(), re.S | re.M)
-
-
-def block_kind(language: str, code: str) -> str:
-    """Which test runs a block: install, schedules, transformers, vllm, agent_loop or verl."""
-    if language == "bash" and code.lstrip().startswith("pip install"):
-        return "install"
-    if language == "bash" and "verl.trainer.main_ppo" in code:
-        return "verl"
-    if language == "yaml" and "ScheduleAgentLoop" in code:
-        return "agent_loop"
-    if language == "python" and "from vllm import" in code:
-        return "vllm"
-    if language == "python" and "from transformers import" in code:
-        return "transformers"
-    if language == "python":
-        return "schedules"
-    return f"untested {language or 'plain'} block"
-
-
-def the_block(kind: str) -> str:
-    (code,) = [code for language, code in page_blocks() if block_kind(language, code) == kind]
-    return code
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from library_install import PAGE, block_kind, package_sources, page_blocks, the_block  # noqa: E402
 
 
 def test_every_code_block_of_the_page_is_run_by_a_test():
@@ -131,9 +105,6 @@ def test_the_verl_block_composes_through_verls_entry_point_with_the_overrides_ou
 # --- installed as a user would -------------------------------------------------------------------------------------
 
 def built_wheel(directory: Path) -> Path:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from library_install import package_sources
-
     sources = package_sources(directory / "sources")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
                     str(directory), str(sources)], check=True, capture_output=True, text=True, cwd=sources)
@@ -213,7 +184,6 @@ def test_installed_as_the_page_says_into_an_environment_with_its_own_torch(tmp_p
     pipeline's tools are not installed (benchmarks/library_install.py, which also takes another torch where a CPU
     wheel index is reachable). The resolver also accepts the wheel beside two other torch releases
     (``pip install --dry-run``: their metadata, not their gigabytes)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     from library_install import install_and_sample
 
     result = install_and_sample(tmp_path, "torch==2.13.0", tiny_model_dir)
