@@ -1,4 +1,4 @@
-"""Claims against the best of several baselines (``best_of``, ead.rl.compare): the baseline is chosen on a selection
+"""Claims against the best of several baselines (``best_of``, ead.claims.rl): the baseline is chosen on a selection
 part of the evaluation problems and the paired comparison is reported on the disjoint rest (the revised paper's
 "d0 = d_max still beats the best fixed temperature", configs/ablations/d_max_sweep.yaml D7-D8)."""
 
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from ead.claims import comparison_label
+from ead.claims.rl import claim_row, selection_split
 from ead.metrics import pass_at_k, two_way_bootstrap_means
-from ead.rl.compare import claim_row, selection_split
 from ead.settings import ConfigError, load_layered_config, validate_config
 from ead.tables import CLAIMS, SETTINGS_COLUMNS, TRAIN_METRICS
 

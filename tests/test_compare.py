@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ead.claims.rl import claim_row, main
 from ead.metrics import POWER_Z, pass_at_k, two_way_bootstrap_means
-from ead.rl.compare import claim_row, main
 from ead.tables import CLAIMS, EVAL_PROBLEMS, SETTINGS_COLUMNS, STEPS, TRAIN_METRICS
 
 CELL = dict(policy="p", algorithm="dapo", n=8)
@@ -107,7 +107,7 @@ def test_job_writes_the_declared_claims_table(tmp_path):
     table = CLAIMS.read(out)
     assert list(table["claim"]) == ["C1", "C7"] and set(table["verdict"]) <= {"supported", "contradicted",
                                                                              "inconclusive"}
-    # the analyses' claims (ead.analyses.claims, same table) follow the RL claims unchanged
+    # the analyses' claims (ead.claims.analyses, same table) follow the RL claims unchanged
     analysis = table.iloc[[0]].assign(claim="F1", figure="fig01", algorithm="none (no RL)", effect=0.25)
     CLAIMS.write(analysis, tmp_path / "analysis_claims.csv")
     main(["--claims", json.dumps([CLAIM]), "--eval-problems", str(tmp_path / "eval_problems.csv"), "--steps",

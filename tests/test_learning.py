@@ -1,5 +1,5 @@
-"""Premise G4 ("RL learns here", ead.rl.learns), the curve-mean claims (``over: curve``, ead.rl.compare) and the claims
-table's ``rl_learns`` column, on constructed tables checked against hand computations."""
+"""Premise G4 ("RL learns here", ead.claims.rl_learns), the curve-mean claims (``over: curve``, ead.claims.rl) and the
+claims table's ``rl_learns`` column, on constructed tables checked against hand computations."""
 
 import json
 
@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ead.claims import rl_learns
+from ead.claims.rl import claim_row
+from ead.claims.rl import main as compare_main
 from ead.metrics import POWER_Z, two_way_bootstrap_means
-from ead.rl import learns
-from ead.rl.compare import claim_row
-from ead.rl.compare import main as compare_main
 from ead.settings import ConfigError
 from ead.settings.rl import check_claims, check_rl_learns
 from ead.tables import CLAIMS, EVAL_PROBLEMS, RL_LEARNS, SETTINGS_COLUMNS, STEPS, TRAIN_METRICS, IncompleteTableError
@@ -40,7 +40,7 @@ def learning_cells(start: np.ndarray, gains: np.ndarray, last: int = 16) -> pd.D
 
 
 def g4_row(table: pd.DataFrame) -> dict:
-    result = learns.rl_learns_table(table, sampler="tau1.0", metric="pass@1", resamples=400, seed=1, **THRESHOLDS)
+    result = rl_learns.rl_learns_table(table, sampler="tau1.0", metric="pass@1", resamples=400, seed=1, **THRESHOLDS)
     assert len(result) == 1
     return result.iloc[0].to_dict()
 
@@ -95,7 +95,7 @@ def test_g4_on_one_seed_is_inconclusive_whatever_its_problems_only_ci():
     (0.06, 0.02, 0.08, "inconclusive"),     # the CI reaches +8 points
 ])
 def test_g4_decision_rule_at_its_boundaries(effect, low, high, expected):
-    assert learns.decide_learns(effect, low, high, seeds=3, **THRESHOLDS).verdict == expected
+    assert rl_learns.decide_learns(effect, low, high, seeds=3, **THRESHOLDS).verdict == expected
 
 
 def test_g4_refuses_unpaired_evaluations():
@@ -119,20 +119,20 @@ def test_g4_job_writes_one_row_per_setting_of_its_sampler(tmp_path):
     out = tmp_path / "rl_learns.csv"
     args = ["--eval-problems", *map(str, paths), "--metric", "pass@1", "--min-effect", "0.08", "--min-ci-low", "0.05",
             "--resamples", "200", "--seed", "0", "--out", str(out)]
-    learns.main([*args, "--sampler", "tau1.0"])
+    rl_learns.main([*args, "--sampler", "tau1.0"])
     table = RL_LEARNS.read(out)
     assert list(table["policy"]) == ["p", "q"] and list(table["sampler"]) == ["tau1.0"] * 2
     assert table["effect"].tolist() == pytest.approx([1 / 16, 3 / 16])
     assert table["verdict"].tolist() == ["contradicted", "supported"]
     with pytest.raises(SystemExit, match="no cell of sampler 'tau0.6'"):
-        learns.main([*args, "--sampler", "tau0.6"])
+        rl_learns.main([*args, "--sampler", "tau0.6"])
     # with the config's extent, a cell cut before its last step is refused (its step 8 is not the end of training)
     extent = ["--expect-steps", "16", "--eval-every", "16", "--no-own-sampler"]
-    learns.main([*args, "--sampler", "tau1.0", *extent])
+    rl_learns.main([*args, "--sampler", "tau1.0", *extent])
     cut = sharp[(sharp["seed"] == 1)].assign(step=lambda t: t["step"].where(t["step"] == 0, 8))
     EVAL_PROBLEMS.write(cut, paths[1])
     with pytest.raises(IncompleteTableError, match=rf"{paths[1]} .*has no row for step 16"):
-        learns.main([*args, "--sampler", "tau1.0", *extent])
+        rl_learns.main([*args, "--sampler", "tau1.0", *extent])
 
 
 # --- curve-mean claims (over: curve) -------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def test_every_rl_claim_carries_the_g4_verdict_of_its_setting(tmp_path):
     table = pd.concat([evaluation_rows("ead_tis", ead), evaluation_rows("tau1.0", tau)], ignore_index=True)
     EVAL_PROBLEMS.write(table, tmp_path / "eval_problems.csv")
     STEPS.write(steps_table(), tmp_path / "steps.csv")
-    g4 = learns.rl_learns_table(table, sampler="tau1.0", metric="pass@1", resamples=200, seed=0, **THRESHOLDS)
+    g4 = rl_learns.rl_learns_table(table, sampler="tau1.0", metric="pass@1", resamples=200, seed=0, **THRESHOLDS)
     RL_LEARNS.write(g4, tmp_path / "rl_learns.csv")
     other_setting = pd.DataFrame([{**g4.iloc[0].to_dict(), "n": 4, "verdict": "contradicted"}])
     RL_LEARNS.write(pd.concat([g4, other_setting], ignore_index=True), tmp_path / "rl_learns.csv")
@@ -239,7 +239,7 @@ def test_every_rl_claim_carries_the_g4_verdict_of_its_setting(tmp_path):
     # a claim in a setting G4 has no row for reads "untested"; the analyses' rows keep an empty column
     analysis = written.iloc[[0]].assign(claim="F1", figure="fig01", rl_learns=None, over=None)
     CLAIMS.write(analysis, tmp_path / "analysis_claims.csv")
-    untested = learns.rl_learns_table(table.assign(policy="q"), sampler="tau1.0", metric="pass@1", resamples=50,
+    untested = rl_learns.rl_learns_table(table.assign(policy="q"), sampler="tau1.0", metric="pass@1", resamples=50,
                                       seed=0, **THRESHOLDS)
     RL_LEARNS.write(untested, tmp_path / "rl_learns_q.csv")
     compare_main(["--claims", json.dumps([CLAIM]), "--analysis-claims", str(tmp_path / "analysis_claims.csv"),

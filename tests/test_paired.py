@@ -5,8 +5,8 @@ panels drawn from that table only."""
 import numpy as np
 import pytest
 
+from ead.claims.rl import claim_row
 from ead.metrics import POWER_Z, pass_at_k, two_way_bootstrap_means, worst_at_k
-from ead.rl.compare import claim_row
 from ead.rl.paired import main, paired_curves
 from ead.settings import ConfigError, validate_config
 from ead.settings.layering import load_layered_config

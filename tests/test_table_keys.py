@@ -52,14 +52,14 @@ def run_aggregate(grid, tmp_path):
                     "--eval-curves", str(tmp_path / "eval.csv"), *EXTENT])
 
 
-def run_compare(grid, tmp_path):
+def run_claims(grid, tmp_path):
     import json
 
-    from ead.rl import compare
+    from ead.claims import rl as rl_claims
 
     claim = {"id": "C7", "figure": "6", "statement": "s", "policy": CELL["policy"], "algorithm": CELL["algorithm"],
              "n": CELL["n"], "sampler": "ead", "baseline": "tau1.0", "metric": "entropy"}
-    compare.main([*files(grid), "--claims", json.dumps([claim]), "--window", "2", "--resamples", "10", "--seed", "0",
+    rl_claims.main([*files(grid), "--claims", json.dumps([claim]), "--window", "2", "--resamples", "10", "--seed", "0",
                   "--analysis-claims", "--out", str(tmp_path / "claims.csv"), *EXTENT])
 
 
@@ -92,7 +92,7 @@ def append_copy_of(row_filter, **changes):
 
 def test_the_grid_as_written_passes_every_reader(grid, tmp_path):
     run_aggregate(grid, tmp_path)
-    run_compare(grid, tmp_path)
+    run_claims(grid, tmp_path)
     run_paired(grid, tmp_path)
     run_cell_eval(grid, tmp_path)
     train = pd.read_csv(tmp_path / "train.csv")
@@ -100,7 +100,7 @@ def test_the_grid_as_written_passes_every_reader(grid, tmp_path):
 
 
 @pytest.mark.parametrize("changes", [{}, {"entropy": 5.0}], ids=["identical", "edited_entropy"])
-@pytest.mark.parametrize("reader", [run_aggregate, run_compare])
+@pytest.mark.parametrize("reader", [run_aggregate, run_claims])
 def test_a_duplicated_step_row_is_refused_naming_the_file_and_rows(grid, tmp_path, changes, reader):
     """A copy of the step-2 row (identical, or with entropy 5.0) used to pass and give num_seeds 2
     (and a CI up to 5.0) for a one-seed cell."""
@@ -114,7 +114,7 @@ def test_a_duplicated_step_row_is_refused_naming_the_file_and_rows(grid, tmp_pat
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
-@pytest.mark.parametrize("reader", [run_aggregate, run_compare])
+@pytest.mark.parametrize("reader", [run_aggregate, run_claims])
 def test_a_nan_or_inf_entropy_is_refused_naming_file_column_and_row(grid, tmp_path, value, reader):
     """A NaN step-2 entropy used to drop the curve's point silently and change claim C7's effect."""
     path = grid["ead"][0]
@@ -185,10 +185,10 @@ def test_a_non_whole_or_non_numeric_count_is_still_a_kind_error_showing_that_val
     assert not isinstance(refused.value, NonFiniteValueError)
 
 
-@pytest.mark.parametrize("reader", [run_aggregate, run_compare, run_paired, run_cell_eval])
+@pytest.mark.parametrize("reader", [run_aggregate, run_claims, run_paired, run_cell_eval])
 def test_a_duplicated_problem_row_is_refused_naming_the_file(grid, tmp_path, reader):
     """A duplicated own-sampler row with num_correct = num_samples passed aggregation (num_problems
-    4 for a 3-problem set); rl.paired / rl.compare refused it with "... not evaluated on the same problems ..." naming
+    4 for a 3-problem set); rl.paired / claims.rl refused it with "... not evaluated on the same problems ..." naming
     no file."""
     path = grid["ead"][1]
     edit(path, append_copy_of(lambda t: t["evaluated_with"] == "own_sampler", num_correct=4))
@@ -271,7 +271,7 @@ def test_every_table_declares_its_keys_and_finite_columns():
 
 @pytest.mark.parametrize("name", sorted(TABLES))
 def test_every_reader_refuses_a_duplicated_key_and_a_non_finite_value(tmp_path, name):
-    """Every job reads its tables through Table.read (aggregate, paired, compare, cell_eval, the analyses' summary
+    """Every job reads its tables through Table.read (aggregate, paired, claims, cell_eval, the analyses' summary
     tables and claims, ead.summary, the figures): the check there covers them all."""
     table = TABLES[name]
     suffix = ".parquet" if "array" in {**table.columns, **table.optional}.values() else ".csv"
@@ -296,7 +296,7 @@ def test_every_reader_refuses_a_duplicated_key_and_a_non_finite_value(tmp_path, 
             table.read(path)
 
 
-@pytest.mark.parametrize("reader", [run_aggregate, run_compare, run_paired, run_cell_eval])
+@pytest.mark.parametrize("reader", [run_aggregate, run_claims, run_paired, run_cell_eval])
 @pytest.mark.parametrize(("count", "message"), [
     (9, r"column 'num_correct' must be between 0 and num_samples, got 9 \(num_samples=8\) at line 6 "
         r"\(policy=tiny1m, .*step=2, evaluated_with=eval_tau, problem_id=b\); the file was edited"),

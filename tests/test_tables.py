@@ -219,7 +219,8 @@ def test_a_missing_evaluation_step_or_problem_fails_naming_the_file(tmp_path):
 
 
 def test_aggregation_and_claims_refuse_an_incomplete_cell(tmp_path):
-    from ead.rl import aggregate, compare
+    from ead.claims import rl as rl_claims
+    from ead.rl import aggregate
 
     steps = [tmp_path / f"seed{seed}" / "steps.csv" for seed in (0, 1)]
     problems = [tmp_path / f"seed{seed}" / "eval_problems.csv" for seed in (0, 1)]
@@ -232,7 +233,7 @@ def test_aggregation_and_claims_refuse_an_incomplete_cell(tmp_path):
         aggregate.main([*files, "--k", "1", "--seed", "0", "--train-curves", str(tmp_path / "t.csv"),
                         "--eval-curves", str(tmp_path / "e.csv"), *extent])
     with pytest.raises(tables.IncompleteTableError, match=rf"{steps[1]} .* step 3-5"):
-        compare.main([*files, "--claims", "[]", "--window", "2", "--resamples", "10", "--seed", "0",
+        rl_claims.main([*files, "--claims", "[]", "--window", "2", "--resamples", "10", "--seed", "0",
                       "--analysis-claims", "--out", str(tmp_path / "claims.csv"), *extent])
     STEPS.write(steps_table(range(1, 6), seed=1), steps[1])
     aggregate.main([*files, "--k", "1", "--seed", "0", "--train-curves", str(tmp_path / "t.csv"),

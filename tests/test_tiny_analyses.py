@@ -11,11 +11,12 @@ import pandas as pd
 import pytest
 import torch
 
-from ead.analyses import claims, forking
+from ead.analyses import forking
 from ead.analyses.entropy_by_position import entropy_by_role, token_roles, write_role_summary
 from ead.analyses.entropy_by_position import main as entropy_main
 from ead.analyses.forking import main as forking_main
 from ead.analyses.majority_scaling import main as majority_main
+from ead.claims import analyses as claims
 from ead.data.countdown import ROLES, response_roles
 from ead.metrics import bootstrap_mean_ci, entropy_from_log_probs
 from ead.tables import CLAIMS, ENTROPY_BY_ROLE, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES

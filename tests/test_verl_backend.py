@@ -749,8 +749,7 @@ def test_paper_profile_dry_run_lists_every_cell(workdir):
         assert f"results/analyses/{analysis}/{model}.csv" in output
         assert f"--model results/paper/models/{model} " in output
     analysis_commands = [line for line in output.splitlines() if "python -m ead.analyses." in line
-                         and not any(job in line
-                                     for job in ("schedule_table", "summary_tables", "ead.analyses.claims"))]
+                         and not any(job in line for job in ("schedule_table", "summary_tables"))]
     assert len(analysis_commands) == 4 and all("--engine vllm --" in line for line in analysis_commands)
     assert counts["analysis_summary"] == 4  # each table from its samples, on CPU (no GPU resources: below)
     # Figs. 1 and 2's claims on the paper's own models (no tiny policy exists here), then into results/claims.csv

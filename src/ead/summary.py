@@ -236,7 +236,7 @@ def claims_section(path: str) -> str:
             "1.0's Pass@1 gain from step 0, docs/rl-learns.md), without which a sampler comparison says nothing; "
             "95% CI from the two-way bootstrap over seeds and problems (training metrics: over seeds); the claims of "
             "Figs. 1 and 2 (algorithm `none (no RL)`) are paired effects on one fixed model, 95% CI over questions "
-            "(`ead.analyses.claims`); MDE = minimum detectable effect at 80% power; verdicts by `ead.claims` (CI vs 0)."
+            "(`ead.claims.analyses`); MDE = minimum detectable effect at 80% power; verdicts by `ead.claims` (CI vs 0)."
             "\n\n"
             + markdown_table(["claim", "figure", "statement", "cells", "comparison", "metric", "effect [95% CI]", "MDE",
                               "seeds", "verdict", "RL learns", "what this scale can show"], rows))

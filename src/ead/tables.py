@@ -32,7 +32,7 @@ backend's own metrics, settings of the job that wrote it). Writers call :meth:`T
 * :data:`INFERENCE_ONLY`, :data:`INFERENCE_ONLY_HEADLINE` (``results/inference_only/``): samplers without RL;
 * :data:`MEASURED_SCHEDULE` (``results/schedule/measured_<policy>.csv``): c and d0 sized from measurement;
 * :data:`CLAIMS` (``results/claims.csv``): the paper's claims as paired comparisons with verdicts (the RL claims,
-  and those of Figs. 1 and 2, first written to ``results/analyses/claims.csv`` by ``ead.analyses.claims``).
+  and those of Figs. 1 and 2, first written to ``results/analyses/claims.csv`` by ``ead.claims.analyses``).
 
 Every RL cell table carries :data:`CELL_COLUMNS` and the settings columns :data:`SETTINGS_COLUMNS`
 (``ead.settings.rl.table_columns``).
@@ -661,11 +661,11 @@ PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "
                                               "threshold": "float", "verdict": "str", "rule": "str", **_PROBE},
                          keys=("model", "premise", "part"))
 
-#: The claims table (``ead.rl.compare``): one row per paper claim tested on the grid, a paired effect with its CI,
+#: The claims table (``ead.claims.rl``): one row per paper claim tested on the grid, a paired effect with its CI,
 #: standard error, minimum detectable effect and verdict; ``baseline_algorithm`` (RL rows; empty for the analyses'
 #: rows and in tables written before it existed) names the baseline cell's algorithm; ``threshold`` (threshold claims
-#: on one cell, ``ead.rl.compare``: effect = the cell's metric minus it; empty in paired rows) the claimed bound;
-#: ``best_of`` and ``selection`` (claims against the best of several candidate baselines, ``ead.rl.compare``; empty in
+#: on one cell, ``ead.claims.rl``: effect = the cell's metric minus it; empty in paired rows) the claimed bound;
+#: ``best_of`` and ``selection`` (claims against the best of several candidate baselines, ``ead.claims.rl``; empty in
 #: other rows) the candidates (space-separated) and the selection rule with each candidate's score on the selection
 #: problems, the chosen one being ``baseline``;
 #: ``over`` (evaluation rows of RL claims): ``last`` (the metric at the last evaluated step) or ``curve`` (its mean
@@ -684,9 +684,9 @@ CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "
                finite=("effect", "ci_low", "ci_high", "standard_error", "mde", "num_units"),
                empty={"mde": Empty("in a row of fewer than two units (no spread to size it from)", rows=True)})
 
-#: Premise G4, "RL learns here" (``ead.rl.learns``, ``results/premises/rl_learns.csv``): per (policy, algorithm, n) of
-#: the grid with cells of the G4 sampler (tau 1.0), the metric (Pass@1) at the last evaluated step minus step 0, paired
-#: by seed and problem, with its two-way bootstrap CI, standard error and MDE, the thresholds it is read against
+#: Premise G4, "RL learns here" (``ead.claims.rl_learns``, ``results/premises/rl_learns.csv``): per (policy, algorithm,
+#: n) of the grid with cells of the G4 sampler (tau 1.0), the metric (Pass@1) at the last evaluated step minus step 0,
+#: paired by seed and problem, with its two-way bootstrap CI, standard error and MDE, the thresholds it is read against
 #: (``min_effect``: the mean; ``min_ci_low``: the CI's lower bound) and the verdict with its rule. A sibling of
 #: :data:`PREMISE_VERDICTS` (same premise/part/effect/CI/verdict/rule columns), since G1-G3 are measured per policy
 #: before RL and G4 on the RL grid.

@@ -143,7 +143,7 @@ def paired_curves_args(config: dict) -> str:
 
 
 def completeness_args(config: dict) -> str:
-    """The extent every RL cell's tables must hold (ead.rl.cells): ead.rl.aggregate and ead.rl.compare refuse a cell
+    """The extent every RL cell's tables must hold (ead.rl.cells): ead.rl.aggregate and ead.claims.rl refuse a cell
     that lacks a step 1..rl.steps or an evaluation step, naming its file."""
     evaluation = config["rl"]["eval"]
     own_sampler = "--own-sampler" if evaluation.get("own_sampler", False) else "--no-own-sampler"
@@ -151,7 +151,7 @@ def completeness_args(config: dict) -> str:
 
 
 def claims_params(config: dict) -> dict:
-    """ead.rl.compare's params: the claims (after claim_defaults and rl.run), their window and bootstrap, and the
+    """ead.claims.rl's params: the claims (after claim_defaults and rl.run), their window and bootstrap, and the
     cells' completeness."""
     return {"claims": json_arg(config["claims"]), "window": config["claims_window"],
             "resamples": config["claims_bootstrap"], "seed": config["stats"]["seed"],
@@ -159,14 +159,14 @@ def claims_params(config: dict) -> dict:
 
 
 def rl_learns_args(config: dict) -> str:
-    """ead.rl.learns (premise G4): its sampler, metric and thresholds (config ``rl_learns``), the claims' bootstrap and
-    the cells' completeness (a cell cut short would pass an earlier step off as its last)."""
+    """ead.claims.rl_learns (premise G4): its sampler, metric and thresholds (config ``rl_learns``), the claims'
+    bootstrap and the cells' completeness (a cell cut short would pass an earlier step off as its last)."""
     return (cli_args({**config["rl_learns"], "resamples": config["claims_bootstrap"], "seed": config["stats"]["seed"]})
             + " " + completeness_args(config))
 
 
 def analysis_claims_params(config: dict) -> dict:
-    """ead.analyses.claims's params: the claims of Figs. 1, 2 and 9 and their bootstrap."""
+    """ead.claims.analyses's params: the claims of Figs. 1, 2 and 9 and their bootstrap."""
     return {"claims": json_arg(config["analyses"]["claims"]), "resamples": config["claims_bootstrap"],
             "seed": config["stats"]["seed"]}
 

@@ -102,7 +102,7 @@ rule analysis_claims:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.analyses.claims --claims {params.claims} --entropy-samples {input.entropy}"
+        "python -m ead.claims.analyses --claims {params.claims} --entropy-samples {input.entropy}"
         " --forking-samples {input.forking} --majority-samples {input.majority} --resamples {params.resamples}"
         " --seed {params.seed} --out {output.table}"
         " > {log} 2>&1"

@@ -68,8 +68,8 @@ rule rl_figure:
 
 
 # Premise G4, "RL learns here" (config `rl_learns`): the G4 sampler's (tau 1.0's) Pass@1 at the last step minus step
-# 0 in every (policy, algorithm, n) that runs it, paired by seed and problem, with its verdict (ead.rl.learns); the
-# claims rule copies each verdict into the claims made in that setting.
+# 0 in every (policy, algorithm, n) that runs it, paired by seed and problem, with its verdict (ead.claims.rl_learns);
+# the claims rule copies each verdict into the claims made in that setting.
 rule rl_learns:
     input:
         eval_problems=get_cell_outputs("eval_problems"),
@@ -82,7 +82,7 @@ rule rl_learns:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.rl.learns --eval-problems {input.eval_problems} {params.args} --out {output} > {log} 2>&1"
+        "python -m ead.claims.rl_learns --eval-problems {input.eval_problems} {params.args} --out {output} > {log} 2>&1"
 
 
 # The paper's RL claims as paired comparisons of cells, with CIs, power and computed verdicts (config `claims`), and
@@ -103,7 +103,7 @@ rule claims:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.rl.compare --claims {params.claims} --eval-problems {input.eval_problems} --steps {input.steps}"
+        "python -m ead.claims.rl --claims {params.claims} --eval-problems {input.eval_problems} --steps {input.steps}"
         " --window {params.window} --resamples {params.resamples} --seed {params.seed} {params.completeness}"
         " --analysis-claims {input.analyses}{params.rl_learns} --out {output} > {log} 2>&1"
 

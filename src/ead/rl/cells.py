@@ -1,4 +1,4 @@
-"""Reading the RL grid's per-cell tables for the jobs that combine cells (``ead.rl.aggregate``, ``ead.rl.compare``),
+"""Reading the RL grid's per-cell tables for the jobs that combine cells (``ead.rl.aggregate``, ``ead.claims.rl``),
 refusing incomplete cells (``ead.tables``, :class:`~ead.tables.Coverage`).
 
 A cell's ``steps.csv`` must hold every step 1..``rl.steps`` and its ``eval_problems.csv`` every evaluation step and, in

@@ -1,7 +1,7 @@
 """Paired-difference curves: each sampler minus a baseline sampler at every evaluated RL step, with its 95% CI.
 
 The RL figures draw each sampler's mean over seeds with its own CI; two such bands can overlap while the paired
-difference the claims test (``ead.rl.compare``) is clearly non-zero, because cells of one seed share their prompts,
+difference the claims test (``ead.claims.rl``) is clearly non-zero, because cells of one seed share their prompts,
 rollout random numbers and evaluation draws. This job computes, for every baseline in ``paired_baselines`` of the
 config and every (policy, algorithm, n) of the grid that has the baseline's cells, the per-problem difference
 sampler - baseline on the seeds both ran, at every step both evaluated, averaged over (seed, problem), with the CI of

@@ -11,7 +11,6 @@ import itertools
 import json
 from dataclasses import asdict, dataclass
 
-from ead.claims import baseline_algorithm
 from ead.schedule import SCHEDULES
 from ead.settings.base import ConfigError, schedule_document
 from ead.settings.policies import policy_task
@@ -293,6 +292,11 @@ def check_rl_learns(config: dict) -> None:
                           f"{learns['min_effect']} (the CI's lower bound it must clear sits below the mean it claims)")
 
 
+def baseline_algorithm(claim: dict) -> str:
+    """The algorithm of an RL claim's baseline cell: its ``baseline_algorithm``, else the claim's ``algorithm``."""
+    return claim.get("baseline_algorithm", claim["algorithm"])
+
+
 def check_claims(config: dict) -> None:
     """Every claim compares two cells of the grid (any seed) on a metric the grid records."""
     grid = {(c.policy, c.algorithm, c.sampler, c.n) for c in expand_grid(config["rl"])}
@@ -343,7 +347,7 @@ def check_claims(config: dict) -> None:
 
 
 def _check_best_of(config: dict, key: str, claim: dict, grid: set) -> None:
-    """A ``best_of`` claim (ead.rl.compare.best_of_difference): two or more candidate cells in the grid, none the
+    """A ``best_of`` claim (ead.claims.rl.best_of_difference): two or more candidate cells in the grid, none the
     claim's sampler, an evaluation metric to compare, and a declared selection (metric, fraction, seed)."""
     candidates = claim["best_of"]
     if len(set(candidates)) != len(candidates) or len(candidates) < 2:

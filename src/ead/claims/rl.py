@@ -37,12 +37,12 @@ train well helps it on both, which can only favour the chosen baseline (conserva
 selection score; ``num_units`` counts (seed, report problem) pairs.
 
 Run:
-    python -m ead.rl.compare --claims '<claims JSON>' --eval-problems results/rl/*/*/*/*/*/eval_problems.csv \
+    python -m ead.claims.rl --claims '<claims JSON>' --eval-problems results/rl/*/*/*/*/*/eval_problems.csv \
         --steps results/rl/*/*/*/*/*/steps.csv --window 4 --resamples 1000 --seed 1234 \
         --analysis-claims results/analyses/claims.csv --out results/claims.csv
-(``--analysis-claims``: the claims of Figs. 1 and 2, tested by ``ead.analyses.claims``, appended after the RL rows;
-``--rl-learns results/premises/rl_learns.csv``: premise G4's verdicts, ``ead.rl.learns``, copied into each RL row's
-``rl_learns`` column by the row's (policy, algorithm, n).)
+(``--analysis-claims``: the claims of Figs. 1 and 2, tested by ``ead.claims.analyses``, appended after the RL rows;
+``--rl-learns results/premises/rl_learns.csv``: premise G4's verdicts, ``ead.claims.rl_learns``, copied into each RL
+row's ``rl_learns`` column by the row's (policy, algorithm, n).)
 
 A claim's ``over`` chooses what an evaluation metric's effect averages over time: ``last`` (default) the last step both
 cells evaluated, ``curve`` the mean over every step after 0 both evaluated (the area under the learning curve, what
@@ -59,10 +59,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from ead.claims import Verdict, baseline_algorithm, decide
+from ead.claims import Verdict, decide
 from ead.io import setup_logging
 from ead.metrics import POWER_Z, bootstrap_means, two_way_bootstrap_means
 from ead.rl.cells import add_completeness_arguments, read_cells
+from ead.settings.rl import baseline_algorithm
 from ead.tables import ALL_TRAIN_METRICS, CLAIMS, RL_LEARNS, per_problem_metric
 
 
@@ -303,8 +304,8 @@ def scope(metric: str, mde: float, seeds: int, units: int) -> str:
 
 
 def rl_learns_column(rows: pd.DataFrame, premise: pd.DataFrame | None) -> pd.Series:
-    """Per RL claims row, the verdict of premise G4 (``ead.rl.learns``) in its (policy, algorithm, n): whether the
-    setting the claim compares in is one where RL learns at all; ``untested`` where the G4 table has no such row."""
+    """Per RL claims row, the verdict of premise G4 (``ead.claims.rl_learns``) in its (policy, algorithm, n): whether
+    the setting the claim compares in is one where RL learns at all; ``untested`` where the G4 table has no such row."""
     if premise is None:
         return pd.Series([None] * len(rows), index=rows.index, dtype=object)
     verdicts = {(row.policy, row.algorithm, int(row.n)): row.verdict for row in premise.itertuples()}
@@ -321,14 +322,14 @@ def main(argv=None):
     parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed")
     parser.add_argument("--analysis-claims", nargs="*", required=True,
-                        help="claims tables of the analyses (ead.analyses.claims, zero or more), whose rows follow the "
+                        help="claims tables of the analyses (ead.claims.analyses, zero or more), whose rows follow the "
                              "RL claims")
-    parser.add_argument("--rl-learns", help="premise G4's table (ead.rl.learns): its verdict becomes each RL claim's "
-                                            "rl_learns column")
+    parser.add_argument("--rl-learns", help="premise G4's table (ead.claims.rl_learns): its verdict becomes each RL "
+                                            "claim's rl_learns column")
     parser.add_argument("--out", required=True, help="claims table")
     add_completeness_arguments(parser)
     args = parser.parse_args(argv)
-    log = setup_logging("rl.compare")
+    log = setup_logging("claims.rl")
     steps, problems = read_cells(args.steps, args.eval_problems, args)  # refuses incomplete cells, by file
     rows = [claim_row(claim, problems, steps, window=args.window, resamples=args.resamples, seed=args.seed)
             for claim in json.loads(args.claims)]

@@ -16,14 +16,14 @@ The verdict rule (thresholds ``rl_learns.min_effect`` = 0.08 and ``rl_learns.min
 * ``supported``: the mean effect is at least ``min_effect`` and the CI's lower bound is above ``min_ci_low``;
 * ``contradicted``: the CI's upper bound is below ``min_effect`` (the data rule out a gain of that size);
 * ``inconclusive``: otherwise, and whatever the CI on one seed (its CI covers the evaluation problems, not the training
-  noise between seeds: the claims' rule, ``ead.rl.compare``).
+  noise between seeds: the claims' rule, ``ead.claims.rl``).
 
 The table (``ead.tables.RL_LEARNS``, ``results/premises/rl_learns.csv``) is a sibling of the probe's per-policy
-verdicts (G1-G3, ``ead.analyses.premises``, measured before RL); ``ead.rl.compare`` copies each row's verdict into the
+verdicts (G1-G3, ``ead.analyses.premises``, measured before RL); ``ead.claims.rl`` copies each row's verdict into the
 ``rl_learns`` column of the claims made in its (policy, algorithm, n).
 
 Run:
-    python -m ead.rl.learns --eval-problems results/rl/*/*/*/*/*/eval_problems.csv --sampler tau1.0 \
+    python -m ead.claims.rl_learns --eval-problems results/rl/*/*/*/*/*/eval_problems.csv --sampler tau1.0 \
         --metric pass@1 --min-effect 0.08 --min-ci-low 0.05 --resamples 1000 --seed 1234 \
         --expect-steps 16 --eval-every 4 --own-sampler --out results/premises/rl_learns.csv
 """
@@ -125,7 +125,7 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="G4's table")
     add_completeness_arguments(parser)
     args = parser.parse_args(argv)
-    log = setup_logging("rl.learns")
+    log = setup_logging("claims.rl_learns")
     # a cell cut before its last step would pass its last evaluation off as the end of training: refused, by file
     problems = read_eval_problems(args.eval_problems, args)
     table = rl_learns_table(problems, sampler=args.sampler, metric=args.metric, min_effect=args.min_effect,

@@ -25,7 +25,7 @@ A claim is about one fixed model (no training), so its CI covers the questions (
 probe's (:func:`ead.metrics.minimum_detectable_effect`: 80% power, two-sided 5%).
 
 Run:
-    python -m ead.analyses.claims --claims '<analyses.claims JSON>' \
+    python -m ead.claims.analyses --claims '<analyses.claims JSON>' \
         --entropy-samples results/analyses/entropy_by_position/tiny1m_sharp_samples.parquet \
         --forking-samples results/analyses/forking/tiny1m_sharp_samples.parquet \
         --majority-samples results/analyses/majority_scaling/tiny_arith_samples.parquet --resamples 1000 --seed 1234 \
@@ -163,7 +163,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed")
     parser.add_argument("--out", required=True, help="the analyses' claims table (csv, the claims table's columns)")
     args = parser.parse_args(argv)
-    log = setup_logging("analyses.claims")
+    log = setup_logging("claims.analyses")
     by_model = {}
     for analysis, (table, option) in SAMPLES.items():
         for path in getattr(args, option):

@@ -1,4 +1,10 @@
-"""Verdicts computed, never typed: one decision rule turns an effect's confidence interval into a verdict.
+"""Claims: every claim computation and its verdict, computed, never typed. One decision rule, here, turns an effect's
+confidence interval into a verdict; the jobs that compute the claims' effects (``python -m ead.claims.<job>``) are
+
+* :mod:`ead.claims.analyses`: the claims F1-F3 on the sampling analyses' samples (Figs. 1, 2, 9);
+* :mod:`ead.claims.rl`: the paper's RL claims as paired comparisons of the grid's cells: the claims table;
+* :mod:`ead.claims.rl_learns`: premise G4, "RL learns here", with its own verdict rule (thresholds on the mean and
+  the CI's lower bound).
 
 A claim says an effect lies above (``direction="greater"``) or below (``"less"``) a threshold. With the effect's
 95% CI [low, high]:
@@ -49,11 +55,6 @@ def combine(parts: list[Verdict]) -> Verdict:
     verdict = ("contradicted" if "contradicted" in names else "supported" if set(names) == {"supported"}
                else "inconclusive")
     return Verdict(verdict, "; ".join(part.rule for part in parts))
-
-
-def baseline_algorithm(claim: dict) -> str:
-    """The algorithm of an RL claim's baseline cell: its ``baseline_algorithm``, else the claim's ``algorithm``."""
-    return claim.get("baseline_algorithm", claim["algorithm"])
 
 
 def comparison_label(row) -> str:
