@@ -15,10 +15,10 @@ from ead.settings import ConfigError, layer_config, validate_config
 from ead.settings.analyses import (ANALYSES, SUMMARY_SETTINGS, analysis_job_settings, analysis_model_names,
                                    analysis_task, summary_job_settings)
 from ead.settings.evaluation import evaluation_settings
+from ead.settings.inference_only import inference_only_schedule
 from ead.settings.layering import check_configfile_flags, command_line_overrides
 from ead.settings.policies import policy_task, sft_settings, sharpened_policies, trained_policies
 from ead.settings.premises import premise_settings
-from ead.settings.revised import inference_only_schedule
 from ead.settings.rl import CELL_PATTERN, Cell, cell_settings, expand_grid, sampler_schedule, verl_cell_settings
 from ead.tables import CONFIG_FILES_ENV
 from ead.workflow import claim_figures, cli_args, final_figures, json_arg, rl_figures

@@ -1,8 +1,9 @@
 """The workflow config -> one job's settings: the one home of config knowledge.
 
 One module per config section, each with its cross-key rules (``check_*``) and the function that makes one job's
-settings: ``rl`` (the grid, a cell's settings), ``analyses``, ``policies``, ``premises``, ``evaluation``; ``layering``
-is how profiles, overlays and ``--config`` combine; ``schema`` the JSON-schema check. The workflow
+settings: ``rl`` (the grid, a cell's settings, the claims and the paired baselines), ``analyses``, ``policies``,
+``premises``, ``evaluation``, ``inference_only``, ``measured_schedule``, ``schedule_shapes``; ``layering`` is how
+profiles, overlays and ``--config`` combine; ``schema`` the JSON-schema check. The workflow
 (workflow/rules/common.smk) calls :func:`validate_config` once at DAG build time, so a bad config fails before any job
 runs, with one message naming the key and the value; the ``*_inputs.smk`` files turn these settings into paths and
 flags. Nothing here imports a sampler, a model or a backend.
@@ -17,11 +18,13 @@ from ead.schedule import AnnealedSchedule
 from ead.settings.analyses import check_analyses
 from ead.settings.base import ConfigError, check_set_lists
 from ead.settings.evaluation import check_base_eval
+from ead.settings.inference_only import check_inference_only
 from ead.settings.layering import LayeredConfig, layer_config, load_layered_config
+from ead.settings.measured_schedule import check_measured_schedule
 from ead.settings.policies import check_policies
 from ead.settings.premises import check_premises
-from ead.settings.revised import check_revised_sections
-from ead.settings.rl import check_claims, check_rl_learns, validate_rl
+from ead.settings.rl import check_claims, check_paired_baselines, check_rl_learns, validate_rl
+from ead.settings.schedule_shapes import check_schedule_shapes
 from ead.settings.schema import check_schema
 
 __all__ = ["ConfigError", "LayeredConfig", "layer_config", "load_layered_config", "validate_config"]
@@ -50,4 +53,7 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     check_premises(config)
     check_claims(config)
     check_rl_learns(config)
-    check_revised_sections(config)
+    check_paired_baselines(config)
+    check_schedule_shapes(config)
+    check_inference_only(config)
+    check_measured_schedule(config)

@@ -292,6 +292,16 @@ def check_rl_learns(config: dict) -> None:
                           f"{learns['min_effect']} (the CI's lower bound it must clear sits below the mean it claims)")
 
 
+def check_paired_baselines(config: dict) -> None:
+    """``paired_baselines`` (the baselines of the paired-difference curves, ead.rl.paired) are samplers of
+    ``rl.samplers``."""
+    known = config["rl"]["samplers"]
+    for index, name in enumerate(config.get("paired_baselines", [])):
+        if name not in known:
+            raise ConfigError(f"paired_baselines[{index}] = {name!r} is not a sampler of rl.samplers (known: "
+                              f"{sorted(known)})")
+
+
 def baseline_algorithm(claim: dict) -> str:
     """The algorithm of an RL claim's baseline cell: its ``baseline_algorithm``, else the claim's ``algorithm``."""
     return claim.get("baseline_algorithm", claim["algorithm"])
