@@ -559,7 +559,7 @@ REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.
                      ("beyond_the_paper.yaml", "smoke.yaml"): r"claims\[3\] \(B1\)\.metric = 'pass@16': k exceeds",
                      # the d_max sweep is mapped to the CPU testbed's 16 steps and its tiny policy (the paper profile
                      # would need its own caps for 500 steps and its hub models); at smoke size its claims are on
-                     # Pass@16 (tests/test_revised_overlays.py layers a smoke-sized version)
+                     # Pass@16 (tests/test_overlays_at_smoke_size.py layers a smoke-sized version)
                      ("d_max_sweep.yaml", "smoke.yaml"): r"claims\[3\] \(D1\)\.metric = 'pass@16': k exceeds",
                      ("d_max_sweep.yaml", "paper.yaml"):
                          r"rl\.experiments\.d_max_sweep\.policies = \['tiny1m_sharp'\]: not in paper_models",
