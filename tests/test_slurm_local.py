@@ -272,14 +272,14 @@ def test_a_cancelled_training_job_is_resubmitted_and_resumes_to_the_same_tables(
 def test_a_wrong_partition_gives_one_clear_error(runs, base):
     slurm, _, _ = runs
     site = base / "site"
-    made = run([sys.executable, "-m", "ead.slurm_profile", "--base", PROFILE, "--out", site,
+    made = run([sys.executable, "-m", "ead.operations.slurm_profile", "--base", PROFILE, "--out", site,
                 "--partition", "cpu=nosuch"], 120)
     assert made.returncode == 0, made.stderr
-    checked = run([sys.executable, "-m", "ead.slurm_profile", "--check", site], 120)
+    checked = run([sys.executable, "-m", "ead.operations.slurm_profile", "--check", site], 120)
     assert checked.returncode == 2
     assert checked.stderr.strip().splitlines() == [
-        f"ead.slurm_profile: error: {site}/config.yaml: slurm_partition 'nosuch' (default-resources) not on this "
-        "cluster, which has cpu, gpu"]
+        f"ead.operations.slurm_profile: error: {site}/config.yaml: slurm_partition 'nosuch' (default-resources) not on "
+        "this cluster, which has cpu, gpu"]
     result = run([sys.executable, "-m", "snakemake", "results/schedule/schedule_table.csv", "--forcerun",
                   "schedule_table", *SMOKE_ARGS, "--workflow-profile", site], 300, cwd=slurm.parent.parent)
     assert result.returncode == 1, result.stdout + result.stderr  # an error, not the timeout's 124

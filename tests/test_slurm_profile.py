@@ -1,10 +1,10 @@
 """SLURM workflow profiles: a site's profile keeps every resource of ours, and the local one fits this machine.
 
 Snakemake's command-line ``--default-resources`` / ``--set-resources`` replace the workflow profile's maps whole (the
-first test shows it), so a site derives a complete profile with ``python -m ead.slurm_profile``; the dry runs check
-every job of the paper DAG gets exactly our resources with the site's account and partitions. The local profile
-(``workflow/profiles/slurm_local``, for ``workflow/scripts/slurm_local.sh``) must request only what one node of this
-machine has, never a GPU, and poll with squeue within the cluster's MinJobAge.
+first test shows it), so a site derives a complete profile with ``python -m ead.operations.slurm_profile``; the dry
+runs check every job of the paper DAG gets exactly our resources with the site's account and partitions. The local
+profile (``workflow/profiles/slurm_local``, for ``workflow/scripts/slurm_local.sh``) must request only what one node of
+this machine has, never a GPU, and poll with squeue within the cluster's MinJobAge.
 """
 
 import os
@@ -16,7 +16,7 @@ import tomllib
 import yaml
 from packaging.requirements import Requirement
 
-from ead.slurm_profile import (
+from ead.operations.slurm_profile import (
     KNOWN_RESOURCES,
     ProfileError,
     check_partitions,
@@ -127,7 +127,8 @@ def test_site_options_refuse_a_rule_or_resource_snakemake_would_ignore(tmp_path,
     lists the known ones instead."""
     assert main(["--out", str(tmp_path / "site"), *options]) == 2
     error = capsys.readouterr().err
-    assert error.count("\n") == 1 and error.startswith(f"ead.slurm_profile: error: {options[0]} {options[1]}: ")
+    assert error.count("\n") == 1
+    assert error.startswith(f"ead.operations.slurm_profile: error: {options[0]} {options[1]}: ")
     assert unknown in error and known in error
     assert not (tmp_path / "site").exists()
 

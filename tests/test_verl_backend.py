@@ -24,8 +24,8 @@ import pytest
 import tomllib
 import yaml
 
-from ead.hub import verl_rows
 from ead.metrics import pass_at_k, worst_at_k
+from ead.operations.hub import verl_rows
 from ead.rl.aggregate import eval_curves, train_curves
 from ead.rl.verl import convert, overrides
 from ead.rl.verl.agent_loop import schedule_sampling_params, step_of

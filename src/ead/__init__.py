@@ -6,11 +6,11 @@ Layers (a module imports only from its own layer or those below it; no package i
     analyses, evaluation, rl (train, verl), claims  jobs: python -m ead.<job>, one per Snakemake rule; the claims
                                                     and the one decision rule behind every verdict
     models, samplers                                model load/save and SFT; HF and vLLM sampling (logits processors)
-    settings, workflow, slurm_profile               the workflow config -> one job's settings, with each section's
-                                                    checks; the figure registry and final targets; a site's SLURM
-                                                    profile from ours
-    rewards, hub, data, checkpoints                 grading, downloads (paper profile), task data, resumable state
-    schedule, tables, metrics, io, wheels           temperature schedules, results contract, estimators, files
+    settings, workflow                              the workflow config -> one job's settings, with each section's
+                                                    checks; the figure registry and final targets
+    rewards, operations, data, checkpoints          grading; registry wheels, hub downloads (paper profile), a site's
+                                                    SLURM profile; task data, resumable state
+    schedule, tables, metrics, io                   temperature schedules, results contract, estimators, files
 """
 
 __version__ = "0.1.0"

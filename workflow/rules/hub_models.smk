@@ -14,5 +14,5 @@ rule paper_model:
     log:
         "results/logs/paper/models/{hub_model}.log",
     shell:
-        "python -m ead.hub model --hub-id {params.source[hub_id]} --revision {params.source[revision]}"
+        "python -m ead.operations.hub model --hub-id {params.source[hub_id]} --revision {params.source[revision]}"
         " --out {output.model} > {log} 2>&1"

@@ -60,7 +60,7 @@ else:
         wildcard_constraints:
             role="train|val",
         shell:
-            "python -m ead.hub data --spec {params.spec} --instruction {params.instruction}"
+            "python -m ead.operations.hub data --spec {params.spec} --instruction {params.instruction}"
             " --role {wildcards.role} --out {output.table} > {log} 2>&1"
 
 

@@ -7,7 +7,7 @@
 * :mod:`~ead.rl.verl.convert`: verl's file logger and validation dumps -> steps.csv / eval_problems.csv / eval.csv,
   the CPU backend's tables (so ``rl_tables`` and ``rl_figure`` serve both backends);
 * :mod:`~ead.rl.verl.run`: the per-cell job (Snakemake rule ``rl_cell_verl``);
-* :mod:`~ead.hub`: paper-profile-only hub downloads (models, NuminaMath-CoT, MATH-500).
+* :mod:`~ead.operations.hub`: paper-profile-only hub downloads (models, NuminaMath-CoT, MATH-500).
 
 Cells are resolved by :mod:`ead.settings.rl` (``cell_settings``, ``cell_config``), exactly as for the CPU backend.
 See docs/paper-scale.md. Importing the package imports neither verl nor vLLM.

@@ -7,7 +7,7 @@
 verl builds every prompt with the tokenizer's chat template (``utils/dataset/rl_dataset.py``, the agent loops'
 ``apply_chat_template``), which the tiny policies lack. Their chat template renders a user turn as ``<s>`` + its text,
 exactly the token ids the CPU backend trains and samples on (``encode_strict(tokenizer, prompt)``), so the policy sees
-what it was fine-tuned on. Rows follow the hub datasets' layout (:func:`ead.hub.verl_rows`) with
+what it was fine-tuned on. Rows follow the hub datasets' layout (:func:`ead.operations.hub.verl_rows`) with
 ``data_source`` = the grader task.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ead.hub import verl_rows
 from ead.io import write_table
+from ead.operations.hub import verl_rows
 
 __all__ = ["CHAT_TEMPLATE", "export_chat_policy", "task_rows", "write_tiny_arithmetic_assets"]
 

@@ -24,8 +24,8 @@ is one edit. The keys and why (verl 0.9.1 source, paths relative to site-package
 * reward: ``reward.custom_reward_function.path=pkg://ead.rl.verl.reward`` (our grader).
 * validation: ``rollout.val_kwargs`` (do_sample, n, temperature; top_p 1, top_k -1), ``trainer.test_freq``,
   ``trainer.val_before_train``, ``data.val_max_samples``, dumps in ``trainer.validation_data_dir``. Validation
-  rows carry ``agent_name=single_turn_agent`` (written by :mod:`ead.hub`), so every cell is evaluated by the same
-  fixed-temperature sampler, never by its own training sampler.
+  rows carry ``agent_name=single_turn_agent`` (written by :mod:`ead.operations.hub`), so every cell is evaluated by the
+  same fixed-temperature sampler, never by its own training sampler.
 * metrics: ``trainer.logger=[console,file]``; the file logger writes to ``$VERL_FILE_LOGGER_PATH``
   (utils/tracking.py, FileLogger) set by :mod:`ead.rl.verl.run`.
 """
@@ -101,7 +101,7 @@ def verl_overrides(cell_document: dict, paths: CellPaths) -> list[str]:
     uses_processor = schedule["name"] != "fixed"  # EAD and every other schedule: our vLLM logits processor
     trains_at_one = uses_processor or cell_document["fixed_tau_trains_at"] == "one"
     o: dict[str, object] = {
-        # data (paper_data, written by ead.hub)
+        # data (paper_data, written by ead.operations.hub)
         "data.train_files": paths.train_files,
         "data.val_files": paths.val_files,
         "data.train_batch_size": cell_document["prompts_per_step"],

@@ -5,8 +5,8 @@ instead of merging into them, so ``--default-resources slurm_account=ACC`` besid
 workflow/profiles/slurm`` silently drops the profile's runtime, memory, CPUs and GPUs. This writes a complete profile
 instead: ours, with the site's account, partition names and resource changes merged in, key by key:
 
-    python -m ead.slurm_profile --out profiles/mysite --account ACC --partition gpu=a100 --partition cpu=short \\
-        --set rl_cell_verl:runtime=2880
+    python -m ead.operations.slurm_profile --out profiles/mysite --account ACC --partition gpu=a100 \\
+        --partition cpu=short --set rl_cell_verl:runtime=2880
     snakemake --configfile configs/paper.yaml --workflow-profile profiles/mysite
 
 ``--default`` / ``--set`` take Snakemake's own ``KEY=VALUE`` / ``RULE:KEY=VALUE`` syntax; a rule the workflow does
@@ -15,7 +15,7 @@ silently). Before a long run, check
 that every partition a profile names exists on the cluster (one error naming them, instead of a failed sbatch per job
 and attempt):
 
-    python -m ead.slurm_profile --check profiles/mysite
+    python -m ead.operations.slurm_profile --check profiles/mysite
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import yaml
 
 from ead.io import atomic_path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAPER_PROFILE = ROOT / "workflow" / "profiles" / "slurm"
 WORKFLOW_FILES = [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
 
@@ -187,7 +187,8 @@ def write_profile(profile: dict, directory: Path, header: str) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ead.slurm_profile", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m ead.operations.slurm_profile",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="directory of the site profile (config.yaml)")
     parser.add_argument("--check", type=Path, metavar="PROFILE",
                         help="only check that every partition of this profile exists on the cluster (sinfo)")
@@ -216,9 +217,9 @@ def main(argv=None) -> int:
                                defaults=[parse_assignment(text, "--default") for text in args.default],
                                rules=[parse_rule_assignment(text) for text in args.set])
     except ProfileError as error:
-        print(f"ead.slurm_profile: error: {error}", file=sys.stderr)
+        print(f"ead.operations.slurm_profile: error: {error}", file=sys.stderr)
         return 2
-    command = " ".join(["python -m ead.slurm_profile", *(argv if argv is not None else sys.argv[1:])])
+    command = " ".join(["python -m ead.operations.slurm_profile", *(argv if argv is not None else sys.argv[1:])])
     header = (f"# SLURM workflow profile derived from {args.base} by\n#   {command}\n"
               f"# Use: snakemake ... --workflow-profile {args.out}\n")
     path = write_profile(profile, args.out, header)

@@ -1,8 +1,8 @@
 """Paper profile only: download the hub models (RL policies and the analyses' models) and datasets, and write the
 datasets in verl's parquet format.
 
-    python -m ead.hub model --hub-id Qwen/Qwen2.5-Math-1.5B --revision main --out results/paper/models/X
-    python -m ead.hub data --spec '{"hub_id": ..., "revision": ..., "split": ..., "question": ...,
+    python -m ead.operations.hub model --hub-id Qwen/Qwen2.5-Math-1.5B --revision main --out results/paper/models/X
+    python -m ead.operations.hub data --spec '{"hub_id": ..., "revision": ..., "split": ..., "question": ...,
         "answer_from": ...}' --instruction "..." --role train --out results/paper/data/train.parquet
 
 Nothing else in this repository touches a hub; the default and smoke profiles never run these rules.
