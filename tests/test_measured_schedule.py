@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ead.analyses.measured_schedule import main, measured_parameters, warmup_from_entropy
+from ead.analyses.measured_schedule import main, measured_parameters, read_measured_schedule, warmup_from_entropy
 from ead.analyses.schedule_table import schedule_table as make_schedule_table
 from ead.plots import fig03_annealing_schedule
 from ead.rl.train import with_measured_schedule
@@ -17,7 +17,7 @@ from ead.schedule import AnnealedSchedule
 from ead.settings import ConfigError, validate_config
 from ead.settings.layering import load_layered_config
 from ead.settings.rl import Cell, cell_settings
-from ead.tables import ENTROPY_BY_POSITION, ENTROPY_SAMPLES, MEASURED_SCHEDULE, SCHEDULE_TABLE, read_measured_schedule
+from ead.tables import ENTROPY_BY_POSITION, ENTROPY_SAMPLES, MEASURED_SCHEDULE, SCHEDULE_TABLE
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"

@@ -82,7 +82,8 @@ MEASURED_DELTA = {
 def test_measured_schedule_sizes_c_and_d0_and_its_cells_sample_with_them(smoke_run_copy):
     import json
 
-    from ead.tables import STEPS, read_measured_schedule
+    from ead.analyses.measured_schedule import read_measured_schedule
+    from ead.tables import STEPS
 
     workdir = smoke_run_copy
     (workdir / "smoke_ms.yaml").write_text(yaml.safe_dump(MEASURED_DELTA))

@@ -643,8 +643,8 @@ def test_annealed_training_refuses_a_weight_or_a_logit_read_schedule(rl_inputs, 
 
 
 def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():
+    from ead.metrics import pass_worst_summary
     from ead.rl.cell_eval import cell_summary
-    from ead.tables import pass_worst_summary
 
     problems = pd.DataFrame({"step": [0, 0, 2, 2], "evaluated_with": "eval_tau", "problem_id": ["a", "b", "a", "b"],
                              "num_samples": [4] * 4,

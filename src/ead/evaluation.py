@@ -22,11 +22,12 @@ import json
 import pandas as pd
 
 from ead.io import read_table, setup_logging
+from ead.metrics import pass_worst_summary
 from ead.models import load_hf_model
 from ead.rewards import add_grader_argument, configure_grader, grade_many, report_grades
 from ead.samplers.engines import sample_hf
 from ead.schedule import FixedTemperature, Schedule, build_schedule
-from ead.tables import BASE_PROBLEMS, BASE_SUMMARY, TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN, pass_worst_summary
+from ead.tables import BASE_PROBLEMS, BASE_SUMMARY, TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN
 
 
 def first_problems_of_split(table: pd.DataFrame, split: str | None, limit: int | None, source: str) -> pd.DataFrame:

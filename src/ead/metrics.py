@@ -12,15 +12,21 @@ correct their expectation is 1 - (1 - c/n)^k and (c/n)^k (:func:`verl_best_at_k`
 the unbiased Pass@k and above Worst@k whenever 0 < c < n, since drawing with replacement repeats samples. We report
 the unbiased estimators, and these next to them, labelled as verl's, to compare with numbers reported that way.
 The benchmark-level value is the mean over problems; its uncertainty is a percentile bootstrap over problems.
+:func:`per_problem_metric` and :func:`pass_worst_summary` read these from an evaluation table's per-problem counts.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import re
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: the library (numpy and torch) imports this module
+    import pandas as pd
 
 
 def _ratio_of_combinations(top: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
@@ -163,6 +169,50 @@ def two_way_bootstrap_mean_ci(matrix, *, resamples: int = 1000, confidence: floa
     alpha = (1 - confidence) / 2
     mean = float(np.asarray(matrix, dtype=np.float64).mean())
     return mean, float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Per-problem counts -> metrics: what the evaluation tables (ead.tables: num_samples, num_correct, greedy_correct per
+# problem) give, by metric name.
+# ---------------------------------------------------------------------------------------------------------
+
+#: Evaluation metrics from per-problem counts: the unbiased estimators, and verl's bootstrap best@k / worst@k
+#: (with replacement) under their own names, so no table or figure mixes the two.
+COUNT_METRIC = re.compile(r"(pass|worst|verl_best|verl_worst)@(\d+)")
+_COUNT_ESTIMATORS = {"pass": pass_at_k, "worst": worst_at_k, "verl_best": verl_best_at_k,
+                     "verl_worst": verl_worst_at_k}
+
+
+def per_problem_metric(problems: pd.DataFrame, metric: str) -> np.ndarray:
+    """Per-problem value of greedy_accuracy, pass@k, worst@k, verl_best@k or verl_worst@k."""
+    if metric == "greedy_accuracy":
+        return problems["greedy_correct"].to_numpy(dtype=float)
+    match = COUNT_METRIC.fullmatch(metric)
+    if not match:
+        raise ValueError(f"unknown evaluation metric {metric!r}")
+    estimator = _COUNT_ESTIMATORS[match[1]]
+    return estimator(problems["num_samples"].to_numpy(), problems["num_correct"].to_numpy(), int(match[2]))
+
+
+def pass_worst_summary(per_problem: pd.DataFrame, ks: list[int], *, seed: int) -> pd.DataFrame:
+    """One row per metric (greedy_accuracy if graded, pass@k, worst@k): mean over problems and a 95% bootstrap CI.
+
+    Greedy accuracy is reported when ``greedy_correct`` has values; a column of NaN (the verl backend, which
+    validates with one sampling setting) means "not graded".
+    """
+    import pandas as pd
+
+    rows = []
+    if "greedy_correct" in per_problem.columns and per_problem["greedy_correct"].notna().any():
+        rows.append(("greedy_accuracy", per_problem["greedy_correct"].to_numpy(dtype=float)))
+    counts = per_problem["num_samples"].to_numpy(), per_problem["num_correct"].to_numpy()
+    for k in ks:
+        rows.append((f"pass@{k}", pass_at_k(*counts, k)))
+        rows.append((f"worst@{k}", worst_at_k(*counts, k)))
+    return pd.DataFrame([
+        dict(zip(("metric", "value", "ci_low", "ci_high"), (name, *bootstrap_mean_ci(values, seed=seed))))
+        for name, values in rows
+    ])
 
 
 # ---------------------------------------------------------------------------------------------------------

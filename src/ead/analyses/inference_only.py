@@ -32,8 +32,8 @@ import pandas as pd
 
 from ead.claims import decide
 from ead.io import setup_logging
-from ead.metrics import POWER_Z, bootstrap_means
-from ead.tables import BASE_PROBLEMS, INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE, per_problem_metric
+from ead.metrics import POWER_Z, bootstrap_means, per_problem_metric
+from ead.tables import BASE_PROBLEMS, INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE
 
 __all__ = ["headline", "per_problem_path", "sampler_table"]
 

@@ -37,7 +37,7 @@ from ead.io import setup_logging
 from ead.schedule import AnnealedSchedule
 from ead.tables import ENTROPY_BY_POSITION, ENTROPY_SAMPLES, MEASURED_SCHEDULE
 
-__all__ = ["measured_parameters", "measured_schedule_table"]
+__all__ = ["measured_parameters", "measured_schedule_table", "read_measured_schedule"]
 
 
 def warmup_from_entropy(mean_entropy: np.ndarray, *, fraction: float, window: int) -> tuple[int, float]:
@@ -88,6 +88,17 @@ def measured_schedule_table(policy: str, entropy: pd.DataFrame, lengths: np.ndar
             **{key: measured[key] for key in ("early_median_entropy", "length_at_quantile", "floor_position",
                                               "num_responses")}))
     return pd.concat(frames, ignore_index=True)
+
+
+def read_measured_schedule(path: str) -> dict:
+    """c and d0 of the measured schedule in its table (this job writes it; an RL cell with ``measured: true`` and the
+    premise probe read it)."""
+    table = MEASURED_SCHEDULE.read(path)
+    rows = table[table["schedule"] == "measured"]
+    if rows.empty:
+        raise SystemExit(f"{path}: no row with schedule == 'measured'")
+    first = rows.iloc[0]
+    return {"warmup": int(first["warmup"]), "d0": float(first["d0"])}
 
 
 def main(argv=None):

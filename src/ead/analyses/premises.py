@@ -42,6 +42,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ead.analyses.measured_schedule import read_measured_schedule
 from ead.claims import combine, decide
 from ead.data.countdown import FAILURE_TYPES, failure_type, parse_problem, verify_chain
 from ead.evaluation import first_problems_of_split
@@ -57,7 +58,7 @@ from ead.metrics import (
 from ead.models import load_hf_model
 from ead.samplers.engines import sample_hf
 from ead.schedule import build_schedule
-from ead.tables import PREMISE_VERDICTS, PREMISES, read_measured_schedule
+from ead.tables import PREMISE_VERDICTS, PREMISES
 
 PROBE_POSITIONS = np.arange(512)  # positions compared to tell whether a schedule changes with the RL step
 

@@ -38,9 +38,9 @@ import pandas as pd
 
 from ead.claims import Verdict
 from ead.io import setup_logging
-from ead.metrics import POWER_Z, two_way_bootstrap_means
+from ead.metrics import POWER_Z, per_problem_metric, two_way_bootstrap_means
 from ead.rl.cells import add_completeness_arguments, read_eval_problems
-from ead.tables import RL_LEARNS, per_problem_metric
+from ead.tables import RL_LEARNS
 
 __all__ = ["decide_learns", "learning_difference", "rl_learns_table"]
 

@@ -22,17 +22,9 @@ import numpy as np
 import pandas as pd
 
 from ead.io import setup_logging
-from ead.metrics import bootstrap_mean_ci, two_way_bootstrap_mean_ci
+from ead.metrics import bootstrap_mean_ci, per_problem_metric, two_way_bootstrap_mean_ci
 from ead.rl.cells import add_completeness_arguments, read_cells
-from ead.tables import (
-    CONFIG_COLUMNS,
-    EVAL_CURVES,
-    GROUP,
-    LATER_TRAIN_METRICS,
-    TRAIN_CURVES,
-    TRAIN_METRICS,
-    per_problem_metric,
-)
+from ead.tables import CONFIG_COLUMNS, EVAL_CURVES, GROUP, LATER_TRAIN_METRICS, TRAIN_CURVES, TRAIN_METRICS
 
 __all__ = ["eval_curves", "train_curves"]
 

@@ -1,7 +1,7 @@
 """One RL cell's evaluation summary (``eval.csv``) from its per-problem counts (``eval_problems.csv``).
 
 Per evaluation step: greedy accuracy (if graded), Pass@k and Worst@k for every k (unbiased estimators from the
-per-problem sample and correct counts, ``ead.tables.pass_worst_summary``), the mean over problems with a 95% bootstrap
+per-problem sample and correct counts, ``ead.metrics.pass_worst_summary``), the mean over problems with a 95% bootstrap
 CI.
 The training job writes only the counts, which serve any k <= n: changing ``rl.eval.k`` reruns this job and the
 aggregation, never the training (workflow/rules/rl_cpu.smk).
@@ -18,15 +18,8 @@ import argparse
 import pandas as pd
 
 from ead.io import setup_logging
-from ead.tables import (
-    EVAL,
-    EVAL_PROBLEMS,
-    PROBLEM_COLUMNS,
-    RUN_COLUMNS,
-    TIMEOUT_PROBLEM_COLUMN,
-    TIMEOUT_STEP_COLUMN,
-    pass_worst_summary,
-)
+from ead.metrics import pass_worst_summary
+from ead.tables import EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, RUN_COLUMNS, TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN
 
 __all__ = ["cell_summary"]
 

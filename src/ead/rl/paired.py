@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ead.io import setup_logging
-from ead.metrics import POWER_Z, two_way_bootstrap_means
-from ead.tables import EVAL_PROBLEMS, PAIRED_CURVES, per_problem_metric
+from ead.metrics import POWER_Z, per_problem_metric, two_way_bootstrap_means
+from ead.tables import EVAL_PROBLEMS, PAIRED_CURVES
 
 __all__ = ["paired_curves"]
 

@@ -42,10 +42,11 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from ead.analyses.measured_schedule import read_measured_schedule
 from ead.checkpoints import discard, job_fingerprint, resumable, stamp
 from ead.evaluation import evaluate, first_problems_of_split
 from ead.io import atomic_directory, read_table, setup_logging
-from ead.metrics import mean_group_ess_fraction
+from ead.metrics import mean_group_ess_fraction, pass_worst_summary
 from ead.models import load_hf_model, save_hf_model
 from ead.models.tiny_policy import encode_strict
 from ead.rewards import add_grader_argument, configure_grader, grade_many, report_grades, status_counts
@@ -65,8 +66,6 @@ from ead.tables import (
     TIMEOUT_PROBLEM_COLUMN,
     TIMEOUT_STEP_COLUMN,
     evaluated_steps,
-    pass_worst_summary,
-    read_measured_schedule,
 )
 
 TRAINS_AT = ("behaviour", "one", "annealed")

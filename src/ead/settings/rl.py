@@ -11,10 +11,11 @@ import itertools
 import json
 from dataclasses import asdict, dataclass
 
+from ead.metrics import COUNT_METRIC
 from ead.schedule import SCHEDULES
 from ead.settings.base import ConfigError, schedule_document
 from ead.settings.policies import policy_task
-from ead.tables import ALL_TRAIN_METRICS, COUNT_METRIC
+from ead.tables import ALL_TRAIN_METRICS
 
 CELL_PATTERN = "results/rl/{policy}/{algorithm}/{sampler}/n{n}/seed{seed}"
 

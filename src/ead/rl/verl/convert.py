@@ -21,7 +21,7 @@ computed at), the cell and its settings columns (:func:`ead.settings.rl.table_co
 every cell of a policy), ``num_samples``, ``num_correct`` and ``greedy_correct`` = NaN (verl validates with one
 sampling setting per run, so there is no greedy pass; the aggregation then reports no greedy accuracy).
 
-``eval.csv``: one row per (step, metric). Steps with a dump: :func:`ead.tables.pass_worst_summary` of the per-problem
+``eval.csv``: one row per (step, metric). Steps with a dump: :func:`ead.metrics.pass_worst_summary` of the per-problem
 table (unbiased Pass@k / Worst@k with a bootstrap CI over problems, as the CPU evaluation); ``estimator =
 unbiased``. Validated steps without a dump fall back to verl's own aggregates from the JSONL:
 ``val-core/<source>/acc/mean@N`` -> pass@1 and worst@1, ``.../acc/best@k/mean`` -> pass@k,
@@ -43,16 +43,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ead.tables import (
-    CELL_COLUMNS,
-    EVAL,
-    EVAL_PROBLEMS,
-    PROBLEM_COLUMNS,
-    STEPS,
-    TIMEOUT_PROBLEM_COLUMN,
-    TRAIN_METRICS,
-    pass_worst_summary,
-)
+from ead.metrics import pass_worst_summary
+from ead.tables import CELL_COLUMNS, EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, STEPS, TIMEOUT_PROBLEM_COLUMN, TRAIN_METRICS
 
 log = logging.getLogger(__name__)
 
