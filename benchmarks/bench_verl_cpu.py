@@ -10,7 +10,7 @@ runs/verl_cpu first) and reports:
     python benchmarks/bench_verl_cpu.py --run --fresh --out benchmarks/results/verl_cpu.md \
         --doc BENCHMARKS.md --block verl-cpu-runtime
 
-With ``--doc`` the report also replaces the marked block ``--block`` of that Markdown file (benchmarks/doc_blocks.py):
+With ``--doc`` the report also replaces the marked block ``--block`` of that Markdown file (tools/doc_blocks.py):
 BENCHMARKS.md quotes it, and the README's profiles table reads its total from ``--out``.
 """
 
@@ -97,7 +97,7 @@ def main():
         Path(tmp).write_text(f"# verl_cpu profile: runtime and rollout cost\n\nCommand: `python "
                              f"benchmarks/bench_verl_cpu.py --run --fresh --out {args.out}`\n\n{block}")
     if args.doc:
-        sys.path.insert(0, str(ROOT / "benchmarks"))
+        sys.path.insert(0, str(ROOT / "tools"))
         from doc_blocks import replace_block
         replace_block(args.doc, args.block, block)
     print(block)

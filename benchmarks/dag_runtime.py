@@ -7,8 +7,8 @@ timed, so the block gives the README's whole reproduce command) and times it; wi
 (one-second resolution); a stage's span is its first start to its last finish (stages overlap: Snakemake runs jobs of
 different stages side by side), its job-minutes the sum of its jobs' durations (what it costs the machine). The
 report goes to ``--out`` and, between the markers ``<!-- BLOCK:begin -->`` / ``<!-- BLOCK:end -->``, into ``--doc``
-(benchmarks/doc_blocks.py): the docs quote this measured table, never a hand-typed time. The README's profiles
-table reads the total from ``--out`` (benchmarks/readme_tables.py).
+(tools/doc_blocks.py): the docs quote this measured table, never a hand-typed time. The README's profiles
+table reads the total from ``--out`` (tools/readme_tables.py).
 
 Run (from the repository root, after a fresh clone was set up in /tmp/fresh):
     python benchmarks/dag_runtime.py --workdir /tmp/fresh --run --setup --out benchmarks/results/dag_runtime.md \
@@ -31,7 +31,7 @@ from pathlib import Path
 from ead.io import atomic_path
 from ead.workflow import FIGURES
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/doc_blocks.py, also when loaded by file path
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # doc_blocks.py, also when loaded by path
 from doc_blocks import replace_between_markers as replace_named_block  # noqa: E402
 from doc_blocks import replace_block  # noqa: E402
 

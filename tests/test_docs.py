@@ -4,8 +4,8 @@ and the README's generated tables (profiles, figures) and the docs' measured blo
 A reference is `README, "Heading"` / `docs/page.md "Heading"` (a heading of that file starts with the quoted text,
 any case, after the date a log's heading starts with), `docs/page.md#anchor`, a Markdown link
 `[...](page.md#anchor)` / `(#anchor)` (GitHub's anchor of a heading), or a bare `docs/page.md` (the file exists).
-They are read from src/, workflow/, configs/, tests/, benchmarks/, the Snakefile and every doc. Measured numbers
-are written by programs into marked blocks (benchmarks/doc_blocks.py); docs/operations.md, "Runtime" says which
+They are read from src/, workflow/, configs/, tests/, benchmarks/, tools/, the Snakefile and every doc. Measured
+numbers are written by programs into marked blocks (tools/doc_blocks.py); docs/operations.md, "Runtime" says which
 program writes which block.
 
 The reference pages (README.md, docs/*.md, configs/README.md) say what is true now: no issue number, work stop or path
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
@@ -50,7 +50,7 @@ QUOTED = re.compile(rf"(?<![\w/.])({NAMED_DOCS}),? \\?\"([^\"\\]+)\\?\"")
 ANCHORED = re.compile(r"(?<![\w/.-])((?:\.\./)?(?:docs/)?[\w-]+\.md)?#([\w-]+)(?=[)\s`,.;:]|$)")
 BARE = re.compile(r"(?<![\w/.])(docs/[\w-]+\.md)(?![\w#-])")
 #: Where references are looked for.
-SOURCES = ("src", "workflow", "configs", "tests", "benchmarks", "docs")
+SOURCES = ("src", "workflow", "configs", "tests", "benchmarks", "tools", "docs")
 SOURCE_SUFFIXES = {".py", ".smk", ".yaml", ".yml", ".md", ".sh", ".rst"}
 #: Each marked block and the program report it copies (benchmarks/results/), or None: generated and checked below.
 BLOCK_SOURCES = {
@@ -272,20 +272,20 @@ def test_the_profiles_table_is_what_its_program_renders():
     block = doc_blocks.read_block(ROOT / "README.md", "profiles")
     counts = readme_tables.counts_in(block)
     assert set(counts) == {profile.name for profile in readme_tables.PROFILES}
-    assert block == readme_tables.render(counts), "rerun `python benchmarks/readme_tables.py`"
+    assert block == readme_tables.render(counts), "rerun `python tools/readme_tables.py`"
 
 
 def test_the_figure_list_is_the_registry():
     block = doc_blocks.read_block(ROOT / "README.md", "figures")
     assert re.findall(r"`figures/(\w+)\.", block) == list(FIGURES)
-    assert block == readme_tables.render_figures(), "rerun `python benchmarks/readme_tables.py --figures-only`"
+    assert block == readme_tables.render_figures(), "rerun `python tools/readme_tables.py --figures-only`"
 
 
 @pytest.mark.slow
 def test_the_profiles_job_counts_are_a_dry_runs():
     block = doc_blocks.read_block(ROOT / "README.md", "profiles")
     planned = {profile.name: readme_tables.planned_jobs(profile) for profile in readme_tables.PROFILES}
-    assert readme_tables.counts_in(block) == planned, "rerun `python benchmarks/readme_tables.py`"
+    assert readme_tables.counts_in(block) == planned, "rerun `python tools/readme_tables.py`"
 
 
 @pytest.mark.slow
@@ -635,7 +635,7 @@ def test_every_figure_a_page_names_is_in_the_registry():
 
 def test_a_profiles_command_on_a_page_has_the_readmes_targets():
     """The targets of `snakemake ... --configfile configs/<profile>.yaml` wherever a page gives them are the README
-    profiles table's (benchmarks/readme_tables.py)."""
+    profiles table's (tools/readme_tables.py)."""
     targets = {profile.configfile: profile.targets for profile in readme_tables.PROFILES if profile.configfile}
     command = re.compile(r"snakemake((?: +(?:figures|results)/\S+)+) +--cores all +--configfile (configs/\w+\.yaml)")
     wrong = []

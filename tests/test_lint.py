@@ -28,7 +28,7 @@ def test_ruff_finds_nothing():
 ORGANISATION = re.compile(r"[Ii]ssue #?[0-9]+|#[0-9]{2}\b|\bstop [0-9]+|\.\./shared|the issue")
 #: Where the code and its settings are, and the kinds of file looked at there (the docs are tests/test_docs.py's;
 #: benchmarks/results/ and the test fixtures are program output and data).
-CODE_FOLDERS = ("src", "workflow", "tests", "benchmarks", "configs")
+CODE_FOLDERS = ("src", "workflow", "tests", "benchmarks", "tools", "configs")
 CODE_SUFFIXES = {".py", ".smk", ".sh", ".yaml", ".yml", ".rst"}
 #: Lines that hold such words on purpose: (file, text in the line, why). An entry that excuses no line fails the test.
 ON_PURPOSE = [

@@ -1,7 +1,8 @@
 """Marked blocks in the docs: the one place a measured number is written, by the program that measured it.
 
-A block is the text between ``<!-- name:begin -->`` and ``<!-- name:end -->`` in a Markdown file. A benchmark writes
-its result there (``replace_block``); ``tests/test_docs.py`` reads the blocks (``read_block``) to check that nothing
+A block is the text between ``<!-- name:begin -->`` and ``<!-- name:end -->`` in a Markdown file. The program that
+measured or generated it (a benchmark of benchmarks/, or a generator beside this module) writes it there
+(``replace_block``); ``tests/test_docs.py`` reads the blocks (``read_block``) to check that nothing
 else quotes their numbers and that generated blocks match their sources.
 """
 

@@ -5,10 +5,10 @@ Each profile's job count is what ``snakemake -n --forceall`` plans for its docum
 fresh clone); its measured time is the total that the program which timed it wrote into its report in
 benchmarks/results/ (benchmarks/dag_runtime.py, benchmarks/bench_verl_cpu.py); a profile without a report has never
 been timed, and the table says whether it ever ran. The tables go between the ``profiles`` and ``figures`` markers
-of the README (benchmarks/doc_blocks.py); tests/test_docs.py checks that the blocks are what this program renders,
+of the README (tools/doc_blocks.py); tests/test_docs.py checks that the blocks are what this program renders,
 and (slow) that the counts equal a dry run's.
 
-    python benchmarks/readme_tables.py --doc README.md
+    python tools/readme_tables.py --doc README.md
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tools"))
 from doc_blocks import replace_block  # noqa: E402
 
 from ead.workflow import FIGURES, Figure  # noqa: E402

@@ -3,11 +3,11 @@
 Premise G4 (``results/premises/rl_learns.csv``: does tau 1.0 learn on the claims' policy?) and the main comparison's
 rows of ``results/claims.csv`` (EAD + TIS and EAD against the fixed temperatures, at the last step and over the
 learning curve), rendered in points with their CIs, MDEs and verdicts. The report goes to ``--out`` and, between the
-markers ``<!-- main-finding:begin -->`` / ``<!-- main-finding:end -->``, into ``--doc`` (benchmarks/doc_blocks.py);
+markers ``<!-- main-finding:begin -->`` / ``<!-- main-finding:end -->``, into ``--doc`` (tools/doc_blocks.py);
 ``tests/test_docs.py`` checks that the block is the report. No other doc types these numbers.
 
 Run (after a default run, e.g. the fresh clone timed by benchmarks/dag_runtime.py):
-    python benchmarks/main_finding.py --results /tmp/fresh/results \
+    python tools/main_finding.py --results /tmp/fresh/results \
         --commit "$(git -C /tmp/fresh rev-parse --short HEAD)" --date 2026-11-26 \
         --out benchmarks/results/main_finding.md --doc README.md --block main-finding
 """
@@ -23,7 +23,7 @@ import pandas as pd
 from ead.io import atomic_path
 from ead.tables import CLAIMS, RL_LEARNS
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/doc_blocks.py, also when loaded by file path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/doc_blocks.py, also when loaded by file path
 from doc_blocks import replace_block  # noqa: E402
 
 # The main comparison (config `claims`; docs/rl-learns.md, "Curve-mean claims"), primary metric first.
