@@ -1,6 +1,7 @@
 """verl's metrics -> our result tables (``steps.csv``, ``eval_problems.csv``, ``eval.csv``), as declared by the results
 contract (:mod:`ead.tables`) that the CPU backend also writes, so the aggregation and the figure rules read both
-backends alike. This module depends on :mod:`ead.tables` only (no torch, no transformers, no CPU trainer).
+backends alike. This module depends on :mod:`ead.tables` and :mod:`ead.metrics` only (no torch, no transformers, no
+CPU trainer).
 
 Inputs of one run (verl 0.9.1):
 
