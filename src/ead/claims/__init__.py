@@ -1,5 +1,6 @@
-"""Claims: every claim computation and its verdict, computed, never typed. One decision rule, here, turns an effect's
-confidence interval into a verdict; the jobs that compute the claims' effects (``python -m ead.claims.<job>``) are
+"""Claims and their verdicts, computed, never typed. One decision rule, here, turns an effect's confidence interval
+into a verdict: the claims' jobs below use it, and so do the analyses that state verdicts of their own (the premise
+probe's G1-G3, the inference-only headline). The jobs that compute the claims (``python -m ead.claims.<job>``):
 
 * :mod:`ead.claims.analyses`: the claims F1-F3 on the sampling analyses' samples (Figs. 1, 2, 9);
 * :mod:`ead.claims.rl`: the paper's RL claims as paired comparisons of the grid's cells: the claims table;
