@@ -205,3 +205,13 @@ def test_response_roles_mark_the_fork_and_the_execution():
     for text in ("", "add", "add\n\n", "a\nb\nc"):
         assert len(response_roles(text)) == len(text) and set(response_roles(text)) <= set(ROLES)
 
+
+def test_sft_trains_on_the_teacher_only_for_a_strategy_table(table):
+    from ead.models.sft import training_solutions
+
+    train = table[table["split"] == "train"]
+    assert training_solutions(train, "random", "t.parquet") == list(train["solution"])
+    assert training_solutions(train, "random", "t.parquet", 0.9, 4) == teacher_responses(train["question"], 0.9, 4)
+    with pytest.raises(SystemExit, match=r"t\.parquet: a teacher bias needs a strategy table"):
+        training_solutions(train.drop(columns="strategy"), "random", "t.parquet", 0.9, 4)
+
