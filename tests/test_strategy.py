@@ -7,6 +7,7 @@ what its config says, and the positive-control overlay configures an SFT from it
 
 from __future__ import annotations
 
+import copy
 import random
 import string
 from collections import Counter
@@ -26,6 +27,8 @@ from ead.data.strategy import (
 )
 from ead.models.tiny_policy import ALPHABET, build_tokenizer, encode_strict
 from ead.rewards import grade
+from ead.settings import ConfigError, validate_config
+from ead.settings.layering import load_layered_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -215,3 +218,29 @@ def test_sft_trains_on_the_teacher_only_for_a_strategy_table(table):
     with pytest.raises(SystemExit, match=r"t\.parquet: a teacher bias needs a strategy table"):
         training_solutions(train.drop(columns="strategy"), "random", "t.parquet", 0.9, 4)
 
+
+def test_the_positive_control_overlay_trains_a_strategy_policy_from_its_biased_teacher():
+    from ead.settings.policies import policy_task, sft_settings
+
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" /
+                                 "positive_control.yaml")
+    validate_config(config, SCHEMA)
+    assert policy_task(config, "tiny_strategy") == "strategy"
+    settings = sft_settings(config, "tiny_strategy")
+    assert settings["teacher_bias"] == config["policies"]["tiny_strategy"]["teacher"]["bias"]
+    assert "teacher_bias" not in sft_settings(config, "tiny1m")  # the other policies' SFT commands are unchanged
+    default = load_layered_config(ROOT / "configs" / "config.yaml")
+    assert config["rl"] == default["rl"]  # no RL experiment on it yet
+
+    wrong = copy.deepcopy(config)
+    wrong["policies"]["tiny1m"]["teacher"] = {"bias": 0.9}
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m\.teacher needs task strategy \(its task is 'countdown'\)"):
+        validate_config(wrong, SCHEMA)
+    wrong = copy.deepcopy(config)
+    del wrong["data"]["strategy"]
+    with pytest.raises(ConfigError, match=r"policies\.tiny_strategy\.task = 'strategy' has no data\.strategy section"):
+        validate_config(wrong, SCHEMA)
+    wrong = copy.deepcopy(config)
+    wrong["policies"]["tiny1m_sharp"]["teacher"] = {"bias": 0.9}  # a sharpened copy has its source's training
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m_sharp"):
+        validate_config(wrong, SCHEMA)
