@@ -17,7 +17,8 @@ rule real_dataset:
         " --out {output.table} > {log} 2>&1"
 
 
-# The synthetic tasks (config data.countdown, data.arithmetic): countdown for RL, arithmetic for Maj@N.
+# The synthetic tasks (config data.countdown, data.arithmetic, data.strategy): countdown for RL, arithmetic for Maj@N,
+# strategy for the positive control (overlay configs/ablations/positive_control.yaml).
 rule synthetic_dataset:
     output:
         table="results/data/{synthetic}.parquet",

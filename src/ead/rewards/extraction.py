@@ -9,6 +9,7 @@
   has ``$``, ``\\[``, ``\\(`` or ``\\boxed`` is parsed as it is, all of its boxes included.
 * MMLU: the chosen letter (:func:`extract_choice`).
 * Countdown: the task's own chain checker (:func:`check_countdown`, from :mod:`ead.data.countdown`).
+* Strategy: the task's own verifier (:func:`check_strategy`, from :mod:`ead.data.strategy`).
 
 The math-verify calls (:func:`parse_text`, :func:`canonical_key`) run inside the grader's worker subprocess
 (:mod:`ead.rewards.worker`), never in the calling process: they have no time limit of their own there.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from ead.data import strategy
 from ead.data.answers import extract_boxed, last_boxed_span
 from ead.data.countdown import parse_problem, verify_chain
 
@@ -30,6 +32,7 @@ __all__ = [
     "TAIL_CHARS",
     "canonical_key",
     "check_countdown",
+    "check_strategy",
     "extract_boxed",
     "extract_choice",
     "fallback_key",
@@ -127,6 +130,20 @@ def check_countdown(response: str, reference: str) -> tuple[bool, str | None]:
     """
     check = verify_chain(response, parse_problem(reference))
     return check.valid, None if check.boxed is None else check.boxed.strip()
+
+
+# ------------------------------------------------------------------------------------------- Strategy
+
+
+def check_strategy(response: str, reference: str) -> tuple[bool, str | None]:
+    """(the key's strategy, exactly executed?, the response's answer or None): the Strategy task's own verifier
+    decides the reward. The answer is the named strategy and its output line (``"dub\\n8842..."``), None for a response
+    without that format.
+
+    ``reference`` is the problem (``"* 4926183750248136"`` or the prompt text).
+    """
+    check = strategy.verify_response(response, strategy.parse_problem(reference))
+    return check.valid, None if check.strategy is None else f"{check.strategy}\n{check.output}"
 
 
 # ------------------------------------------------------------------------------------------- math-verify

@@ -23,6 +23,7 @@ from typing import Sequence
 from ead.rewards.extraction import (
     MAX_KEY_CHARS,
     check_countdown,
+    check_strategy,
     extract_choice,
     fallback_key,
     gold_text,
@@ -50,8 +51,9 @@ __all__ = [
 
 # Task name -> kind of grading. Unknown names fail with this list.
 # arithmetic (ead.data.arithmetic) has one integer answer in \boxed{}: graded as math, like GSM8K.
+# strategy (ead.data.strategy): the key's strategy, exactly executed, checked by the task's own verifier.
 TASKS = {"math": "math", "math500": "math", "gsm8k": "math", "mmlu": "choice", "arc_easy": "choice",
-         "arc_challenge": "choice", "countdown": "countdown", "arithmetic": "math"}
+         "arc_challenge": "choice", "countdown": "countdown", "arithmetic": "math", "strategy": "strategy"}
 
 
 
@@ -248,6 +250,8 @@ class Grader:
             return self._grade_choice(response, reference)
         if kind == "countdown":
             return self._grade_countdown(response, reference)
+        if kind == "strategy":
+            return self._grade_strategy(response, reference)
         return self._grade_math(response, reference)
 
     def _grade_choice(self, response: str, reference: str) -> Grade:
@@ -264,6 +268,12 @@ class Grader:
         if boxed is None:
             return Grade(0.0, None, "no_answer")
         return Grade(float(valid), boxed, "correct" if valid else "wrong")
+
+    def _grade_strategy(self, response: str, reference: str) -> Grade:
+        valid, answer = check_strategy(response, reference)
+        if answer is None:
+            return Grade(0.0, None, "no_answer")
+        return Grade(float(valid), answer, "correct" if valid else "wrong")
 
     def _grade_math(self, response: str, reference: str) -> Grade:
         gold = gold_text(reference)

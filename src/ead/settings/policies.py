@@ -26,16 +26,27 @@ def policy_task(config: dict, name: str) -> str:
 
 def sft_settings(config: dict, name: str) -> dict:
     """The settings of one policy's SFT job (``python -m ead.models.sft``): its shape and its sft block, whose
-    ``reference`` (which solution of each problem it trains on) is ``random`` unless stated."""
+    ``reference`` (which solution of each problem it trains on) is ``random`` unless stated, and the bias of its
+    teacher when it has one (``policies.<name>.teacher``: it trains on a biased teacher's responses instead)."""
     policy = config["policies"][name]
-    return {**policy["shape"], "reference": "random", **policy["sft"]}
+    settings = {**policy["shape"], "reference": "random", **policy["sft"]}
+    if "teacher" in policy:
+        settings["teacher_bias"] = policy["teacher"]["bias"]
+    return settings
 
 
 def check_policies(config: dict) -> None:
-    """A sharpened policy copies a trained one (not another copy, not a missing name); an SFT reference other than
-    the table's random solution (canonical, largest_first) needs the countdown task."""
+    """A sharpened policy copies a trained one (not another copy, not a missing name); a trained policy's task has
+    its data section; an SFT reference other than the table's random solution (canonical, largest_first) needs the
+    countdown task, and a biased teacher the strategy task."""
     trained = trained_policies(config)
     for name in trained:
+        task = policy_task(config, name)
+        if task not in config["data"]:
+            raise ConfigError(f"policies.{name}.task = {task!r} has no data.{task} section to generate its table from")
+        if "teacher" in config["policies"][name] and task != "strategy":
+            raise ConfigError(f"policies.{name}.teacher needs task strategy (its task is {task!r}): the biased "
+                              f"teacher picks among the strategy task's strategies")
         reference = config["policies"][name]["sft"].get("reference", "random")
         if reference != "random" and policy_task(config, name) != "countdown":
             raise ConfigError(f"policies.{name}.sft.reference = {reference!r} needs task countdown (its task is "

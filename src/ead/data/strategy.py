@@ -1,0 +1,281 @@
+"""Strategy: commit to one of four strategies named by a key, then execute it on a digit string.
+
+A positive control for exploration: a task on which early exploration must pay, by construction. The prompt carries a
+key and an input; the response first names a strategy (its first token decides which: the four names start with
+different letters), then writes that strategy's output::
+
+    * 4926183750248136         <- prompt (``problem_prompt``): the key, a space, the input digits, a newline
+    dub                        <- response: the strategy the key calls for ...
+    8842266400486262           <- ... executed on the input
+
+Keys and strategies (``KEY_STRATEGIES``), each a deterministic map of the input:
+
+* ``+`` -> ``add``: every digit plus one, mod 10;
+* ``-`` -> ``sub``: every digit minus one, mod 10;
+* ``*`` -> ``dub``: every digit doubled, mod 10;
+* ``/`` -> ``rot``: the input rotated left by one place (its first digit moved to the end).
+
+The key is a symbol the policy must read: nothing else in the prompt tells which strategy pays. With the default 16
+digits a response is 20 characters (the name, a newline, 16 digits), and every output digit is one step at which a
+hot sampler can err.
+
+Reward (decided here, used by :func:`ead.rewards.grade` with ``task="strategy"``): 1 only if the response is the
+key's strategy name and, on the next line, that strategy's exact output (whitespace around either line is ignored);
+a different strategy scores 0 even when executed exactly, and so does the right strategy with one digit wrong,
+missing or extra. :func:`verify_response` says why a response failed (``strategy``, ``execution`` or ``format``).
+
+A biased teacher for SFT (:func:`teacher_responses`): with probability ``bias`` it names and executes the favourite
+strategy (``add``) whatever the key, otherwise the key's strategy, always executed exactly. A policy fine-tuned on it
+is over-confident at its fork by construction: for three keys of four the right strategy is the teacher's rare
+choice, while the execution it learns is exact.
+
+Splits: a problem's split is a seeded hash of its input digits (80% train / 10% val / 10% test buckets) and an input
+appears once in the table, so splits never share an input. Generation is deterministic given the seed and the sizes.
+
+Run: ``python -m ead.data.build --dataset strategy --out results/data/strategy.parquet --seed 0 --n-digits 16``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported lazily: the grader imports this module in RL loops
+    import pandas as pd
+
+__all__ = [
+    "FAILURE_TYPES",
+    "FAVOURITE",
+    "KEY_STRATEGIES",
+    "ROLES",
+    "STRATEGIES",
+    "StrategyCheck",
+    "StrategyProblem",
+    "execute",
+    "generate_strategy",
+    "parse_problem",
+    "problem_prompt",
+    "reference_string",
+    "response_roles",
+    "solution",
+    "teacher_responses",
+    "verify_response",
+]
+
+KEY_STRATEGIES = {"+": "add", "-": "sub", "*": "dub", "/": "rot"}
+STRATEGIES = tuple(KEY_STRATEGIES.values())
+#: The biased teacher's strategy whatever the key (:func:`teacher_responses`).
+FAVOURITE = "add"
+DIGITS = "0123456789"
+SPLIT_BUCKETS = {"train": range(0, 80), "val": range(80, 90), "test": range(90, 100)}
+# Far longer than any response a tiny policy can write in its 128 positions; a longer one is refused before it is split.
+MAX_RESPONSE_CHARS = 1000
+
+
+@dataclass(frozen=True)
+class StrategyProblem:
+    key: str  # one of KEY_STRATEGIES
+    digits: str  # the input, decimal digits
+
+    def __post_init__(self):
+        if self.key not in KEY_STRATEGIES:
+            raise ValueError(f"key {self.key!r} is not one of {list(KEY_STRATEGIES)}")
+        if not self.digits or not set(self.digits) <= set(DIGITS):
+            raise ValueError(f"digits {self.digits!r} must be a non-empty string of decimal digits")
+
+    @property
+    def strategy(self) -> str:
+        """The strategy the key calls for."""
+        return KEY_STRATEGIES[self.key]
+
+
+def execute(strategy: str, digits: str) -> str:
+    """The output of ``strategy`` on the input ``digits``."""
+    if strategy == "add":
+        return "".join(str((int(d) + 1) % 10) for d in digits)
+    if strategy == "sub":
+        return "".join(str((int(d) - 1) % 10) for d in digits)
+    if strategy == "dub":
+        return "".join(str(2 * int(d) % 10) for d in digits)
+    if strategy == "rot":
+        return digits[1:] + digits[:1]
+    raise ValueError(f"strategy {strategy!r} is not one of {list(STRATEGIES)}")
+
+
+def render_response(strategy: str, digits: str) -> str:
+    """A response that names ``strategy`` and executes it exactly on ``digits``."""
+    return f"{strategy}\n{execute(strategy, digits)}"
+
+
+def solution(problem: StrategyProblem) -> str:
+    """The one response that scores 1: the key's strategy and its output."""
+    return render_response(problem.strategy, problem.digits)
+
+
+def problem_prompt(problem: StrategyProblem) -> str:
+    """The prompt text shown to the policy (no chat template)."""
+    return f"{problem.key} {problem.digits}\n"
+
+
+def reference_string(problem: StrategyProblem) -> str:
+    """Reference passed to the grader (``answer`` column): the prompt without its newline (``"* 4926183750248136"``)."""
+    return f"{problem.key} {problem.digits}"
+
+
+_PROBLEM_RE = re.compile(r"^\s*([-+*/])[ \t]+(\d+)\s*$")
+
+
+def parse_problem(text: str) -> StrategyProblem:
+    """Parse a reference string or a prompt (``"* 4926183750248136"``, with or without the newline)."""
+    match = _PROBLEM_RE.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(f"Not a strategy problem: {str(text)[:100]!r}; expected a key of {''.join(KEY_STRATEGIES)}, "
+                         f"a space and digits, e.g. '* 4926183750248136'")
+    return StrategyProblem(match.group(1), match.group(2))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Verifier
+# ---------------------------------------------------------------------------------------------------------
+
+#: Why a response failed: ``strategy``, a strategy other than the key's (whatever its output); ``execution``, the key's
+#: strategy with an output other than its exact execution; ``format``, anything else (not a name line and a digit
+#: line, or a name that is no strategy).
+FAILURE_TYPES = ("strategy", "execution", "format")
+
+
+@dataclass(frozen=True)
+class StrategyCheck:
+    valid: bool  # True iff the response is the key's strategy, exactly executed
+    strategy: str | None  # the strategy the response named (None if it has not the format)
+    output: str | None  # its output line (None if it has not the format)
+    reason: str  # "ok" or why the response was rejected
+    error: str = ""  # "" (valid) or one of FAILURE_TYPES
+
+
+def verify_response(response: str, problem: StrategyProblem) -> StrategyCheck:
+    """Strictly check a response against a problem. Never raises on any input string.
+
+    Accepted format: two lines, a strategy name then the output digits; whitespace around the response and around
+    each line is ignored, anything else (a third line, a character that is no digit in the output) is a format error.
+    """
+    if not isinstance(response, str):
+        return StrategyCheck(False, None, None, "response is not a string", "format")
+    if len(response) > MAX_RESPONSE_CHARS:
+        return StrategyCheck(False, None, None, f"response longer than {MAX_RESPONSE_CHARS} characters", "format")
+    lines = [line.strip() for line in response.strip().split("\n")]
+    if len(lines) != 2:
+        return StrategyCheck(False, None, None, f"{len(lines)} lines, not a strategy line and an output line",
+                             "format")
+    named, output = lines
+    if named not in STRATEGIES:
+        return StrategyCheck(False, None, None, f"{named[:20]!r} is not a strategy of {list(STRATEGIES)}", "format")
+    if not output or not set(output) <= set(DIGITS):
+        return StrategyCheck(False, None, None, f"output {output[:40]!r} is not a string of digits", "format")
+    if named != problem.strategy:
+        return StrategyCheck(False, named, output, f"strategy {named!r}, the key {problem.key!r} calls for "
+                             f"{problem.strategy!r}", "strategy")
+    expected = execute(named, problem.digits)
+    if output != expected:
+        return StrategyCheck(False, named, output, f"output {output!r} is not {named}'s {expected!r}", "execution")
+    return StrategyCheck(True, named, output, "ok")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Token roles: what each character of a response is, in the format above
+# ---------------------------------------------------------------------------------------------------------
+
+#: Roles of a response's characters. ``strategy``: a character of the first line's strategy name (where the task
+#: forks); ``execution``: a digit of the second line (determined by the strategy and the input); ``syntax``: the
+#: newline between them and whitespace around either line; ``other``: every character of any other line, or of a first
+#: line that is no strategy name.
+ROLES = ("strategy", "execution", "syntax", "other")
+
+_NAME_LINE_RE = re.compile(rf"^(\s*)({'|'.join(STRATEGIES)})(\s*)$")
+_OUTPUT_LINE_RE = re.compile(r"^(\s*)(\d+)(\s*)$")
+
+
+def response_roles(response: str) -> list[str]:
+    """The role (:data:`ROLES`) of every character of ``response``: the first line is a strategy name, the second the
+    output. Roles describe the format, not correctness: a wrong strategy still has a name, a wrong output digits."""
+    roles: list[str] = []
+    for index, line in enumerate(response.split("\n")):
+        if index:
+            roles.append("syntax")  # the newline before this line
+        pattern, role = {0: (_NAME_LINE_RE, "strategy"), 1: (_OUTPUT_LINE_RE, "execution")}.get(index, (None, None))
+        match = pattern.match(line) if pattern else None
+        if match:
+            roles.extend(["syntax"] * len(match.group(1)) + [role] * len(match.group(2))
+                         + ["syntax"] * len(match.group(3)))
+        else:
+            roles.extend(["other"] * len(line))
+    return roles
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The biased teacher of SFT
+# ---------------------------------------------------------------------------------------------------------
+
+def teacher_responses(questions, bias: float, seed: int) -> list[str]:
+    """A biased teacher's response to each prompt (or reference string) in ``questions``, in order: with probability
+    ``bias`` the :data:`FAVOURITE` strategy whatever the key, otherwise the key's; every execution exact.
+
+    One seeded draw per question, in order: the same questions, bias and seed give the same responses.
+    """
+    if not 0 <= bias <= 1:
+        raise ValueError(f"teacher bias must be in [0, 1], got {bias!r}")
+    rng = random.Random(seed)
+    responses = []
+    for question in questions:
+        problem = parse_problem(question)
+        favoured = rng.random() < bias
+        responses.append(render_response(FAVOURITE if favoured else problem.strategy, problem.digits))
+    return responses
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Generator
+# ---------------------------------------------------------------------------------------------------------
+
+def _split_of(digits: str, seed: int) -> str:
+    bucket = int.from_bytes(hashlib.sha256(f"strategy|{seed}|{digits}".encode()).digest()[:8], "big") % 100
+    return next(name for name, buckets in SPLIT_BUCKETS.items() if bucket in buckets)
+
+
+def generate_strategy(seed: int = 0, n_train: int = 20000, n_val: int = 500, n_test: int = 1000,
+                      n_digits: int = 16) -> pd.DataFrame:
+    """The three splits as one tidy table. Each drawn problem: a key uniform over :data:`KEY_STRATEGIES` and
+    ``n_digits`` digits uniform over 0-9. Columns: id, question, answer (the grader's reference string), source, split,
+    key, digits, strategy (the key's), solution (the one response that scores 1)."""
+    import pandas as pd
+
+    wanted = {"train": n_train, "val": n_val, "test": n_test}
+    if min(wanted.values()) < 0 or n_digits < 2:
+        raise ValueError(f"sizes must be >= 0 and n_digits >= 2 (rot must move a digit), got {wanted}, "
+                         f"n_digits={n_digits}")
+    rng = random.Random(seed)
+    keys = sorted(KEY_STRATEGIES)
+    rows: dict[str, list[dict]] = {name: [] for name in wanted}
+    seen: set[str] = set()
+    attempts, max_attempts = 0, 50 * sum(wanted.values()) + 10000
+    while any(len(rows[name]) < wanted[name] for name in wanted):
+        attempts += 1
+        if attempts > max_attempts:
+            counts = {name: len(r) for name, r in rows.items()}
+            raise RuntimeError(f"strategy generator gave up after {attempts} draws: have {counts}, want {wanted}")
+        problem = StrategyProblem(rng.choice(keys), "".join(rng.choices(DIGITS, k=n_digits)))
+        if problem.digits in seen:
+            continue
+        seen.add(problem.digits)
+        split = _split_of(problem.digits, seed)
+        if len(rows[split]) >= wanted[split]:
+            continue
+        rows[split].append({
+            "id": f"strategy/s{seed}/{split}/{len(rows[split])}", "question": problem_prompt(problem),
+            "answer": reference_string(problem), "source": "strategy", "split": split, "key": problem.key,
+            "digits": problem.digits, "strategy": problem.strategy, "solution": solution(problem),
+        })
+    return pd.DataFrame([row for name in ("train", "val", "test") for row in rows[name]])
