@@ -96,7 +96,7 @@ rule analysis_claims:
     output:
         table="results/analyses/claims.csv",
     params:
-        **plan.analysis_claims_params(config),
+        **analysis_claims_params(config),
     log:
         "results/logs/analyses/claims.log",
     conda:

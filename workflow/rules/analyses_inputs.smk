@@ -41,18 +41,10 @@ def get_analysis_data(section):
 
 
 def get_analysis_args(section):
-    """Input function factory: CLI flags of one analysis job (ead.settings.analyses.analysis_job_settings); the model
-    is the job's wildcard, so adding a model leaves the others' jobs alone."""
+    """Input function factory: CLI flags of one analysis job (ead.settings.arguments.analysis_args)."""
 
     def get_args(wildcards):
-        settings = analysis_job_settings(config, section, wildcards.analysis_model)
-        if section == "majority":
-            schedules = [json.dumps(spec, sort_keys=True) for spec in settings.pop("samplers")]
-            return (f"{cli_args(settings)} --schedules {' '.join(shlex.quote(s) for s in schedules)} "
-                    f"{get_grader_arg()}")
-        if section == "entropy":  # the entropy analysis grades nothing
-            return cli_args(settings)
-        return f"{cli_args(settings)} {get_grader_arg()}"
+        return analysis_args(config, section, wildcards.analysis_model)
 
     return get_args
 

@@ -36,7 +36,7 @@ rule inference_only_table:
         table="results/inference_only/samplers.csv",
         headline="results/inference_only/headline.csv",
     params:
-        args=get_inference_only_table_args(),
+        args=inference_only_table_args(config),
     log:
         "results/logs/inference_only/table.log",
     conda:

@@ -20,9 +20,9 @@ rule summary:
     output:
         report("results/summary.md", caption="../report/summary.rst", category="Summary"),
     params:
-        profile=config["profile"],
+        profile=PROFILE,
         # the command that refreshes this run: its --configfile files (and --config), so a smoke summary says smoke's
-        rerun=shlex.quote(rerun_command()),
+        rerun=shlex.quote(get_rerun_command()),
     log:
         "results/logs/summary.log",
     conda:
