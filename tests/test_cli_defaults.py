@@ -12,6 +12,7 @@ import pytest
 
 from ead.models.tiny_policy import TinyPolicyShape
 from ead.schedule import AnnealedSchedule
+from ead.settings.analyses import ANALYSES
 from ead.settings.layering import load_layered_config
 from ead.workflow import rl_figures
 
@@ -46,10 +47,10 @@ CONFIG_KEYS = {
        for key in ("engine", "dtype")},
     **{(f"ead.analyses.{job}", "vllm_options"): "analyses.vllm"
        for job in ("entropy_by_position", "forking", "majority_scaling")},
-    **{(f"ead.analyses.{job}", key): f"analyses.{section}.{key}"
-       for job, section in (("entropy_by_position", "entropy"), ("forking", "forking"),
-                            ("majority_scaling", "majority")) for key in ("question_seed", "seed", "batch_size")},
-    ("ead.analyses.entropy_by_position", "tau"): "analyses.entropy.tau",
+    **{(f"ead.analyses.{analysis}", key): f"analyses.{analysis}.{key}"
+       for analysis in ("entropy_by_position", "forking", "majority_scaling")
+       for key in ("question_seed", "seed", "batch_size")},
+    ("ead.analyses.entropy_by_position", "tau"): "analyses.entropy_by_position.tau",
     ("ead.analyses.forking", "tau"): "analyses.forking.tau",
     ("ead.analyses.forking", "prefix_selection"): "analyses.forking.prefix_selection",
 }
@@ -61,8 +62,9 @@ def workflow_jobs() -> list[str]:
     for rules in (ROOT / "workflow" / "rules").glob("*.smk"):
         modules |= set(re.findall(r"python -m (ead[\w.{}]+)", rules.read_text()))
     expanded = {m for m in modules if "{" not in m}
-    assert {m for m in modules if "{" in m} == {"ead.plots.{wildcards.figure}"}
-    return sorted(expanded | {f"ead.plots.{figure}" for figure in RL_FIGURES})
+    assert {m for m in modules if "{" in m} == {"ead.analyses.{analysis}", "ead.plots.{wildcards.figure}"}
+    return sorted(expanded | {f"ead.analyses.{analysis}" for analysis in ANALYSES}
+                  | {f"ead.plots.{figure}" for figure in RL_FIGURES})
 
 
 class _Parsed(Exception):

@@ -12,15 +12,17 @@ import ead.analyses
 import ead.plots
 from ead.data import SYNTHETIC_TASKS
 from ead.settings import ConfigError, load_workflow_config
-from ead.settings.analyses import (ANALYSES, SUMMARY_SETTINGS, analysis_model_names, analysis_task,
+from ead.settings.analyses import (ANALYSES, analysis_model_names, analysis_models, analysis_task, claimed_models,
                                    summary_job_settings)
 from ead.settings.arguments import (analysis_args, analysis_claims_params, cache_dir, cell_eval_args, claims_params,
                                     cli_args, completeness_args, evaluation_args, grader_arg, inference_only_eval_args,
                                     inference_only_table_args, json_arg, measured_schedule_args, paired_curves_args,
                                     rerun_command, rl_learns_args, rl_tables_args, schedule_table_args,
                                     synthetic_data_args, wildcard_names)
-from ead.settings.policies import policy_task, sft_settings, sharpened_policies, trained_policies
+from ead.settings.policies import (policy_task, sft_settings, sharpened_policies, sharpening, tiny_policies,
+                                   trained_policies)
 from ead.settings.premises import premise_settings
+from ead.settings.revised import inference_only_names
 from ead.settings.rl import CELL_PATTERN, Cell, cell_settings, expand_grid, sampler_schedule, verl_cell_settings
 from ead.tables import CONFIG_FILES_ENV
 from ead.workflow import claim_figures, final_figures, rl_figures
@@ -143,7 +145,7 @@ def get_base_eval_tables():
     """The base evaluation of every tiny policy (CPU profiles; the paper profile's hub policies have none)."""
     if RL_BACKEND == "verl":
         return []
-    return [f"results/eval/{policy}_base.csv" for policy in config["policies"]]
+    return [f"results/eval/{policy}_base.csv" for policy in tiny_policies(config)]
 
 
 def get_eval_args(evaluation):

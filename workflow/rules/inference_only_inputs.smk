@@ -3,9 +3,9 @@
 
 def get_inference_only_problems():
     """Every (model, split, sampler) evaluation's per-problem table."""
-    spec = config["inference_only"]
-    return [f"results/inference_only/{model}/{split}/{sampler}_problems.csv" for model in spec["models"]
-            for split in (spec["select_split"], spec["report_split"]) for sampler in spec["samplers"]]
+    names = inference_only_names(config)
+    return [f"results/inference_only/{model}/{split}/{sampler}_problems.csv" for model in names["model"]
+            for split in names["split"] for sampler in names["sampler"]]
 
 
 def get_inference_only_eval_args(wildcards):

@@ -49,7 +49,7 @@ rule sharpened_policy:
     output:
         model=directory("results/models/{policy}"),
     params:
-        temperature=lambda wildcards: config["policies"][wildcards.policy]["sharpen"]["temperature"],
+        temperature=lambda wildcards: sharpening(config, wildcards.policy)["temperature"],
     wildcard_constraints:
         policy=name_pattern(sharpened_policies(config)),
     priority: CRITICAL_PATH_PRIORITY["models"]

@@ -9,10 +9,10 @@ rule summary:
     input:
         base_eval=get_base_eval_tables(),
         eval_curves=rules.rl_tables.output.eval_curves,
-        entropy=get_analysis_tables("entropy"),
+        entropy=get_analysis_tables("entropy_by_position"),
         entropy_roles=get_role_tables,
         forking=get_analysis_tables("forking"),
-        majority=get_analysis_tables("majority"),
+        majority=get_analysis_tables("majority_scaling"),
         premises=[path for path in get_premise_outputs() if path.endswith("_verdicts.csv")],
         premise_metrics=[path for path in get_premise_outputs() if not path.endswith("_verdicts.csv")],
         claims=rules.claims.output,

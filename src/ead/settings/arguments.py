@@ -115,10 +115,10 @@ def analysis_args(config: dict, analysis: str, model: str) -> str:
     """CLI flags of one analysis job (:func:`ead.settings.analyses.analysis_job_settings`); the model is the job's
     wildcard, so adding a model leaves the others' jobs alone."""
     settings = analysis_job_settings(config, analysis, model)
-    if analysis == "majority":
+    if analysis == "majority_scaling":
         schedules = [json.dumps(spec, sort_keys=True) for spec in settings.pop("samplers")]
         return f"{cli_args(settings)} --schedules {' '.join(shlex.quote(s) for s in schedules)} {grader_arg(config)}"
-    if analysis == "entropy":  # the entropy analysis grades nothing
+    if analysis == "entropy_by_position":  # it grades nothing
         return cli_args(settings)
     return f"{cli_args(settings)} {grader_arg(config)}"
 

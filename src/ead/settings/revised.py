@@ -8,7 +8,15 @@ from ead.settings.analyses import analysis_schedule
 from ead.settings.base import ConfigError
 from ead.settings.rl import expand_grid
 
-__all__ = ["check_revised_sections", "inference_only_schedule"]
+__all__ = ["check_revised_sections", "inference_only_names", "inference_only_schedule"]
+
+
+def inference_only_names(config: dict) -> dict[str, list[str]]:
+    """The comparison's jobs, as the names each wildcard takes: its models, its two splits (selection, report) and its
+    samplers; every combination is one evaluation."""
+    spec = config["inference_only"]
+    return {"model": list(spec["models"]), "split": [spec["select_split"], spec["report_split"]],
+            "sampler": list(spec["samplers"])}
 
 
 def inference_only_schedule(config: dict, name: str) -> dict:
@@ -29,10 +37,10 @@ def check_measured_schedule(config: dict) -> list[str]:
     spec = config.get("measured_schedule")
     problems = []
     if spec is not None:
-        analysed = config["analyses"]["entropy"]["models"]
-        problems += [f"measured_schedule.policies: {policy!r} needs its entropy analysis (analyses.entropy.models = "
-                     f"{analysed}) and must be a tiny policy" for policy in spec["policies"]
-                     if policy not in analysed or policy not in config["policies"]]
+        analysed = config["analyses"]["entropy_by_position"]["models"]
+        problems += [f"measured_schedule.policies: {policy!r} needs its entropy analysis "
+                     f"(analyses.entropy_by_position.models = {analysed}) and must be a tiny policy"
+                     for policy in spec["policies"] if policy not in analysed or policy not in config["policies"]]
     measured = {name for name, sampler in config["rl"]["samplers"].items() if sampler.get("measured")}
     used = {c.policy for c in expand_grid(config["rl"]) if c.sampler in measured}
     if used and config["rl"]["backend"] != "cpu":
