@@ -3,7 +3,9 @@ imported by the Snakefile (workflow/rules/common.smk), the tests and the benchma
 
 Every figure names the rule that draws it and when it is a target: an RL figure when the experiment it draws runs
 (``rl.experiments`` after ``rl.run``), a claims forest plot when some claim names it, an overlay's figure when the
-config has its key; the analyses' figures and Fig. 3 always.
+config has its key; the analyses' figures and Fig. 3 always. An RL figure of metric-vs-step panels also says what its
+panels draw (:class:`CurvePanels`), so those figures are entries here over one plotting function
+(ead.plots.rl_figure), not one module each.
 
     python -m ead.workflow --configfile configs/smoke.yaml configs/ablations/decay_scale_20.yaml   # the resolved config
 """
@@ -17,7 +19,23 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["FIGURES", "Figure", "claim_figures", "final_figures", "rl_figures"]
+__all__ = ["FIGURES", "CurvePanels", "Figure", "claim_figures", "final_figures", "rl_figures"]
+
+
+@dataclass(frozen=True)
+class CurvePanels:
+    """The panels of an RL figure of curves over training steps (drawn by ead.plots.rl_figure): one row per metric of
+    ``metrics`` read from the ``curves`` table (``eval``: ead.rl.aggregate's evaluation curves, ``train``: its training
+    curves), one column per value of ``facet`` in the experiment (``policy``, ``algorithm`` or ``n``), one line per
+    sampler; under them one row per metric of ``paired_metrics``, each sampler minus ``baseline`` (ead.rl.paired).
+    ``{k}`` in a metric or the ``title`` is the k drawn; ``{ci}`` in the title becomes what the bands are."""
+
+    curves: str
+    metrics: tuple[str, ...]
+    facet: str
+    title: str
+    paired_metrics: tuple[str, ...] = ()
+    baseline: str = "tau1.0"
 
 
 @dataclass(frozen=True)
@@ -25,12 +43,14 @@ class Figure:
     """One figure of the registry. ``rule``: the Snakemake rule that draws it (rl_figure, claims_figure, or the
     figure's own rule); exactly one of ``experiment`` (RL figures: the rl.experiments entry it draws),
     ``claims`` (a forest plot of the claims whose ``figure`` is this) or ``config_key`` (a figure of an overlay's
-    section) says when it is a target; none of them: always."""
+    section) says when it is a target; none of them: always. ``panels``: what an RL figure of curves draws (any other
+    RL figure is drawn by its own module, ead.plots.<figure>)."""
 
     rule: str
     experiment: str | None = None
     claims: str | None = None
     config_key: str | None = None
+    panels: CurvePanels | None = None
 
     def is_target(self, config: dict) -> bool:
         if self.experiment is not None:
@@ -46,15 +66,25 @@ FIGURES: dict[str, Figure] = {
     "fig01_entropy_by_position": Figure("fig01_entropy_by_position"),
     "fig02_forking": Figure("fig02_forking"),
     "fig03_annealing_schedule": Figure("fig03_annealing_schedule"),
-    "fig04_pass_worst_at_16": Figure("rl_figure", experiment="main"),
-    "fig05_larger_model": Figure("rl_figure", experiment="larger_model"),
-    "fig06_entropy_dynamics": Figure("rl_figure", experiment="main"),
-    "fig07_rollout_scaling": Figure("rl_figure", experiment="rollout_scaling"),
+    # Fig. 4 keeps the paper's k = 16 in its file name whatever k a profile evaluates: the title says the k drawn
+    "fig04_pass_worst_at_16": Figure("rl_figure", experiment="main", panels=CurvePanels(
+        "eval", ("pass@{k}", "worst@{k}"), "policy",
+        "Pass@k / Worst@k at k = {k} on held-out problems during RL ({ci}; bottom: paired difference to tau 1.0)",
+        paired_metrics=("pass@{k}",))),
+    "fig05_larger_model": Figure("rl_figure", experiment="larger_model", panels=CurvePanels(
+        "eval", ("pass@{k}",), "policy", "Pass@{k} on the larger policy ({ci})")),
+    "fig06_entropy_dynamics": Figure("rl_figure", experiment="main", panels=CurvePanels(
+        "train", ("entropy",), "policy", "Policy entropy on its own rollouts during RL ({ci})")),
+    "fig07_rollout_scaling": Figure("rl_figure", experiment="rollout_scaling", panels=CurvePanels(
+        "eval", ("pass@{k}",), "n", "Rollout scaling: Pass@{k} during RL ({ci}; bottom: paired difference to tau 1.0)",
+        paired_metrics=("pass@{k}",))),
     "fig08_rollout_n_comparison": Figure("rl_figure", experiment="rollout_scaling"),
     "fig09_majority_scaling": Figure("fig09_majority_scaling"),
-    "fig10_algorithms": Figure("rl_figure", experiment="algorithms"),
+    "fig10_algorithms": Figure("rl_figure", experiment="algorithms", panels=CurvePanels(
+        "eval", ("pass@{k}", "worst@{k}"), "algorithm", "Other RL algorithms: Pass@{k} / Worst@{k} ({ci})")),
     "fig11_off_policy": Figure("rl_figure", experiment="off_policy"),
-    "fig12_response_length": Figure("rl_figure", experiment="main"),
+    "fig12_response_length": Figure("rl_figure", experiment="main", panels=CurvePanels(
+        "train", ("response_length",), "policy", "Rollout response length during RL ({ci})")),
     # beyond the paper (overlays): RL figures of the experiments they add, claim forest plots, their own sections
     "beyond_off_policy_cost": Figure("rl_figure", experiment="beyond"),
     "d_max_sweep": Figure("rl_figure", experiment="d_max_sweep"),
@@ -67,7 +97,7 @@ FIGURES: dict[str, Figure] = {
 
 
 def rl_figures() -> dict[str, str]:
-    """RL figure -> the experiment it draws (rule rl_figure; one module each, ead.plots.<figure>)."""
+    """RL figure -> the experiment it draws (rule rl_figure, python -m ead.plots.rl_figure)."""
     return {name: figure.experiment for name, figure in FIGURES.items() if figure.rule == "rl_figure"}
 
 

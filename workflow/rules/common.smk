@@ -10,6 +10,7 @@ from pathlib import Path
 
 import ead.analyses
 import ead.plots
+import ead.workflow
 from ead.data import SYNTHETIC_TASKS
 from ead.settings import ConfigError, load_workflow_config
 from ead.settings.analyses import (ANALYSES, analysis_model_names, analysis_models, analysis_task, claimed_models,
@@ -25,7 +26,7 @@ from ead.settings.premises import premise_settings
 from ead.settings.revised import inference_only_names
 from ead.settings.rl import CELL_PATTERN, Cell, cell_settings, expand_grid, sampler_schedule, verl_cell_settings
 from ead.tables import CONFIG_FILES_ENV
-from ead.workflow import claim_figures, final_figures, rl_figures
+from ead.workflow import FIGURES, claim_figures, final_figures, rl_figures
 
 try:
     # configs/config.yaml, the --configfile files in order (each with its include: layers; key+: extends a list), then
@@ -114,8 +115,13 @@ def plot_code(figure, shared=("style.py",)):
 
 
 def get_plot_code(wildcards):
-    """plot_code of an RL figure, the {figure} wildcard of rl_figure; its module, the style and the RL curves."""
-    return plot_code(wildcards.figure, shared=("style.py", "rl_curves.py"))
+    """The code of an RL figure, the {figure} wildcard of rl_figure: its job (ead.plots.rl_figure), the RL curves and
+    the style, and what says what it draws: the figure registry for a figure of registry panels
+    (ead.workflow.FIGURES), else its own module."""
+    shared = ("rl_figure.py", "rl_curves.py", "style.py")
+    if FIGURES[wildcards.figure].panels is not None:
+        return [str(Path(ead.plots.__file__).parent / name) for name in shared] + [ead.workflow.__file__]
+    return plot_code(wildcards.figure, shared=shared)
 
 
 def get_final_figures():

@@ -61,7 +61,7 @@ rule rl_figure:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.plots.{wildcards.figure} --eval-curves {input.eval_curves}"
+        "python -m ead.plots.rl_figure --figure {wildcards.figure} --eval-curves {input.eval_curves}"
         " --train-curves {input.train_curves} --paired-curves {input.paired_curves}"
         " --experiment {params.experiment} --k {params.k}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
