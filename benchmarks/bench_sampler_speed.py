@@ -78,8 +78,10 @@ def main():
     parser.add_argument("--model", required=True, help="local HF model directory (SmolLM2-135M-Instruct)")
     parser.add_argument("--data", required=True, help="MMLU questions table (results/data/mmlu.parquet)")
     parser.add_argument("--baseline", required=True, help="git revision of src/ead/samplers/hf.py to compare with")
-    parser.add_argument("--num-questions", type=int, default=24, help="as configs/config.yaml analyses.entropy")
-    parser.add_argument("--samples", type=int, default=4, help="rows per question, as analyses.entropy.samples")
+    parser.add_argument("--num-questions", type=int, default=24,
+                        help="as configs/config.yaml analyses.entropy_by_position")
+    parser.add_argument("--samples", type=int, default=4,
+                        help="rows per question, as analyses.entropy_by_position.samples")
     parser.add_argument("--question-seed", type=int, default=0)
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=1)

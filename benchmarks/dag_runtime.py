@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ead.io import atomic_path
+from ead.settings.analyses import ANALYSES
 from ead.workflow import FIGURES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # doc_blocks.py, also when loaded by path
@@ -42,7 +43,7 @@ STAGE_OF_RULE = {
     "smollm2": "models", "paper_model": "models", "tiny_policy_sft": "models", "sharpened_policy": "models",
     "tiny_policy_base_eval": "base evaluation", "rl_base_eval": "base evaluation",
     "premises": "premise probe",
-    "entropy_by_position": "sampling analyses", "forking": "sampling analyses", "majority_scaling": "sampling analyses",
+    **{analysis: "sampling analyses" for analysis in ANALYSES},  # one rule per analysis (workflow/rules/analyses.smk)
     "analysis_summary": "sampling analyses", "analysis_claims": "sampling analyses",
     "rl_cell": "RL grid", "rl_cell_eval": "RL grid", "rl_cell_verl": "RL grid",
     "rl_tables": "tables, claims, figures", "claims": "tables, claims, figures", "summary": "tables, claims, figures",

@@ -12,12 +12,11 @@ import pytest
 
 from ead.models.tiny_policy import TinyPolicyShape
 from ead.schedule import AnnealedSchedule
+from ead.settings.analyses import ANALYSES
 from ead.settings.layering import load_layered_config
-from ead.workflow import rl_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = load_layered_config(ROOT / "configs" / "config.yaml")
-RL_FIGURES = list(rl_figures())  # the one registry (ead.workflow.FIGURES): rule rl_figure runs ead.plots.<figure>
 #: Options that are not experiment settings: their defaults are behaviour no config key chooses.
 NOT_CONFIG = {
     ("ead.analyses.entropy_by_position", "prompt_format"), ("ead.analyses.forking", "prompt_format"),
@@ -46,10 +45,10 @@ CONFIG_KEYS = {
        for key in ("engine", "dtype")},
     **{(f"ead.analyses.{job}", "vllm_options"): "analyses.vllm"
        for job in ("entropy_by_position", "forking", "majority_scaling")},
-    **{(f"ead.analyses.{job}", key): f"analyses.{section}.{key}"
-       for job, section in (("entropy_by_position", "entropy"), ("forking", "forking"),
-                            ("majority_scaling", "majority")) for key in ("question_seed", "seed", "batch_size")},
-    ("ead.analyses.entropy_by_position", "tau"): "analyses.entropy.tau",
+    **{(f"ead.analyses.{analysis}", key): f"analyses.{analysis}.{key}"
+       for analysis in ("entropy_by_position", "forking", "majority_scaling")
+       for key in ("question_seed", "seed", "batch_size")},
+    ("ead.analyses.entropy_by_position", "tau"): "analyses.entropy_by_position.tau",
     ("ead.analyses.forking", "tau"): "analyses.forking.tau",
     ("ead.analyses.forking", "prefix_selection"): "analyses.forking.prefix_selection",
 }
@@ -61,8 +60,8 @@ def workflow_jobs() -> list[str]:
     for rules in (ROOT / "workflow" / "rules").glob("*.smk"):
         modules |= set(re.findall(r"python -m (ead[\w.{}]+)", rules.read_text()))
     expanded = {m for m in modules if "{" not in m}
-    assert {m for m in modules if "{" in m} == {"ead.plots.{wildcards.figure}"}
-    return sorted(expanded | {f"ead.plots.{figure}" for figure in RL_FIGURES})
+    assert {m for m in modules if "{" in m} == {"ead.analyses.{analysis}"}
+    return sorted(expanded | {f"ead.analyses.{analysis}" for analysis in ANALYSES})
 
 
 class _Parsed(Exception):
@@ -75,14 +74,7 @@ def job_parser(module: str) -> argparse.ArgumentParser:
     def capture(self, *args, **kwargs):
         raise _Parsed(self)
 
-    imported = importlib.import_module(module)
-    if hasattr(imported, "main"):
-        entry = imported.main
-    else:  # RL figures: `python -m` calls ead.plots.rl_curves.run with the module's plot
-        from ead.plots.rl_curves import run
-
-        def entry(argv):
-            run(imported.plot, module, argv)
+    entry = importlib.import_module(module).main
     original = argparse.ArgumentParser.parse_args
     argparse.ArgumentParser.parse_args = capture
     try:

@@ -124,10 +124,10 @@ def test_the_model_chooses_the_task_of_an_analysis():
     assert policy["fork_points"] == [0, 4, 8, 16] and policy["tau"] == hub["tau"]  # the block over the section
     assert "subjects" not in policy and "countdown" not in policy
     # the arithmetic policy: its task, its block (samplers included) over the majority section
-    arith = analysis_model_settings(config, "majority", "tiny_arith")
-    assert analysis_task(config, "majority", "tiny_arith") == "arithmetic" and arith["dataset"] == "arithmetic"
+    arith = analysis_model_settings(config, "majority_scaling", "tiny_arith")
+    assert analysis_task(config, "majority_scaling", "tiny_arith") == "arithmetic" and arith["dataset"] == "arithmetic"
     assert arith["samples"] == 32 and arith["samplers"][0] == {"name": "ead"} and "max_solution_steps" not in arith
-    assert analysis_model_settings(config, "majority", "smollm2-135m-instruct")["samplers"][0]["warmup"] == 10
+    assert analysis_model_settings(config, "majority_scaling", "smollm2-135m-instruct")["samplers"][0]["warmup"] == 10
 
 
 @pytest.mark.parametrize(
@@ -141,32 +141,35 @@ def test_the_model_chooses_the_task_of_an_analysis():
          r"analyses\.forking\.continuations = 4 must be >= every K in analyses\.forking\.k = \[1, 3, 8\]"),
         (with_analysis_change("forking", "prefix_selection", "first"),
          r"analyses\.forking\.prefix_selection = 'first'"),
-        (with_analysis_change("majority", "samples", 0), r"analyses\.majority\.samples = 0"),
-        (with_analysis_change("majority", "samplers", [{"name": "fixed", "tau": -1}]),
-         r"analyses\.majority\.samplers\[0\]: fixed schedule: tau must be > 0"),
-        (with_analysis_change("majority", "samplers", [{"name": "ead", "tau_maxx": 2}]),
-         r"analyses\.majority\.samplers\[0\]: Unknown parameter\(s\) \['tau_maxx'\] for schedule 'ead'"),
-        (with_analysis_change("majority", "samplers", [{"name": "ead"}, {"name": "ead", "d0": 25}]),
-         r"analyses\.majority\.samplers = .*a sampler is listed twice"),
-        (with_analysis_change("entropy", "dataset", "aime"), r"analyses\.entropy\.dataset = 'aime'"),
-        (with_analysis_change("entropy", "models", ["llama-3-8b-instruct"]),
-         r"analyses\.entropy\.models = \['llama-3-8b-instruct'\]: unknown model\(s\) \['llama-3-8b-instruct'\]; "
+        (with_analysis_change("majority_scaling", "samples", 0), r"analyses\.majority_scaling\.samples = 0"),
+        (with_analysis_change("majority_scaling", "samplers", [{"name": "fixed", "tau": -1}]),
+         r"analyses\.majority_scaling\.samplers\[0\]: fixed schedule: tau must be > 0"),
+        (with_analysis_change("majority_scaling", "samplers", [{"name": "ead", "tau_maxx": 2}]),
+         r"analyses\.majority_scaling\.samplers\[0\]: Unknown parameter\(s\) \['tau_maxx'\] for schedule 'ead'"),
+        (with_analysis_change("majority_scaling", "samplers", [{"name": "ead"}, {"name": "ead", "d0": 25}]),
+         r"analyses\.majority_scaling\.samplers = .*a sampler is listed twice"),
+        (with_analysis_change("entropy_by_position", "dataset", "aime"),
+         r"analyses\.entropy_by_position\.dataset = 'aime'"),
+        (with_analysis_change("entropy_by_position", "models", ["llama-3-8b-instruct"]),
+         r"analyses\.entropy_by_position\.models = \['llama-3-8b-instruct'\]: unknown model\(s\) "
+         r"\['llama-3-8b-instruct'\]; "
          r"known: \['smollm2-135m-instruct', 'tiny1m', 'tiny1m_sharp', 'tiny_arith'\] \(the offline model, the tiny "
          r"policies"),
-        (with_analysis_change("majority", "models", []), r"analyses\.majority\.models = \[\]"),
+        (with_analysis_change("majority_scaling", "models", []), r"analyses\.majority_scaling\.models = \[\]"),
         (with_analysis_change("forking", "subjects", []), r"analyses\.forking\.subjects = \[\]"),
-        (with_analysis_change("majority", "models", ["smollm2-135m-instruct", "tiny1m"]),
-         r"analyses\.majority\.models = .*'tiny1m' is a countdown policy, and Maj@N votes on answers"),
-        (without_analysis_key("majority", "arithmetic"),
-         r"analyses\.majority\.models = .*'tiny_arith' is a arithmetic policy and needs "
-         r"analyses\.majority\.arithmetic"),
-        (with_analysis_change("majority", "arithmetic", {"split": "test", "samplers": [{"name": "fixed", "tau": 2}]*2}),
-         r"analyses\.majority\.arithmetic\.samplers = .*a sampler is listed twice"),
-        (with_analysis_change("claims", 0, {"id": "F3", "figure": "fig09", "statement": "s", "analysis": "majority",
-                                            "model": "tiny_arith", "metric": "maj@64"}),
+        (with_analysis_change("majority_scaling", "models", ["smollm2-135m-instruct", "tiny1m"]),
+         r"analyses\.majority_scaling\.models = .*'tiny1m' is a countdown policy, and Maj@N votes on answers"),
+        (without_analysis_key("majority_scaling", "arithmetic"),
+         r"analyses\.majority_scaling\.models = .*'tiny_arith' is a arithmetic policy and needs "
+         r"analyses\.majority_scaling\.arithmetic"),
+        (with_analysis_change("majority_scaling", "arithmetic",
+                              {"split": "test", "samplers": [{"name": "fixed", "tau": 2}] * 2}),
+         r"analyses\.majority_scaling\.arithmetic\.samplers = .*a sampler is listed twice"),
+        (with_analysis_change("claims", 0, {"id": "F3", "figure": "fig09", "statement": "s",
+                                            "analysis": "majority_scaling", "model": "tiny_arith", "metric": "maj@64"}),
          r"analyses\.claims\[0\] \(F3\)\.metric = 'maj@64': N must be in 1\.\.the model's samples = 32"),
-        (with_analysis_change("claims", 0, {"id": "F3", "figure": "fig09", "statement": "s", "analysis": "majority",
-                                            "model": "tiny_arith", "metric": "pass@8"}),
+        (with_analysis_change("claims", 0, {"id": "F3", "figure": "fig09", "statement": "s",
+                                            "analysis": "majority_scaling", "model": "tiny_arith", "metric": "pass@8"}),
          r"analyses\.claims\[0\] \(F3\)\.metric = 'pass@8': a majority claim compares maj@N"),
         (with_analysis_change("forking", "countdown", {**load("config.yaml")["analyses"]["forking"]["countdown"],
                                                        "fork_points": [0, 64]}),
@@ -174,10 +177,11 @@ def test_the_model_chooses_the_task_of_an_analysis():
          r"analyses\.forking\.countdown\.max_new_tokens = 64"),
         (with_analysis_change("forking", "countdown", {"split": "dev"}),
          r"analyses\.forking\.countdown\.split = 'dev'"),
-        (with_analysis_change("entropy", "countdown", {"split": "test", "samples": 4, "epochs": 2}),
-         r"unknown key\(s\) analyses\.entropy\.countdown\.epochs"),
-        (with_analysis_change("claims", 0, {"id": "F1", "figure": "fig01", "statement": "s", "analysis": "entropy",
-                                            "model": "tiny1m", "early": 4, "late": 64}),
+        (with_analysis_change("entropy_by_position", "countdown", {"split": "test", "samples": 4, "epochs": 2}),
+         r"unknown key\(s\) analyses\.entropy_by_position\.countdown\.epochs"),
+        (with_analysis_change("claims", 0, {"id": "F1", "figure": "fig01", "statement": "s",
+                                            "analysis": "entropy_by_position", "model": "tiny1m", "early": 4,
+                                            "late": 64}),
          r"analyses\.claims\[0\] \(F1\): early = 4, late = 64 must satisfy 0 < early <= late < the model's "
          r"max_new_tokens = 64"),
         (with_analysis_change("claims", 0, {"id": "F2", "figure": "fig02", "statement": "s", "analysis": "forking",
@@ -186,12 +190,12 @@ def test_the_model_chooses_the_task_of_an_analysis():
         (with_analysis_change("claims", 0, {"id": "F2", "figure": "fig02", "statement": "s", "analysis": "forking",
                                             "model": "tiny1m", "metric": "pass@32"}),
          r"analyses\.claims\[0\] \(F2\)\.metric = 'pass@32': k exceeds the model's continuations = 16"),
-        (with_analysis_change("claims", 0, {"id": "C1", "figure": "fig01", "statement": "s", "analysis": "entropy",
-                                            "model": "qwen", "early": 4, "late": 8}),
+        (with_analysis_change("claims", 0, {"id": "C1", "figure": "fig01", "statement": "s",
+                                            "analysis": "entropy_by_position", "model": "qwen", "early": 4, "late": 8}),
          r"analyses\.claims\[0\] \(C1\): the id 'C1' is used twice"),
-        (with_analysis_change("claims", 0, {"id": "F9", "figure": "fig01", "statement": "s", "analysis": "entropy",
-                                            "model": "qwen", "early": 4, "late": 8}),
-         r"analyses\.claims\[0\] \(F9\)\.model = 'qwen' is not one of analyses\.entropy\.models"),
+        (with_analysis_change("claims", 0, {"id": "F9", "figure": "fig01", "statement": "s",
+                                            "analysis": "entropy_by_position", "model": "qwen", "early": 4, "late": 8}),
+         r"analyses\.claims\[0\] \(F9\)\.model = 'qwen' is not one of analyses\.entropy_by_position\.models"),
     ],
 )
 def test_bad_analysis_values_name_key_and_value(config, expected):
@@ -628,7 +632,8 @@ def test_a_key_given_twice_in_one_file_is_refused_naming_file_and_line(tmp_path,
     ({"rl": {"experiments": {"main": {"samplers": ["tau1.0", "tau1.0", "ead_tis"]}}}},
      r"rl\.experiments\.main\.samplers = .*'tau1\.0' is listed twice"),
     # (the schema's uniqueItems already says it for these)
-    ({"analyses": {"entropy": {"models": ["tiny1m", "tiny1m"]}}}, r"analyses\.entropy\.models = .*non-unique elements"),
+    ({"analyses": {"entropy_by_position": {"models": ["tiny1m", "tiny1m"]}}},
+     r"analyses\.entropy_by_position\.models = .*non-unique elements"),
     ({"premises": {"samplers": ["tau1.0", "ead", "ead"]}}, r"premises\.samplers = .*'ead' is listed twice"),
     ({"paired_baselines": ["tau1.0", "tau1.0"]}, r"paired_baselines = .*non-unique elements"),
 ])

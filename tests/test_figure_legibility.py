@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ead.plots.rl_figure import plot_figure
 from ead.rl.aggregate import eval_curves, train_curves
 from ead.rl.paired import paired_curves
 from tests.test_compare import problems_table, steps_table
@@ -60,12 +61,10 @@ def test_fig01_role_panel_ticks_do_not_run_together_and_its_legend_stays_off_the
 
 @pytest.mark.parametrize("figure", ["fig04_pass_worst_at_16", "fig07_rollout_scaling"])
 def test_coinciding_rl_curves_stay_visible_and_steps_are_whole_numbers(figure):
-    import importlib
-
-    module = importlib.import_module(f"ead.plots.{figure}")
     problems = problems_table(EQUAL, step=2)
     curves = eval_curves(problems, [4], seed=0)
-    fig = module.plot(curves, None, EXPERIMENT, 4, paired_curves(problems, ["tau1.0"], [4], resamples=50, seed=0))
+    fig = plot_figure(figure, curves, None, EXPERIMENT, 4,
+                      paired_curves(problems, ["tau1.0"], [4], resamples=50, seed=0))
     fig.canvas.draw()
     first = fig.axes[0]
     lines = {line.get_label(): line for line in first.get_lines()}
@@ -93,15 +92,13 @@ def test_fig09_coinciding_samplers_stay_visible_and_n_is_whole():
 
 def test_fig06_title_promises_a_ci_band_only_when_one_is_drawn():
     """With one seed a training metric has no spread: the band has no width, and the title used to promise one."""
-    from ead.plots import fig06_entropy_dynamics
-
     steps = steps_table().assign(policy="p")
     one_seed = train_curves(steps[steps["seed"] == 0])
     assert (one_seed["ci_low"] == one_seed["ci_high"]).all()
-    title = fig06_entropy_dynamics.plot(None, one_seed, EXPERIMENT, 4)._suptitle.get_text()
+    title = plot_figure("fig06_entropy_dynamics", None, one_seed, EXPERIMENT, 4)._suptitle.get_text()
     assert "CI" not in title.replace("no CI band", "") and "one seed: no CI band" in title
     three_seeds = train_curves(steps)
-    title = fig06_entropy_dynamics.plot(None, three_seeds, EXPERIMENT, 4)._suptitle.get_text()
+    title = plot_figure("fig06_entropy_dynamics", None, three_seeds, EXPERIMENT, 4)._suptitle.get_text()
     assert "(mean of seeds, 95% CI)" in title
 
 
@@ -111,15 +108,11 @@ NONE_SOLVED = {(sampler, 0): [0, 0, 0] for sampler in ("ead", "tau1.0")}
 
 def all_zero_figure(figure):
     """``figure`` drawn from tables whose every value is 0 (one seed): no problem solved, no clipping, no gradient."""
-    import importlib
-
-    module = importlib.import_module(f"ead.plots.{figure}")
     problems = problems_table(NONE_SOLVED, step=2)
     steps = steps_table()
     curves = eval_curves(problems, [4], seed=0)
-    extra = {"paired_curves": paired_curves(problems, ["tau1.0"], [4], resamples=50, seed=0)} if figure.startswith(
-        "fig04") else {}
-    return module.plot(curves, train_curves(steps[steps["seed"] == 0]), EXPERIMENT, 4, **extra)
+    return plot_figure(figure, curves, train_curves(steps[steps["seed"] == 0]), EXPERIMENT, 4,
+                       paired_curves(problems, ["tau1.0"], [4], resamples=50, seed=0))
 
 
 @pytest.mark.parametrize(("figure", "bounded"), [
@@ -140,11 +133,9 @@ def test_quantities_that_cannot_be_negative_get_no_axis_below_zero(figure, bound
 
 
 def test_a_rate_of_one_gets_no_axis_above_one():
-    from ead.plots import fig04_pass_worst_at_16
-
     problems = problems_table({(sampler, 0): [8, 8, 8] for sampler in ("ead", "tau1.0")}, step=2)
-    fig = fig04_pass_worst_at_16.plot(eval_curves(problems, [4], seed=0), None, EXPERIMENT, 4,
-                                      paired_curves(problems, ["tau1.0"], [4], resamples=50, seed=0))
+    fig = plot_figure("fig04_pass_worst_at_16", eval_curves(problems, [4], seed=0), None, EXPERIMENT, 4,
+                      paired_curves(problems, ["tau1.0"], [4], resamples=50, seed=0))
     low, high = fig.axes[0].get_ylim()  # Pass@4 is 0 at step 0 and 1 at step 2
     assert (low, high) == (0, 1)
 
@@ -157,15 +148,13 @@ def test_fig04_paired_label_and_title_agree_on_the_ci_band():
     assert "no CI band" in title
     assert "95% CI" not in paired_label and "no CI band" in paired_label, paired_label
 
-    from ead.plots import fig04_pass_worst_at_16
-
     problems = problems_table({("ead", 0): [8, 4, 0], ("tau1.0", 0): [2, 1, 0]})
     paired = paired_curves(problems, ["tau1.0"], [4], resamples=50, seed=0)
     assert (paired["ci_high"] > paired["ci_low"]).any()
     curves = eval_curves(problems, [4], seed=0)
     no_band_on_the_curves = curves.assign(ci_low=curves["value"], ci_high=curves["value"])
     for table in (curves, no_band_on_the_curves):
-        fig = fig04_pass_worst_at_16.plot(table, None, EXPERIMENT, 4, paired)
+        fig = plot_figure("fig04_pass_worst_at_16", table, None, EXPERIMENT, 4, paired)
         title, paired_label = fig._suptitle.get_text(), fig.axes[-1].get_ylabel()
         assert "no CI band" not in title and "95% CI" in title, title
         assert "(paired, 95% CI)" in paired_label, paired_label
@@ -173,8 +162,6 @@ def test_fig04_paired_label_and_title_agree_on_the_ci_band():
 
 def test_fig04_names_the_k_it_draws_whatever_its_file_name():
     """The file is fig04_pass_worst_at_16 in every profile; the smoke profile evaluates k = 4."""
-    from ead.plots import fig04_pass_worst_at_16
-
     fig = all_zero_figure("fig04_pass_worst_at_16")
     title = fig._suptitle.get_text()
     labels = [ax.get_ylabel() for ax in fig.axes if ax.get_ylabel()]
@@ -182,13 +169,13 @@ def test_fig04_names_the_k_it_draws_whatever_its_file_name():
     assert labels[:2] == ["Pass@4", "Worst@4"] and labels[2].startswith("Pass@4 "), labels
     problems = problems_table(NONE_SOLVED, step=2)
     with pytest.raises(ValueError, match=r"Pass@k for k in \[4\], not k = 16"):
-        fig04_pass_worst_at_16.plot(eval_curves(problems, [4], seed=0), None, EXPERIMENT, 16,
-                                    paired_curves(problems, ["tau1.0"], [4], resamples=50, seed=0))
+        plot_figure("fig04_pass_worst_at_16", eval_curves(problems, [4], seed=0), None, EXPERIMENT, 16,
+                    paired_curves(problems, ["tau1.0"], [4], resamples=50, seed=0))
 
 
 def test_entropy_axes_span_at_least_half_a_nat_when_the_data_vary_by_hundredths():
     """Fig. 1's role panel (3.586 .. 3.604 nats) and Fig. 6's curves filled their panels with 0.02 nats of noise."""
-    from ead.plots import fig01_entropy_by_position, fig06_entropy_dynamics
+    from ead.plots import fig01_entropy_by_position
 
     half_a_nat = 0.5
     entropy = pd.DataFrame({"position": range(1, 9), "mean_entropy": 3.59 + 0.0025 * np.arange(8), "ci_low": 3.585,
@@ -204,7 +191,7 @@ def test_entropy_axes_span_at_least_half_a_nat_when_the_data_vary_by_hundredths(
 
     steps = steps_table().assign(policy="p")
     steps = steps.assign(entropy=3.59 + 0.0025 * steps["step"] + 0.001 * steps["seed"])  # 0.02 nats in all
-    fig = fig06_entropy_dynamics.plot(None, train_curves(steps), EXPERIMENT, 4)
+    fig = plot_figure("fig06_entropy_dynamics", None, train_curves(steps), EXPERIMENT, 4)
     low, high = fig.axes[0].get_ylim()
     assert 0 <= low and high - low >= half_a_nat, (low, high)
     assert low <= steps["entropy"].min() and steps["entropy"].max() <= high  # every value still in the frame

@@ -35,7 +35,7 @@ def test_a_failed_write_leaves_neither_output_nor_temporary_file(tmp_path):
 def test_an_extracted_wheel_member_is_reused_only_if_its_contents_match(tmp_path, caplog):
     import zipfile
 
-    from ead.operations.wheels import extract_member
+    from ead.data.wheels import extract_member
 
     wheel = tmp_path / "pkg-0.1-py3-none-any.whl"
     payload = bytes(range(256)) * 64

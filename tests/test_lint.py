@@ -89,3 +89,25 @@ def test_a_planted_issue_number_in_the_code_is_named_with_file_and_line(tmp_path
     problems, _ = organisation_words(tmp_path)
     assert [problem.split(": ")[1] for problem in problems] == [repr(word) for word in words], problems
     assert all(problem.startswith("src/ead/module.py:3: ") for problem in problems), problems
+
+
+# --- The rule files read the config through ead.settings ---------------------------------------------------------
+
+#: Raw `config[...]` reads the rule files may still hold: the rest reach the config through ead.settings (its
+#: resolvers and ead.settings.arguments), so what a job receives is written once, beside the section it reads.
+CONFIG_READ_BUDGET = 15
+
+
+def raw_config_reads(root: Path) -> dict[str, int]:
+    """``config[`` per rule file (workflow/**/*.smk and the Snakefile), those that hold any."""
+    files = [root / "Snakefile", *sorted((root / "workflow").rglob("*.smk"))]
+    counts = {path.relative_to(root).as_posix(): path.read_text().count("config[") for path in files if path.exists()}
+    return {name: count for name, count in counts.items() if count}
+
+
+def test_the_rule_files_read_the_config_through_ead_settings():
+    reads = raw_config_reads(ROOT)
+    assert sum(reads.values()) <= CONFIG_READ_BUDGET, (
+        f"{sum(reads.values())} raw config[...] reads in the rule files, above {CONFIG_READ_BUDGET}; read them through "
+        "ead.settings (a resolver or ead.settings.arguments) instead: "
+        + ", ".join(f"{name}: {count}" for name, count in sorted(reads.items(), key=lambda item: -item[1])))

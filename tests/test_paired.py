@@ -61,25 +61,26 @@ def test_the_job_writes_the_declared_table(tmp_path):
 
 
 def test_fig04_and_fig07_draw_the_paired_panel_from_the_table():
-    from ead.plots import fig04_pass_worst_at_16, fig07_rollout_scaling
+    from ead.plots.rl_curves import facet_curves
+    from ead.plots.rl_figure import plot_figure
     from ead.rl.aggregate import eval_curves
 
     problems = problems_table()
     paired = paired_curves(problems, ["tau1.0"], [4], resamples=100, seed=0)
     curves = eval_curves(problems, [4], seed=0)
     experiment = {"policies": ["p"], "algorithms": ["dapo"], "samplers": ["tau1.0", "ead"], "n": [8]}
-    fig = fig04_pass_worst_at_16.plot(curves, None, experiment, 4, paired)
+    fig = plot_figure("fig04_pass_worst_at_16", curves, None, experiment, 4, paired)
     assert len(fig.axes) == 3  # Pass@4, Worst@4, paired Pass@4 difference
     paired_axis = fig.axes[2]
     lines = [line for line in paired_axis.get_lines() if line.get_label() == "EAD"]
     expected = paired[paired["metric"] == "pass@4"].sort_values("step")
     assert list(lines[0].get_ydata()) == pytest.approx(list(expected["effect"]))
     assert "paired" in paired_axis.get_ylabel()
-    fig = fig07_rollout_scaling.plot(curves, None, experiment, 4, paired)
+    fig = plot_figure("fig07_rollout_scaling", curves, None, experiment, 4, paired)
     assert len(fig.axes) == 2
     with pytest.raises(ValueError, match="is 'tau0.6' in paired_baselines"):
-        fig04_pass_worst_at_16.facet_curves(curves, experiment, ["pass@4"], "policy", ["p"], "t", paired=paired,
-                                            paired_metrics=["pass@4"], baseline="tau0.6")
+        facet_curves(curves, experiment, ["pass@4"], "policy", ["p"], "t", paired=paired, paired_metrics=["pass@4"],
+                     baseline="tau0.6")
 
 
 def test_a_paired_baseline_must_be_a_sampler():

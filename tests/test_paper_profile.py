@@ -58,6 +58,6 @@ def test_hub_models_are_the_papers():
         "qwen2.5-math-7b": "Qwen/Qwen2.5-Math-7B", "llama-3-8b-instruct": "meta-llama/Meta-Llama-3-8B-Instruct",
         "deepseek-r1-distill-llama-8b": "deepseek-ai/DeepSeek-R1-Distill-Llama-8B"}
     assert {c.algorithm for c in expand_grid(PAPER["rl"], ["algorithms"])} >= {"grpo", "clip_cov"}
-    assert PAPER["analyses"]["entropy"]["models"] == ["llama-3-8b-instruct"]
+    assert PAPER["analyses"]["entropy_by_position"]["models"] == ["llama-3-8b-instruct"]
     assert PAPER["analyses"]["forking"]["models"] == ["deepseek-r1-distill-llama-8b"]
-    assert PAPER["analyses"]["majority"]["models"] == ["qwen2.5-math-1.5b", "qwen2.5-math-7b"]
+    assert PAPER["analyses"]["majority_scaling"]["models"] == ["qwen2.5-math-1.5b", "qwen2.5-math-7b"]

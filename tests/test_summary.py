@@ -71,7 +71,7 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
 
 
 def test_the_rerun_command_names_the_runs_config_files_and_overrides():
-    from ead.workflow import rerun_command
+    from ead.settings.arguments import rerun_command
 
     assert rerun_command([], {}) == "snakemake --cores all"
     assert (rerun_command(["configs/smoke.yaml", "configs/ablations/decay_scale_20.yaml"], {"profile": "decay20"})

@@ -161,8 +161,8 @@ def entropy_claim_samples(late_level):
 def test_entropy_claim_pairs_early_and_late_positions_within_responses():
     differences, dropped = claims.early_minus_late(entropy_claim_samples(0.2), early=2, late=3)
     assert dropped == 1 and differences.tolist() == pytest.approx([0.8, 0.7])
-    spec = {"id": "F1", "figure": "fig01", "statement": "s", "analysis": "entropy", "model": "tiny", "early": 2,
-            "late": 3}
+    spec = {"id": "F1", "figure": "fig01", "statement": "s", "analysis": "entropy_by_position", "model": "tiny",
+            "early": 2, "late": 3}
     assert claims.claim_row(spec, entropy_claim_samples(0.2), resamples=200, seed=0)["verdict"] == "supported"
     assert claims.claim_row(spec, entropy_claim_samples(1.5), resamples=200, seed=0)["verdict"] == "contradicted"
     with pytest.raises(ValueError, match="no response is longer than late = 9 tokens"):
@@ -193,7 +193,7 @@ def test_majority_claim_pairs_ead_with_the_best_fixed_temperature_by_question():
     assert (ead, best) == ("EAD", "tau = 0.6") and differences.tolist() == pytest.approx([0, 1, 1])
     differences, _, _ = claims.ead_minus_best_fixed(samples, "maj@1")
     assert differences.tolist() == pytest.approx([0, 1, 0.75])
-    spec = {"id": "F3", "figure": "fig09", "statement": "s", "analysis": "majority", "model": "tiny_arith",
+    spec = {"id": "F3", "figure": "fig09", "statement": "s", "analysis": "majority_scaling", "model": "tiny_arith",
             "metric": "maj@4"}
     row = claims.claim_row(spec, samples, resamples=200, seed=0)
     assert row["effect"] == pytest.approx(2 / 3) and row["baseline"] == "best fixed: tau = 0.6" and row["n"] == 4
@@ -207,24 +207,25 @@ def test_claims_job_writes_claims_rows_that_follow_the_rl_claims(tmp_path):
     entropy_path, forking_path = tmp_path / "e.parquet", tmp_path / "f.parquet"
     ENTROPY_SAMPLES.write(entropy_claim_samples(0.2), entropy_path)
     FORKING_SAMPLES.write(fork_samples(), forking_path)
-    specs = [{"id": "F1", "figure": "fig01", "statement": "early", "analysis": "entropy", "model": "tiny", "early": 2,
-              "late": 3},
+    specs = [{"id": "F1", "figure": "fig01", "statement": "early", "analysis": "entropy_by_position", "model": "tiny",
+              "early": 2, "late": 3},
              {"id": "F2", "figure": "fig02", "statement": "forks", "analysis": "forking", "model": "tiny",
               "metric": "pass@2"}]
     out = tmp_path / "analysis_claims.csv"
     majority_path = tmp_path / "m.parquet"
     MAJORITY_SAMPLES.write(majority_claim_samples(), majority_path)
-    specs.append({"id": "F3", "figure": "fig09", "statement": "votes", "analysis": "majority", "model": "tiny_arith",
-                  "metric": "maj@4"})
-    claims.main(["--claims", json.dumps(specs), "--entropy-samples", str(entropy_path), "--forking-samples",
-                 str(forking_path), "--majority-samples", str(majority_path), "--resamples", "200", "--seed", "1",
-                 "--out", str(out)])
+    specs.append({"id": "F3", "figure": "fig09", "statement": "votes", "analysis": "majority_scaling",
+                  "model": "tiny_arith", "metric": "maj@4"})
+    claims.main(["--claims", json.dumps(specs), "--entropy-by-position-samples", str(entropy_path),
+                 "--forking-samples", str(forking_path), "--majority-scaling-samples", str(majority_path),
+                 "--resamples", "200", "--seed", "1", "--out", str(out)])
     table = CLAIMS.read(out)
     assert list(table["claim"]) == ["F1", "F2", "F3"] and set(table["algorithm"]) == {"none (no RL)"}
     assert (table["num_seeds"] == 1).all() and table["scope"].str.startswith("one fixed model").all()
     with pytest.raises(SystemExit):  # a claim whose model's samples were not given
-        claims.main(["--claims", json.dumps(specs), "--entropy-samples", str(entropy_path), "--forking-samples",
-                     "--majority-samples", "--resamples", "200", "--seed", "1", "--out", str(tmp_path / "x.csv")])
+        claims.main(["--claims", json.dumps(specs), "--entropy-by-position-samples", str(entropy_path),
+                     "--forking-samples", "--majority-scaling-samples", "--resamples", "200", "--seed", "1", "--out",
+                     str(tmp_path / "x.csv")])
 
 
 @pytest.fixture(scope="module")

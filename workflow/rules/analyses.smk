@@ -12,61 +12,29 @@
 include: "analyses_inputs.smk"
 
 
-rule entropy_by_position:
-    input:
-        model=get_analysis_model,
-        data=get_analysis_data("entropy"),
-    output:
-        samples="results/analyses/entropy_by_position/{analysis_model}_samples.parquet",
-    params:
-        args=get_analysis_args("entropy"),
-    log:
-        "results/logs/analyses/entropy_by_position/{analysis_model}.log",
-    benchmark:
-        "results/benchmarks/analyses/entropy_by_position/{analysis_model}.tsv"
-    conda:
-        CONDA_ENV
-    shell:
-        "python -m ead.analyses.entropy_by_position --model {input.model} --data {input.data} {params.args}"
-        " --samples-out {output.samples} > {log} 2>&1"
+# One rule per analysis, named as it (ead.settings.analyses.ANALYSES): each runs its own job, python -m
+# ead.analyses.<analysis>, on every model of analyses.<analysis>.models; one definition, so they differ only in that name.
+for analysis in ANALYSES:
 
-
-rule forking:
-    input:
-        model=get_analysis_model,
-        data=get_analysis_data("forking"),
-    output:
-        samples="results/analyses/forking/{analysis_model}_samples.parquet",
-    params:
-        args=get_analysis_args("forking"),
-    log:
-        "results/logs/analyses/forking/{analysis_model}.log",
-    benchmark:
-        "results/benchmarks/analyses/forking/{analysis_model}.tsv"
-    conda:
-        CONDA_ENV
-    shell:
-        "python -m ead.analyses.forking --model {input.model} --data {input.data} {params.args}"
-        " --samples-out {output.samples} > {log} 2>&1"
-
-
-rule majority_scaling:
-    input:
-        model=get_analysis_model,
-        data=get_analysis_data("majority"),
-    output:
-        samples="results/analyses/majority_scaling/{analysis_model}_samples.parquet",
-    params:
-        args=get_analysis_args("majority"),
-    log:
-        "results/logs/analyses/majority_scaling/{analysis_model}.log",
-    benchmark:
-        "results/benchmarks/analyses/majority_scaling/{analysis_model}.tsv"
-    conda:
-        CONDA_ENV
-    shell:
-        "python -m ead.analyses.majority_scaling --model {input.model} --data {input.data} {params.args}"
-        " --samples-out {output.samples} > {log} 2>&1"
+    rule:
+        name:
+            analysis
+        input:
+            model=get_analysis_model,
+            data=get_analysis_data(analysis),
+        output:
+            samples=f"results/analyses/{analysis}/{{analysis_model}}_samples.parquet",
+        params:
+            args=get_analysis_args(analysis),
+        log:
+            f"results/logs/analyses/{analysis}/{{analysis_model}}.log",
+        benchmark:
+            f"results/benchmarks/analyses/{analysis}/{{analysis_model}}.tsv"
+        conda:
+            CONDA_ENV
+        shell:
+            f"python -m ead.analyses.{analysis} --model {{input.model}} --data {{input.data}} {{params.args}}"
+            " --samples-out {output.samples} > {log} 2>&1"
 
 
 rule analysis_summary:
@@ -90,27 +58,28 @@ rule analysis_summary:
 
 rule analysis_claims:
     input:
-        entropy=get_analysis_claim_samples("entropy"),
+        entropy_by_position=get_analysis_claim_samples("entropy_by_position"),
         forking=get_analysis_claim_samples("forking"),
-        majority=get_analysis_claim_samples("majority"),
+        majority_scaling=get_analysis_claim_samples("majority_scaling"),
     output:
         table="results/analyses/claims.csv",
     params:
-        **plan.analysis_claims_params(config),
+        **analysis_claims_params(config),
     log:
         "results/logs/analyses/claims.log",
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.claims.analyses --claims {params.claims} --entropy-samples {input.entropy}"
-        " --forking-samples {input.forking} --majority-samples {input.majority} --resamples {params.resamples}"
+        "python -m ead.claims.analyses --claims {params.claims}"
+        " --entropy-by-position-samples {input.entropy_by_position} --forking-samples {input.forking}"
+        " --majority-scaling-samples {input.majority_scaling} --resamples {params.resamples}"
         " --seed {params.seed} --out {output.table}"
         " > {log} 2>&1"
 
 
 rule fig01_entropy_by_position:
     input:
-        tables=get_analysis_tables("entropy"),
+        tables=get_analysis_tables("entropy_by_position"),
         roles=get_role_tables,
         code=plot_code("fig01_entropy_by_position"),
     output:
@@ -140,7 +109,7 @@ rule fig02_forking:
 
 rule fig09_majority_scaling:
     input:
-        tables=get_analysis_tables("majority"),
+        tables=get_analysis_tables("majority_scaling"),
         code=plot_code("fig09_majority_scaling"),
     output:
         **figure_outputs("fig09_majority_scaling"),

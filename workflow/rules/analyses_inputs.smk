@@ -3,7 +3,7 @@
 
 # summary table (results/analyses/<summary>/<model>.csv, made by rule analysis_summary) -> the job whose samples it
 # reads: each job's own summary, and the entropy by token role of a tiny policy's countdown responses
-SUMMARY_SOURCES = {**{name: name for name in ANALYSES.values()}, "entropy_by_role": "entropy_by_position"}
+SUMMARY_SOURCES = {**{name: name for name in ANALYSES}, "entropy_by_role": "entropy_by_position"}
 
 
 def get_analysis_model(wildcards):
@@ -15,44 +15,36 @@ def get_analysis_model(wildcards):
     return f"results/models/{name}"
 
 
-def get_analysis_tables(section):
-    """Input function factory: the result table of every model of an analyses sub-section (its figure's input)."""
+def get_analysis_tables(analysis):
+    """Input function factory: the result table of every model of an analysis (its figure's input)."""
 
     def get_tables(wildcards):
-        name = ANALYSES[section]
-        return [f"results/analyses/{name}/{model}.csv" for model in config["analyses"][section]["models"]]
+        return [f"results/analyses/{analysis}/{model}.csv" for model in analysis_models(config, analysis)]
 
     return get_tables
 
 
 def get_role_tables(wildcards):
-    """The entropy-by-role table of every tiny policy of analyses.entropy (roles are countdown's; Fig. 1, right)."""
-    return [f"results/analyses/entropy_by_role/{model}.csv" for model in config["analyses"]["entropy"]["models"]
-            if analysis_task(config, "entropy", model) == "countdown"]
+    """The entropy-by-role table of every tiny policy of analyses.entropy_by_position (roles are countdown's; Fig. 1,
+    right)."""
+    return [f"results/analyses/entropy_by_role/{model}.csv" for model in analysis_models(config, "entropy_by_position")
+            if analysis_task(config, "entropy_by_position", model) == "countdown"]
 
 
-def get_analysis_data(section):
+def get_analysis_data(analysis):
     """Input function factory: the data table of an analysis job, by its model's task (ead.settings.analyses.analysis_task)."""
 
     def get_data(wildcards):
-        return f"results/data/{analysis_task(config, section, wildcards.analysis_model)}.parquet"
+        return f"results/data/{analysis_task(config, analysis, wildcards.analysis_model)}.parquet"
 
     return get_data
 
 
-def get_analysis_args(section):
-    """Input function factory: CLI flags of one analysis job (ead.settings.analyses.analysis_job_settings); the model
-    is the job's wildcard, so adding a model leaves the others' jobs alone."""
+def get_analysis_args(analysis):
+    """Input function factory: CLI flags of one analysis job (ead.settings.arguments.analysis_args)."""
 
     def get_args(wildcards):
-        settings = analysis_job_settings(config, section, wildcards.analysis_model)
-        if section == "majority":
-            schedules = [json.dumps(spec, sort_keys=True) for spec in settings.pop("samplers")]
-            return (f"{cli_args(settings)} --schedules {' '.join(shlex.quote(s) for s in schedules)} "
-                    f"{get_grader_arg()}")
-        if section == "entropy":  # the entropy analysis grades nothing
-            return cli_args(settings)
-        return f"{cli_args(settings)} {get_grader_arg()}"
+        return analysis_args(config, analysis, wildcards.analysis_model)
 
     return get_args
 
@@ -72,22 +64,18 @@ def get_summary_code(wildcards):
 
 def get_summary_args(wildcards):
     """CLI flags of an analysis' summary job (ead.settings.analyses.summary_job_settings)."""
-    job = SUMMARY_SOURCES[wildcards.analysis]
-    section = next(section for section, name in ANALYSES.items() if name == job)
-    return cli_args(summary_job_settings(config, section, wildcards.analysis_model))
+    return cli_args(summary_job_settings(config, SUMMARY_SOURCES[wildcards.analysis], wildcards.analysis_model))
 
 
-def get_analysis_claim_samples(section):
-    """Input function factory: the samples tables of the models that analyses.claims tests in a sub-section."""
+def get_analysis_claim_samples(analysis):
+    """Input function factory: the samples tables of the models that analyses.claims tests in an analysis."""
 
     def get_samples(wildcards):
-        models = dict.fromkeys(claim["model"] for claim in config["analyses"]["claims"]
-                               if claim["analysis"] == section)
-        return [f"results/analyses/{ANALYSES[section]}/{model}_samples.parquet" for model in models]
+        return [f"results/analyses/{analysis}/{model}_samples.parquet" for model in claimed_models(config, analysis)]
 
     return get_samples
 
 
 def get_analysis_claims_table():
     """The analyses' claims table, an input of rule claims when analyses.claims has claims (else none)."""
-    return ["results/analyses/claims.csv"] if config["analyses"]["claims"] else []
+    return ["results/analyses/claims.csv"] if any(claimed_models(config, analysis) for analysis in ANALYSES) else []

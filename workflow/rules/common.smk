@@ -1,5 +1,5 @@
-# Shared Python of the workflow: config layering and validation, wildcard constraints, the final targets and CLI
-# helpers. The figure registry is ead.workflow.FIGURES (imported by the tests and benchmarks too); each stage's input
+# Shared Python of the workflow: config loading (ead.settings.load_workflow_config), wildcard constraints, the final
+# targets and shared helpers; every job's arguments come from ead.settings.arguments. The figure registry is ead.workflow.FIGURES (imported by the tests and benchmarks too); each stage's input
 # functions live beside its rules, in <stage>_inputs.smk (Snakemake's linter wants rules and functions apart).
 import json
 import os
@@ -10,37 +10,36 @@ from pathlib import Path
 
 import ead.analyses
 import ead.plots
+import ead.workflow
 from ead.data import SYNTHETIC_TASKS
-from ead.settings import ConfigError, layer_config, validate_config
-from ead.settings.analyses import (ANALYSES, SUMMARY_SETTINGS, analysis_job_settings, analysis_model_names,
-                                   analysis_task, summary_job_settings)
-from ead.settings.evaluation import evaluation_settings
-from ead.settings.inference_only import inference_only_schedule
-from ead.settings.layering import check_configfile_flags, command_line_overrides
-from ead.settings.policies import policy_task, sft_settings, sharpened_policies, trained_policies
+from ead.settings import ConfigError, load_workflow_config
+from ead.settings.analyses import (ANALYSES, analysis_model_names, analysis_models, analysis_task, claimed_models,
+                                   summary_job_settings)
+from ead.settings.arguments import (analysis_args, analysis_claims_params, cache_dir, cell_eval_args, claims_params,
+                                    cli_args, completeness_args, evaluation_args, grader_arg, inference_only_eval_args,
+                                    inference_only_table_args, json_arg, measured_schedule_args, paired_curves_args,
+                                    rerun_command, rl_learns_args, rl_tables_args, schedule_table_args,
+                                    synthetic_data_args, wildcard_names)
+from ead.settings.policies import (policy_task, sft_settings, sharpened_policies, sharpening, tiny_policies,
+                                   trained_policies)
 from ead.settings.premises import premise_settings
+from ead.settings.inference_only import inference_only_names
 from ead.settings.rl import CELL_PATTERN, Cell, cell_settings, expand_grid, sampler_schedule, verl_cell_settings
 from ead.tables import CONFIG_FILES_ENV
-from ead.workflow import claim_figures, cli_args, final_figures, json_arg, rl_figures
-import ead.workflow as plan
+from ead.workflow import FIGURES, claim_figures, final_figures, rl_figures
 
-BASE_CONFIG = Path(workflow.basedir) / "configs" / "config.yaml"
-LAYERED = None
 try:
     # configs/config.yaml, the --configfile files in order (each with its include: layers; key+: extends a list), then
-    # --config overrides (docs/operations.md, "Changing an experiment"): layered once here by ead.settings.layering,
-    # which remembers the file that set each value, so an error names it; Snakemake's own merge of the overlays is
-    # replaced.
-    check_configfile_flags(sys.argv)
-    LAYERED = layer_config(BASE_CONFIG, *workflow.config_settings.configfiles,
-                           command_line=command_line_overrides(dict(workflow.config_settings.config or {})))
-    config.clear()
-    config.update(LAYERED.config)
-    validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
+    # --config overrides (docs/operations.md, "Changing an experiment"): layered once here by ead.settings, which
+    # remembers the file that set each value, so an error names it; Snakemake's own merge of the overlays is replaced.
+    LAYERED = load_workflow_config(workflow.basedir, workflow.config_settings.configfiles,
+                                   dict(workflow.config_settings.config or {}), sys.argv)
 except ConfigError as error:
     # One line naming the file, the key and the value; a traceback would bury it.
-    print(f"Config error: {LAYERED.name_source(str(error)) if LAYERED else error}", file=sys.stderr)
+    print(f"Config error: {error}", file=sys.stderr)
     sys.exit(1)
+config.clear()
+config.update(LAYERED.config)
 
 # Each profile writes under its own root, so running one profile never replaces another's results: the default
 # profile keeps results/ and figures/ at the top; every other profile (`profile:` in its file, or
@@ -49,8 +48,7 @@ except ConfigError as error:
 PROFILE = config.get("profile", "default")
 OUTPUT_ROOT = "." if PROFILE == "default" else f"runs/{PROFILE}"
 # The wheel cache is shared by every profile: a relative cache_dir means the checkout's, wherever the run's root is.
-if not os.path.isabs(config["cache_dir"]) and OUTPUT_ROOT != ".":
-    config["cache_dir"] = os.path.relpath(config["cache_dir"], OUTPUT_ROOT)
+CACHE_DIR = cache_dir(config, OUTPUT_ROOT)
 # Jobs read the profile that made them from the environment and record it in every table and figure (ead.tables,
 # ead.plots.style).
 os.environ["EAD_PROFILE"] = PROFILE
@@ -69,7 +67,6 @@ os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.enviro
 # `paper_models` on GPUs, workflow/rules/rl_verl.smk; the paper profile). The config check guarantees that every
 # experiment's policies belong to the backend's set.
 RL_BACKEND = config["rl"]["backend"]
-RL_POLICIES = config["paper_models"] if RL_BACKEND == "verl" else config["policies"]
 # A cell's path below results/, for its log and benchmark files (results/logs/rl/..., results/benchmarks/rl/...).
 CELL_SUBPATH = CELL_PATTERN.removeprefix("results/")
 
@@ -90,13 +87,10 @@ def name_pattern(names):
 
 wildcard_constraints:
     fmt="png|pdf",
-    policy=name_pattern(RL_POLICIES),
-    algorithm=name_pattern(config["rl"]["algorithms"]),
-    sampler=name_pattern(config["rl"]["samplers"]),
     n=r"\d+",
     seed=r"\d+",
     analysis_model=name_pattern(analysis_model_names(config)),
-    hub_model=name_pattern([name for name, entry in config.get("paper_models", {}).items() if "hub_id" in entry]),
+    **{wildcard: name_pattern(names) for wildcard, names in wildcard_names(config).items()},
 
 
 def figure_paths(name):
@@ -121,8 +115,13 @@ def plot_code(figure, shared=("style.py",)):
 
 
 def get_plot_code(wildcards):
-    """plot_code of an RL figure, the {figure} wildcard of rl_figure; its module, the style and the RL curves."""
-    return plot_code(wildcards.figure, shared=("style.py", "rl_curves.py"))
+    """The code of an RL figure, the {figure} wildcard of rl_figure: its job (ead.plots.rl_figure), the RL curves and
+    the style, and what says what it draws: the figure registry for a figure of registry panels
+    (ead.workflow.FIGURES), else its own module."""
+    shared = ("rl_figure.py", "rl_curves.py", "style.py")
+    if FIGURES[wildcards.figure].panels is not None:
+        return [str(Path(ead.plots.__file__).parent / name) for name in shared] + [ead.workflow.__file__]
+    return plot_code(wildcards.figure, shared=shared)
 
 
 def get_final_figures():
@@ -152,20 +151,17 @@ def get_base_eval_tables():
     """The base evaluation of every tiny policy (CPU profiles; the paper profile's hub policies have none)."""
     if RL_BACKEND == "verl":
         return []
-    return [f"results/eval/{policy}_base.csv" for policy in config["policies"]]
+    return [f"results/eval/{policy}_base.csv" for policy in tiny_policies(config)]
 
 
 def get_eval_args(evaluation):
-    """CLI flags of a policy evaluation (python -m ead.evaluation): base_eval ("base") or rl.eval ("rl_base"), see
-    ead.settings.evaluation.evaluation_settings."""
-    settings = evaluation_settings(config, evaluation)
-    schedule = shlex.quote(json.dumps(settings.pop("schedule")))
-    return f"{cli_args(settings)} --schedule {schedule} {get_grader_arg()}"
+    """CLI flags of a policy evaluation (python -m ead.evaluation): base_eval ("base") or rl.eval ("rl_base")."""
+    return evaluation_args(config, evaluation)
 
 
 def get_grader_arg():
     """The grader settings every grading job receives (config section `grader`), as one --grader JSON flag."""
-    return f"--grader {json_arg(config['grader'])}"
+    return grader_arg(config)
 
 
 def wildcards_cell(wildcards):
@@ -173,9 +169,9 @@ def wildcards_cell(wildcards):
     return Cell(wildcards.policy, wildcards.algorithm, wildcards.sampler, int(wildcards.n), int(wildcards.seed))
 
 
-def rerun_command():
+def get_rerun_command():
     """The command of this run, for the summary's reader: the --configfile files relative to the workflow (a cluster
     job re-reads them as absolute paths) and the --config pairs."""
     files = [os.path.relpath(Path(path).resolve(), Path(workflow.basedir).resolve())
              for path in workflow.config_settings.configfiles]
-    return plan.rerun_command(files, dict(workflow.config_settings.config or {}))
+    return rerun_command(files, dict(workflow.config_settings.config or {}))

@@ -5,7 +5,7 @@ rule real_dataset:
     output:
         table="results/data/{dataset}.parquet",
     params:
-        cache_dir=config["cache_dir"],
+        cache_dir=CACHE_DIR,
     log:
         "results/logs/data/{dataset}.log",
     wildcard_constraints:
@@ -23,7 +23,7 @@ rule synthetic_dataset:
     output:
         table="results/data/{synthetic}.parquet",
     params:
-        args=lambda wildcards: cli_args(config["data"][wildcards.synthetic]),
+        args=lambda wildcards: synthetic_data_args(config, wildcards.synthetic),
     log:
         "results/logs/data/{synthetic}.log",
     wildcard_constraints:

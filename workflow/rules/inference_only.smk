@@ -19,9 +19,7 @@ rule inference_only_eval:
     log:
         "results/logs/inference_only/{model}/{split}/{sampler}.log",
     wildcard_constraints:
-        model=name_pattern(config["inference_only"]["models"]),
-        split=name_pattern([config["inference_only"]["select_split"], config["inference_only"]["report_split"]]),
-        sampler=name_pattern(config["inference_only"]["samplers"]),
+        **{wildcard: name_pattern(names) for wildcard, names in inference_only_names(config).items()},
     conda:
         CONDA_ENV
     shell:
@@ -36,7 +34,7 @@ rule inference_only_table:
         table="results/inference_only/samplers.csv",
         headline="results/inference_only/headline.csv",
     params:
-        args=get_inference_only_table_args(),
+        args=inference_only_table_args(config),
     log:
         "results/logs/inference_only/table.log",
     conda:

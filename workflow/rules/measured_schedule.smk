@@ -9,7 +9,7 @@ rule measured_schedule:
     output:
         "results/schedule/measured_{policy}.csv",
     params:
-        args=get_measured_schedule_args(),
+        args=measured_schedule_args(config),
     log:
         "results/logs/schedule/measured_{policy}.log",
     conda:

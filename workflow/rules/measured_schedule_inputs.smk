@@ -8,8 +8,3 @@ def get_measured_schedule_tables():
     return [f"results/schedule/measured_{policy}.csv" for policy in spec["policies"]] if spec else []
 
 
-def get_measured_schedule_args():
-    spec = config["measured_schedule"]
-    options = {key: spec[key] for key in ("entropy_fraction", "window", "length_quantile", "floor_fraction",
-                                          "max_position")}
-    return f"--ead {shlex.quote(json.dumps(config['ead'], sort_keys=True))} {cli_args(options)}"

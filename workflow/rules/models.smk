@@ -9,7 +9,7 @@ rule smollm2:
     output:
         model=directory("results/models/smollm2-135m-instruct"),
     params:
-        cache_dir=config["cache_dir"],
+        cache_dir=CACHE_DIR,
     log:
         "results/logs/models/smollm2.log",
     conda:
@@ -49,7 +49,7 @@ rule sharpened_policy:
     output:
         model=directory("results/models/{policy}"),
     params:
-        temperature=lambda wildcards: config["policies"][wildcards.policy]["sharpen"]["temperature"],
+        temperature=lambda wildcards: sharpening(config, wildcards.policy)["temperature"],
     wildcard_constraints:
         policy=name_pattern(sharpened_policies(config)),
     priority: CRITICAL_PATH_PRIORITY["models"]
@@ -72,7 +72,7 @@ rule tiny_policy_base_eval:
         summary="results/eval/{policy}_base.csv",
         per_problem="results/eval/{policy}_base_problems.csv",
     params:
-        args=get_eval_args("base"),
+        args=evaluation_args(config, "base"),
         task=lambda wildcards: policy_task(config, wildcards.policy),
     threads: 1  # torch threads: fixed, so the samples do not depend on the cores Snakemake was given
     log:

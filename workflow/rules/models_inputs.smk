@@ -15,4 +15,4 @@ def get_policy_data(wildcards):
 
 def get_sharpened_source(wildcards):
     """The trained policy a sharpened one copies."""
-    return f"results/models/{config['policies'][wildcards.policy]['sharpen']['policy']}"
+    return f"results/models/{sharpening(config, wildcards.policy)['policy']}"

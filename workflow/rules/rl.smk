@@ -14,8 +14,8 @@ rule rl_tables:
         train_curves="results/rl/train_curves.csv",
         eval_curves="results/rl/eval_curves.csv",
     params:
-        args=plan.rl_tables_args(config),
-        completeness=plan.completeness_args(config),
+        args=rl_tables_args(config),
+        completeness=completeness_args(config),
     log:
         "results/logs/rl/tables.log",
     conda:
@@ -33,7 +33,7 @@ rule rl_paired_curves:
     output:
         "results/rl/paired_curves.csv",
     params:
-        args=plan.paired_curves_args(config),
+        args=paired_curves_args(config),
     log:
         "results/logs/rl/paired_curves.log",
     conda:
@@ -61,7 +61,7 @@ rule rl_figure:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.plots.{wildcards.figure} --eval-curves {input.eval_curves}"
+        "python -m ead.plots.rl_figure --figure {wildcards.figure} --eval-curves {input.eval_curves}"
         " --train-curves {input.train_curves} --paired-curves {input.paired_curves}"
         " --experiment {params.experiment} --k {params.k}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
@@ -76,7 +76,7 @@ rule rl_learns:
     output:
         report("results/premises/rl_learns.csv", caption="../report/rl_learns.rst", category="Summary"),
     params:
-        args=plan.rl_learns_args(config),
+        args=rl_learns_args(config),
     log:
         "results/logs/rl/rl_learns.log",
     conda:
@@ -96,7 +96,7 @@ rule claims:
     output:
         report("results/claims.csv", caption="../report/claims.rst", category="Summary"),
     params:
-        **plan.claims_params(config),
+        **claims_params(config),
         rl_learns="".join(f" --rl-learns {path}" for path in get_rl_learns_table()),
     log:
         "results/logs/rl/claims.log",

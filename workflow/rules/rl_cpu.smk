@@ -57,7 +57,7 @@ rule rl_cell_eval:
     output:
         eval=f"{CELL_PATTERN}/eval.csv",
     params:
-        args=plan.cell_eval_args(config),
+        args=cell_eval_args(config),
     log:
         f"results/logs/{CELL_SUBPATH}_eval.log",
     conda:

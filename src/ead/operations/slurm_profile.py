@@ -31,6 +31,7 @@ from pathlib import Path
 import yaml
 
 from ead.io import atomic_path
+from ead.settings.analyses import ANALYSES
 
 ROOT = Path(__file__).resolve().parents[3]
 PAPER_PROFILE = ROOT / "workflow" / "profiles" / "slurm"
@@ -96,9 +97,11 @@ def parse_rule_assignment(text: str) -> tuple[str, str, object]:
 
 
 def workflow_rules() -> set[str]:
-    """Every rule the Snakefile and workflow/rules/*.smk declare, whichever config includes it."""
-    return {name for path in WORKFLOW_FILES for match in RULE_DECLARATION.finditer(path.read_text())
-            for name in match.groups() if name}
+    """Every rule the Snakefile and workflow/rules/*.smk declare, whichever config includes it: those declared by
+    name, and the sampling analyses' rules, one per analysis, declared in a loop (workflow/rules/analyses.smk)."""
+    declared = {name for path in WORKFLOW_FILES for match in RULE_DECLARATION.finditer(path.read_text())
+                for name in match.groups() if name}
+    return declared | set(ANALYSES)
 
 
 def unknown_rule(rule: str, declared: set[str]) -> str:

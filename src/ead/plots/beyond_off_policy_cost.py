@@ -10,15 +10,16 @@ exp(sum of token log-ratios) exceeds the cap (the revised paper's "fewer than 1%
 TIS logs its weights against rl.tis_cap all the same (it does not use them).
 
 Run:
-    python -m ead.plots.beyond_off_policy_cost --eval-curves results/rl/eval_curves.csv \
-        --train-curves results/rl/train_curves.csv --experiment '<rl.experiments.beyond as JSON>' --k 16 \
+    python -m ead.plots.rl_figure --figure beyond_off_policy_cost --eval-curves results/rl/eval_curves.csv \
+        --train-curves results/rl/train_curves.csv --paired-curves results/rl/paired_curves.csv \
+        --experiment '<rl.experiments.beyond as JSON>' --k 16 \
         --png figures/beyond_off_policy_cost.png --pdf figures/beyond_off_policy_cost.pdf
 """
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ead.plots.rl_curves import ci_wording, draw_curves, run, select
+from ead.plots.rl_curves import ci_wording, draw_curves, select
 from ead.plots.style import apply_style
 
 PANELS = {"behaviour_target_log_ratio": "mean token log-ratio (train - behaviour)",
@@ -46,7 +47,3 @@ def plot(eval_curves, train_curves, experiment, k):
     fig.suptitle(f"Off-policy cost of each schedule during RL ({ci_wording(pd.concat(drawn))})", y=1.14, fontsize=10)
     fig.tight_layout()
     return fig
-
-
-if __name__ == "__main__":
-    run(plot, __doc__.splitlines()[0])

@@ -8,7 +8,7 @@ experiment's EAD cell whose d_max never clamps), paired by seed and problem with
 (``results/rl/paired_curves.csv``, ``ead.rl.paired``). Reads the aggregated tables only.
 
 Run:
-    python -m ead.plots.d_max_sweep --eval-curves results/rl/eval_curves.csv \
+    python -m ead.plots.rl_figure --figure d_max_sweep --eval-curves results/rl/eval_curves.csv \
         --train-curves results/rl/train_curves.csv --paired-curves results/rl/paired_curves.csv \
         --experiment '<rl.experiments.d_max_sweep as JSON>' --k 16 --png figures/d_max_sweep.png \
         --pdf figures/d_max_sweep.pdf
@@ -26,7 +26,6 @@ from ead.plots.rl_curves import (
     draw_curves,
     draw_paired,
     metric_label,
-    run,
     sampler_colors,
     sampler_label,
     select,
@@ -99,7 +98,3 @@ def plot(eval_curves, train_curves, experiment, k, paired_curves):
                  f"paired difference to the uncapped cell", y=1.07, fontsize=10)
     fig.tight_layout()
     return fig
-
-
-if __name__ == "__main__":
-    run(plot, __doc__.splitlines()[0])

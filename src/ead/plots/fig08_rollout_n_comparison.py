@@ -4,15 +4,16 @@ Bars are the last evaluated step of each (n, sampler) of `rollout_scaling` (mean
 comparison of the paper sits next to n = 4 and 8.
 
 Run:
-    python -m ead.plots.fig08_rollout_n_comparison --eval-curves results/rl/eval_curves.csv \
-        --train-curves results/rl/train_curves.csv --experiment '<rl.experiments.rollout_scaling as JSON>' --k 16 \
+    python -m ead.plots.rl_figure --figure fig08_rollout_n_comparison --eval-curves results/rl/eval_curves.csv \
+        --train-curves results/rl/train_curves.csv --paired-curves results/rl/paired_curves.csv \
+        --experiment '<rl.experiments.rollout_scaling as JSON>' --k 16 \
         --png figures/fig08_rollout_n_comparison.png --pdf figures/fig08_rollout_n_comparison.pdf
 """
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ead.plots.rl_curves import metric_label, run, sampler_colors, sampler_label, select
+from ead.plots.rl_curves import metric_label, sampler_colors, sampler_label, select
 from ead.plots.style import apply_style
 
 
@@ -38,7 +39,3 @@ def plot(eval_curves, train_curves, experiment, k):
     fig.suptitle("Final held-out accuracy by rollout number (mean of seeds, 95% CI)", fontsize=10)
     fig.tight_layout()
     return fig
-
-
-if __name__ == "__main__":
-    run(plot, __doc__.splitlines()[0])

@@ -3,15 +3,16 @@
 Three panels as in the paper's appendix: clip fraction and gradient norm per training step, and Pass@16.
 
 Run:
-    python -m ead.plots.fig11_off_policy --eval-curves results/rl/eval_curves.csv \
-        --train-curves results/rl/train_curves.csv --experiment '<rl.experiments.off_policy as JSON>' --k 16 \
+    python -m ead.plots.rl_figure --figure fig11_off_policy --eval-curves results/rl/eval_curves.csv \
+        --train-curves results/rl/train_curves.csv --paired-curves results/rl/paired_curves.csv \
+        --experiment '<rl.experiments.off_policy as JSON>' --k 16 \
         --png figures/fig11_off_policy.png --pdf figures/fig11_off_policy.pdf
 """
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ead.plots.rl_curves import ci_wording, draw_curves, metric_label, run, select
+from ead.plots.rl_curves import ci_wording, draw_curves, metric_label, select
 from ead.plots.style import apply_style
 
 
@@ -29,7 +30,3 @@ def plot(eval_curves, train_curves, experiment, k):
                  y=1.15, fontsize=10)
     fig.tight_layout()
     return fig
-
-
-if __name__ == "__main__":
-    run(plot, __doc__.splitlines()[0])

@@ -1,31 +1,19 @@
 """Shared drawing for the RL training figures (4-8, 10-12): metric-vs-step curves with CI bands, one line per sampler.
 
-Every figure module reads the aggregated curves (`ead.rl.aggregate`) and an experiment spec (the cells of one
-`rl.experiments` entry) and calls :func:`facet_curves`; :func:`run` is their common command line. Figures whose
-``plot`` takes ``paired_curves`` also get the paired-difference table (`ead.rl.paired`) and draw, under the curves,
-each sampler minus a baseline with the CI the claims use (:func:`draw_paired`).
+Every RL figure reads the aggregated curves (`ead.rl.aggregate`) and an experiment spec (the cells of one
+`rl.experiments` entry); the figures of curves are :func:`facet_curves` over their registry panels
+(`ead.plots.rl_figure`, their command line). A figure with paired panels also gets the paired-difference table
+(`ead.rl.paired`) and draws, under the curves, each sampler minus a baseline with the CI the claims use
+(:func:`draw_paired`).
 """
 
 from __future__ import annotations
-
-import argparse
-import inspect
-import json
 
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from ead.plots.style import (
-    ENTROPY_MIN_SPAN,
-    apply_style,
-    bound_axis,
-    figure_logger,
-    integer_ticks,
-    save_figure,
-    series_styles,
-)
-from ead.tables import EVAL_CURVES, PAIRED_CURVES, TRAIN_CURVES
+from ead.plots.style import ENTROPY_MIN_SPAN, apply_style, bound_axis, integer_ticks, series_styles
 
 SAMPLER_LABELS = {"tau0.6": r"$\tau$ = 0.6", "tau1.0": r"$\tau$ = 1.0", "tau1.2": r"$\tau$ = 1.2", "ead": "EAD",
                   "ead_tis": "EAD + TIS", "ead_tmin0.8": r"EAD ($\tau_{min}$ = 0.8)",
@@ -228,22 +216,3 @@ def facet_curves(curves: pd.DataFrame, experiment: dict, metrics: list[str], fac
     fig.tight_layout()
     return fig
 
-
-def run(plot, description: str, argv=None) -> None:
-    """Command line shared by the RL figures: curves in, PNG + PDF out."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--eval-curves", required=True)
-    parser.add_argument("--train-curves", required=True)
-    parser.add_argument("--paired-curves", required=True, help="paired differences (ead.rl.paired)")
-    parser.add_argument("--experiment", required=True, help="the rl.experiments entry (JSON)")
-    parser.add_argument("--k", type=int, required=True, help="the k of Pass@k / Worst@k to plot")
-    parser.add_argument("--png", required=True)
-    parser.add_argument("--pdf", required=True)
-    args = parser.parse_args(argv)
-    log = figure_logger(plot)
-    extra = ({"paired_curves": PAIRED_CURVES.read(args.paired_curves)}
-             if "paired_curves" in inspect.signature(plot).parameters else {})
-    fig = plot(EVAL_CURVES.read(args.eval_curves), TRAIN_CURVES.read(args.train_curves), json.loads(args.experiment),
-               args.k, **extra)
-    save_figure(fig, args.png, args.pdf)
-    log.info("wrote %s and %s", args.png, args.pdf)

@@ -3,10 +3,11 @@
 One module per config section, each with its cross-key rules (``check_*``) and the function that makes one job's
 settings: ``rl`` (the grid, a cell's settings, the claims and the paired baselines), ``analyses``, ``policies``,
 ``premises``, ``evaluation``, ``inference_only``, ``measured_schedule``, ``schedule_shapes``; ``layering`` is how
-profiles, overlays and ``--config`` combine; ``schema`` the JSON-schema check. The workflow
-(workflow/rules/common.smk) calls :func:`validate_config` once at DAG build time, so a bad config fails before any job
-runs, with one message naming the key and the value; the ``*_inputs.smk`` files turn these settings into paths and
-flags. Nothing here imports a sampler, a model or a backend.
+profiles, overlays and ``--config`` combine; ``schema`` the JSON-schema check; ``arguments`` every rule's job
+arguments. The workflow (workflow/rules/common.smk) and ``python -m ead.workflow`` load the config through
+:func:`load_workflow_config` once, at DAG build time, so a bad config fails before any job runs, with one message
+naming the file, the key and the value; the rule files turn these settings into paths and flags
+(:mod:`ead.settings.arguments`). Nothing here imports a sampler, a model or a backend.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from ead.settings.analyses import check_analyses
 from ead.settings.base import ConfigError, check_set_lists
 from ead.settings.evaluation import check_base_eval
 from ead.settings.inference_only import check_inference_only
-from ead.settings.layering import LayeredConfig, layer_config, load_layered_config
+from ead.settings.layering import (
+    LayeredConfig,
+    check_configfile_flags,
+    command_line_overrides,
+    layer_config,
+    load_layered_config,
+)
 from ead.settings.measured_schedule import check_measured_schedule
 from ead.settings.policies import check_policies
 from ead.settings.premises import check_premises
@@ -27,7 +34,31 @@ from ead.settings.rl import check_claims, check_paired_baselines, check_rl_learn
 from ead.settings.schedule_shapes import check_schedule_shapes
 from ead.settings.schema import check_schema
 
-__all__ = ["ConfigError", "LayeredConfig", "layer_config", "load_layered_config", "validate_config"]
+__all__ = ["ConfigError", "LayeredConfig", "layer_config", "load_layered_config", "load_workflow_config",
+           "validate_config"]
+
+
+def load_workflow_config(root: str | Path, configfiles: list, overrides: dict, argv: list[str]) -> LayeredConfig:
+    """The workflow's config, layered and checked: ``root``/configs/config.yaml, then ``configfiles`` in order (each
+    with its ``include:`` layers), then the ``--config`` ``overrides`` (Snakemake's pairs,
+    :func:`command_line_overrides`), validated against ``root``/workflow/schemas/config.schema.yaml and every section's
+    rules (:func:`validate_config`).
+
+    ``argv`` is the command line, refused when it gives ``--configfile`` twice (argparse keeps the last flag only). A
+    problem raises ConfigError whose message starts with the file (or ``--config``) that set the key at fault. The one
+    loader of workflow/rules/common.smk and ``python -m ead.workflow``."""
+    root = Path(root)
+    layered = None
+    try:
+        check_configfile_flags(argv)
+        layered = layer_config(root / "configs" / "config.yaml", *configfiles,
+                               command_line=command_line_overrides(overrides))
+        validate_config(layered.config, root / "workflow" / "schemas" / "config.schema.yaml")
+    except ConfigError as error:
+        if layered is None:
+            raise
+        raise ConfigError(layered.name_source(str(error))) from None
+    return layered
 
 
 def validate_config(config: dict, schema_path: str | Path) -> None:

@@ -1,4 +1,8 @@
-"""``analyses``: the sampling analyses' cross-key rules and the settings of one analysis job (section x model)."""
+"""``analyses``: the sampling analyses' cross-key rules and the settings of one analysis job (analysis x model).
+
+An analysis has one name (:data:`ANALYSES`) for its config sub-section (``analyses.<name>``), its job
+(``python -m ead.analyses.<name>``), its rule and results folder (``results/analyses/<name>/``), its claims
+(``analysis: <name>``) and its figure, which keeps the paper's number before it (``fig01_<name>``)."""
 
 from __future__ import annotations
 
@@ -10,9 +14,8 @@ from ead.rewards.grader import answers_unique
 from ead.settings.base import TRAINING_OPTIONS, ConfigError, schedule_document
 from ead.settings.policies import policy_task
 
-#: The analyses' config sub-sections -> the job (and table name) that runs each (one job per section and model).
-ANALYSES = {"entropy": "entropy_by_position", "forking": "forking", "majority": "majority_scaling"}
-ANALYSIS_SECTIONS = tuple(ANALYSES)
+#: The sampling analyses (Figs. 1, 2 and 9), one name each: config sub-section, job, rule, results folder, claims.
+ANALYSES = ("entropy_by_position", "forking", "majority_scaling")
 #: Models the analyses can use offline (made by the workflow from a registry wheel, see ead.models.smollm2).
 OFFLINE_ANALYSIS_MODELS = ("smollm2-135m-instruct",)
 #: Settings of a section that belong to its hub-model task only (they select real-benchmark questions).
@@ -25,6 +28,17 @@ SUMMARY_SETTINGS = {"forking": ["k"]}
 def analysis_model_names(config: dict) -> list[str]:
     """Model names an analysis may list: the offline model, the tiny policies and the hub models of paper_models."""
     return [*OFFLINE_ANALYSIS_MODELS, *config.get("policies", {}), *config.get("paper_models", {})]
+
+
+def analysis_models(config: dict, analysis: str) -> list[str]:
+    """The models ``analyses.<analysis>`` runs (one job each)."""
+    return config["analyses"][analysis]["models"]
+
+
+def claimed_models(config: dict, analysis: str) -> list[str]:
+    """The models some claim of ``analyses.claims`` tests in ``analysis``, each once, in the claims' order."""
+    return list(dict.fromkeys(claim["model"] for claim in config["analyses"]["claims"]
+                              if claim["analysis"] == analysis))
 
 
 def analysis_task(config: dict, section: str, model: str) -> str:
@@ -73,8 +87,8 @@ def analysis_job_settings(config: dict, section: str, model: str) -> dict:
     for optional in ("subjects", "max_solution_steps"):
         if settings.get(optional) is None:
             settings.pop(optional, None)
-    if section == "majority":
-        settings["samplers"] = [analysis_schedule(config, spec, f"analyses.majority.samplers[{position}]")
+    if section == "majority_scaling":
+        settings["samplers"] = [analysis_schedule(config, spec, f"analyses.majority_scaling.samplers[{position}]")
                                 for position, spec in enumerate(settings["samplers"])]
     return settings
 
@@ -92,7 +106,7 @@ def check_analyses(config: dict) -> None:
     if "analyses" not in config:
         raise ConfigError("analyses: the section is required (see configs/config.yaml)")
     known_models = analysis_model_names(config)
-    for section in ANALYSIS_SECTIONS:
+    for section in ANALYSES:
         models = config["analyses"][section]["models"]
         unknown = [name for name in models if name not in known_models]
         if unknown:
@@ -101,11 +115,12 @@ def check_analyses(config: dict) -> None:
                               "paper_models)")
         for policy in (name for name in models if name in config.get("policies", {})):
             task = policy_task(config, policy)
-            if section == "majority" and not answers_unique(task):
-                raise ConfigError(f"analyses.majority.models = {models}: {policy!r} is a {task} policy, and Maj@N "
-                                  f"votes on answers, which needs a task whose correct responses share one answer; "
-                                  f"{task}'s do not (every valid chain boxes the target, and correctness is the "
-                                  "chain's). Use a policy of a task with one answer (policies.<name>.task: arithmetic)")
+            if section == "majority_scaling" and not answers_unique(task):
+                raise ConfigError(f"analyses.majority_scaling.models = {models}: {policy!r} is a {task} policy, and "
+                                  f"Maj@N votes on answers, which needs a task whose correct responses share one "
+                                  f"answer; {task}'s do not (every valid chain boxes the target, and correctness is "
+                                  "the chain's). Use a policy of a task with one answer (policies.<name>.task: "
+                                  "arithmetic)")
             if task not in config["analyses"][section]:
                 raise ConfigError(f"analyses.{section}.models = {models}: {policy!r} is a {task} policy and needs "
                                   f"analyses.{section}.{task} (its split and sizes)")
@@ -119,10 +134,10 @@ def check_analyses(config: dict) -> None:
         if forking["continuations"] < max(forking["k"]):
             raise ConfigError(f"{where}.continuations = {forking['continuations']} must be >= every K in "
                               f"{where}.k = {forking['k']}")
-    majority = config["analyses"]["majority"]
+    majority = config["analyses"]["majority_scaling"]
     # the section's samplers, and a task block's where it lists its own (checked even if no model uses them)
-    where_samplers = {"analyses.majority.samplers": majority["samplers"]}
-    where_samplers.update({f"analyses.majority.{task}.samplers": majority[task]["samplers"]
+    where_samplers = {"analyses.majority_scaling.samplers": majority["samplers"]}
+    where_samplers.update({f"analyses.majority_scaling.{task}.samplers": majority[task]["samplers"]
                            for task in SYNTHETIC_TASKS if "samplers" in majority.get(task, {})})
     for where, samplers in where_samplers.items():
         labels = [json.dumps(analysis_schedule(config, spec, f"{where}[{position}]"), sort_keys=True)
@@ -146,7 +161,7 @@ def check_analysis_claims(config: dict) -> None:
         if claim["model"] not in models:
             raise ConfigError(f"{key}.model = {claim['model']!r} is not one of analyses.{section}.models = {models}")
         settings = analysis_model_settings(config, section, claim["model"])
-        if section == "entropy":
+        if section == "entropy_by_position":
             for name in ("early", "late"):
                 if name not in claim:
                     raise ConfigError(f"{key}: an entropy claim needs `{name}` (positions compared: [0, early) vs "
@@ -154,7 +169,7 @@ def check_analysis_claims(config: dict) -> None:
             if not 0 < claim["early"] <= claim["late"] < settings["max_new_tokens"]:
                 raise ConfigError(f"{key}: early = {claim['early']}, late = {claim['late']} must satisfy 0 < early <= "
                                   f"late < the model's max_new_tokens = {settings['max_new_tokens']}")
-        elif section == "majority":
+        elif section == "majority_scaling":
             match = re.fullmatch(r"maj@(\d+)", str(claim.get("metric")))
             if not match:
                 raise ConfigError(f"{key}.metric = {claim.get('metric')!r}: a majority claim compares maj@N")

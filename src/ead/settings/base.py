@@ -1,6 +1,6 @@
 """What every section's settings share: the error type and the one sampler document.
 
-A sampler is written the same way everywhere (``rl.samplers``, ``analyses.majority.samplers``,
+A sampler is written the same way everywhere (``rl.samplers``, ``analyses.majority_scaling.samplers``,
 ``inference_only.samplers``): a schedule document of the registry in :mod:`ead.schedule` (``{name: ..., <its
 parameters>}``), and, in ``rl.samplers`` only, the sampler's training options beside it (:data:`TRAINING_OPTIONS`).
 EAD's shared defaults (the top-level ``ead`` block) apply in one resolver, :func:`ead.schedule.resolve_schedule`.
@@ -50,7 +50,7 @@ def check_set_lists(config: dict) -> None:
     lists = {"rl.run": rl.get("run", []), "rl.eval.k": rl["eval"]["k"], "paired_baselines": config["paired_baselines"],
              "premises.policies": config["premises"]["policies"], "premises.samplers": config["premises"]["samplers"],
              "premises.steps": config["premises"]["steps"], "data.real": config["data"]["real"]}
-    for section in ("entropy", "forking", "majority") if "analyses" in config else ():
+    for section in ("entropy_by_position", "forking", "majority_scaling") if "analyses" in config else ():
         lists[f"analyses.{section}.models"] = config["analyses"][section]["models"]
     for key in ("schedule_shapes", "inference_only", "measured_schedule"):
         for field in ("samplers", "models", "policies", "steps"):

@@ -6,7 +6,15 @@ from __future__ import annotations
 from ead.settings.analyses import analysis_schedule
 from ead.settings.base import ConfigError
 
-__all__ = ["check_inference_only", "inference_only_schedule"]
+__all__ = ["check_inference_only", "inference_only_names", "inference_only_schedule"]
+
+
+def inference_only_names(config: dict) -> dict[str, list[str]]:
+    """The comparison's jobs, as the names each wildcard takes: its models, its two splits (selection, report) and its
+    samplers; every combination is one evaluation."""
+    spec = config["inference_only"]
+    return {"model": list(spec["models"]), "split": [spec["select_split"], spec["report_split"]],
+            "sampler": list(spec["samplers"])}
 
 
 def inference_only_schedule(config: dict, name: str) -> dict:

@@ -15,10 +15,10 @@ def check_measured_schedule(config: dict) -> None:
     spec = config.get("measured_schedule")
     problems = []
     if spec is not None:
-        analysed = config["analyses"]["entropy"]["models"]
-        problems += [f"measured_schedule.policies: {policy!r} needs its entropy analysis (analyses.entropy.models = "
-                     f"{analysed}) and must be a tiny policy" for policy in spec["policies"]
-                     if policy not in analysed or policy not in config["policies"]]
+        analysed = config["analyses"]["entropy_by_position"]["models"]
+        problems += [f"measured_schedule.policies: {policy!r} needs its entropy analysis "
+                     f"(analyses.entropy_by_position.models = {analysed}) and must be a tiny policy"
+                     for policy in spec["policies"] if policy not in analysed or policy not in config["policies"]]
     measured = {name for name, sampler in config["rl"]["samplers"].items() if sampler.get("measured")}
     used = {c.policy for c in expand_grid(config["rl"]) if c.sampler in measured}
     if used and config["rl"]["backend"] != "cpu":

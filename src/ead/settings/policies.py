@@ -15,6 +15,17 @@ def sharpened_policies(config: dict) -> list[str]:
     return [name for name, spec in config["policies"].items() if "sharpen" in spec]
 
 
+def tiny_policies(config: dict) -> list[str]:
+    """Every tiny policy (``policies``: trained and sharpened), in the config's order."""
+    return list(config["policies"])
+
+
+def sharpening(config: dict, name: str) -> dict:
+    """A sharpened policy's ``sharpen`` block: the trained ``policy`` it copies and the ``temperature`` its logits are
+    divided by."""
+    return config["policies"][name]["sharpen"]
+
+
 def policy_task(config: dict, name: str) -> str:
     """The synthetic task a tiny policy is trained and evaluated on: ``policies.<name>.task`` (default countdown); a
     sharpened copy has its source's."""

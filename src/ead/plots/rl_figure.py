@@ -1,0 +1,97 @@
+"""The job of rule rl_figure: one RL figure of the registry (ead.workflow.FIGURES) from the aggregated curves
+(ead.rl.aggregate) and the paired differences (ead.rl.paired).
+
+A figure of curves over training steps (Figs. 4-7, 10 and 12) is a registry entry whose ``panels``
+(:class:`ead.workflow.CurvePanels`) say what differs between them, all drawn by :func:`draw_panels`; a figure of its own
+kind (Fig. 8's bars, Fig. 11's mixed panels, the overlays' off-policy cost and d_max sweep) by the ``plot`` of its
+module, ead.plots.<figure>.
+
+Run:
+    python -m ead.plots.rl_figure --figure fig04_pass_worst_at_16 --eval-curves results/rl/eval_curves.csv \
+        --train-curves results/rl/train_curves.csv --paired-curves results/rl/paired_curves.csv \
+        --experiment '<rl.experiments.main as JSON>' --k 16 \
+        --png figures/fig04_pass_worst_at_16.png --pdf figures/fig04_pass_worst_at_16.pdf
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+
+import pandas as pd
+
+from ead.io import setup_logging
+from ead.plots.rl_curves import evaluated_k, facet_curves
+from ead.plots.style import save_figure
+from ead.tables import EVAL_CURVES, PAIRED_CURVES, TRAIN_CURVES
+from ead.workflow import FIGURES, CurvePanels, rl_figures
+
+#: facet -> the experiment's list of its values (one column each)
+FACET_VALUES = {"policy": "policies", "algorithm": "algorithms", "n": "n"}
+
+
+def facet_values(experiment: dict, facet: str) -> list:
+    """The columns of a figure faceted by ``facet``: the experiment's values, in its order (rollout numbers sorted)."""
+    values = experiment[FACET_VALUES[facet]]
+    return sorted(values) if facet == "n" else values
+
+
+def draw_panels(panels: CurvePanels, eval_curves: pd.DataFrame, train_curves: pd.DataFrame, experiment: dict, k: int,
+                paired_curves: pd.DataFrame | None = None):
+    """The figure ``panels`` describe, from the curves of ``experiment``'s cells at the reported ``k``."""
+    if panels.curves == "eval":
+        k = evaluated_k(eval_curves, k)  # the title names the k of the data drawn
+    curves = eval_curves if panels.curves == "eval" else train_curves
+    with_k = [metric.replace("{k}", str(k)) for metric in panels.metrics]
+    paired_metrics = [metric.replace("{k}", str(k)) for metric in panels.paired_metrics]
+    return facet_curves(curves, experiment, with_k, panels.facet, facet_values(experiment, panels.facet),
+                        panels.title.replace("{k}", str(k)), paired=paired_curves, paired_metrics=paired_metrics,
+                        baseline=panels.baseline)
+
+
+def figure_plot(name: str):
+    """How the RL figure ``name`` is drawn: its registry panels, or its own module's ``plot``."""
+    panels = FIGURES[name].panels
+    if panels is not None:
+        return lambda *args, **kwargs: draw_panels(panels, *args, **kwargs)
+    return importlib.import_module(f"ead.plots.{name}").plot
+
+
+def reads_paired_curves(name: str) -> bool:
+    """Whether the RL figure ``name`` draws paired differences (ead.rl.paired)."""
+    panels = FIGURES[name].panels
+    if panels is not None:
+        return bool(panels.paired_metrics)
+    return "paired_curves" in inspect.signature(figure_plot(name)).parameters
+
+
+def plot_figure(name: str, eval_curves: pd.DataFrame, train_curves: pd.DataFrame, experiment: dict, k: int,
+                paired_curves: pd.DataFrame | None = None):
+    """The RL figure ``name`` of the registry (a matplotlib figure), drawn from the curves of ``experiment``'s cells."""
+    extra = {"paired_curves": paired_curves} if reads_paired_curves(name) else {}
+    return figure_plot(name)(eval_curves, train_curves, experiment, k, **extra)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--figure", required=True, choices=sorted(rl_figures()), help="the registry's figure name")
+    parser.add_argument("--eval-curves", required=True)
+    parser.add_argument("--train-curves", required=True)
+    parser.add_argument("--paired-curves", required=True, help="paired differences (ead.rl.paired)")
+    parser.add_argument("--experiment", required=True, help="the rl.experiments entry (JSON)")
+    parser.add_argument("--k", type=int, required=True, help="the k of Pass@k / Worst@k to plot")
+    parser.add_argument("--png", required=True)
+    parser.add_argument("--pdf", required=True)
+    args = parser.parse_args(argv)
+    log = setup_logging(args.figure)
+    paired = PAIRED_CURVES.read(args.paired_curves) if reads_paired_curves(args.figure) else None
+    fig = plot_figure(args.figure, EVAL_CURVES.read(args.eval_curves), TRAIN_CURVES.read(args.train_curves),
+                      json.loads(args.experiment), args.k, paired)
+    save_figure(fig, args.png, args.pdf)
+    log.info("wrote %s and %s", args.png, args.pdf)
+
+
+if __name__ == "__main__":
+    main()
