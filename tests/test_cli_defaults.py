@@ -143,8 +143,8 @@ def test_no_hidden_constants_tis_cap_and_d_max_come_from_the_config():
 
     config = load_layered_config(ROOT / "configs" / "config.yaml")
     config["rl"]["tis_cap"] = 3.0
-    assert cell_settings(config, Cell("tiny1m", "dapo", "ead", 8, 0))["tis_cap"] == 3.0  # sampler without its own
-    assert cell_settings(config, Cell("tiny1m", "dapo", "ead_tis", 8, 0))["tis_cap"] == 2.0  # the sampler's own
+    assert cell_settings(config, Cell("tiny1m", "dapo", "ead", 8, 0)).training.tis_cap == 3.0  # no own tis_cap
+    assert cell_settings(config, Cell("tiny1m", "dapo", "ead_tis", 8, 0)).training.tis_cap == 2.0  # the sampler's own
     table = schedule_table(1.2, 0.1, 10, 1, 100, [25, 100], 8)
     assert set(table["effective_decay"]) == {25.0, 100.0}
     with pytest.raises(ValueError, match="d_max must be >= d0"):

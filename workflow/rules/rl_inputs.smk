@@ -27,9 +27,9 @@ def get_figure_experiment(wildcards):
 
 # --- CPU cells (rl_cpu.smk) ---
 def get_cell_settings(wildcards):
-    """The one JSON document a grid cell's training job reads (a change to it reruns exactly that cell; it has no
-    rl.eval.k, see ead.settings.rl.cell_settings)."""
-    return shlex.quote(json.dumps(cell_settings(config, wildcards_cell(wildcards)), sort_keys=True))
+    """The one JSON document a grid cell's training job reads (ead.settings.cell; a change to it reruns exactly that
+    cell; it has no rl.eval.k, see ead.settings.rl.cell_evaluation)."""
+    return shlex.quote(cell_settings(config, wildcards_cell(wildcards)).to_json())
 
 
 def get_measured_schedule_input(wildcards):
@@ -52,7 +52,7 @@ def get_paper_data_spec(wildcards):
 def get_verl_cell_settings(wildcards):
     """The cell's resolved document (ead.settings.rl.verl_cell_settings, a JSON string): editing another cell's
     settings or an unrelated experiment leaves this job's params, and so its results, untouched."""
-    return shlex.quote(json.dumps(verl_cell_settings(config, wildcards_cell(wildcards)), sort_keys=True))
+    return shlex.quote(verl_cell_settings(config, wildcards_cell(wildcards)).to_json())
 
 
 # --- the schedule-shapes figure (config `schedule_shapes`) ---
