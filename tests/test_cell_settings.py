@@ -1,5 +1,6 @@
 """The RL cell's settings contract (ead.settings.cell): what the DAG makes is what the job reads, and a document that is
-not one (an unknown, missing or mistyped key) fails when it is read, naming the key."""
+not one (an unknown, missing or mistyped key) fails when it is read, naming the key; one rule says which steps are
+evaluated, for the CPU trainer, the completeness check and verl's test_freq."""
 
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from ead.settings import ConfigError
 from ead.settings.cell import CellSettings
 from ead.settings.layering import load_layered_config
 from ead.settings.rl import Cell, cell_settings, expand_grid, verl_cell_settings
+from ead.tables import evaluated_steps, expected_eval_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
@@ -91,3 +93,22 @@ def test_the_cpu_trainer_reads_its_document_and_refuses_a_key_it_does_not_know(t
         main(["--policy-dir", "p", "--data", "d", "--base-eval", "b", "--settings", document, "--threads", "1",
               "--out-dir", str(tmp_path), "--checkpoint-dir", str(tmp_path / "ckpt")])
 
+
+def test_verls_test_freq_validates_at_the_evaluated_steps_the_trainer_and_the_completeness_check_use():
+    """verl 0.9.1 validates before training (val_before_train), at every multiple of test_freq and at the last step
+    (trainer/ppo/v1/trainer_base.py, fit); with ead.rl.verl.overrides.validation_frequency those are exactly
+    evaluated_steps, whatever rl.eval.every and rl.steps, and the completeness check expects the same."""
+    import dataclasses
+
+    from ead.rl.verl.overrides import validation_frequency
+
+    settings = verl_cell_settings(profile("verl_cpu"), Cell("tiny_arith", "dapo", "ead", 4, 0))
+    for steps in range(1, 13):
+        for every in range(1, 16):
+            cell = dataclasses.replace(settings, budget=dataclasses.replace(settings.budget, steps=steps),
+                                       eval=dataclasses.replace(settings.eval, every=every))
+            test_freq = validation_frequency(cell)
+            verl_validates = [0, *(step for step in range(1, steps + 1) if step == steps or step % test_freq == 0)]
+            assert verl_validates == evaluated_steps(steps, every), (steps, every)
+            expected = expected_eval_steps(steps, every, own_sampler=False)
+            assert expected({"evaluated_with": "eval_tau"}) == verl_validates

@@ -194,6 +194,7 @@ def test_every_paper_cell_composes_with_verls_config(composed, cell):
     val = rollout.val_kwargs
     assert (val.do_sample, val.n, val.temperature, val.top_p, val.top_k) == (True, 16, 1.0, 1.0, -1)
     assert cfg.trainer.test_freq == rl["eval"]["every"] and cfg.trainer.val_before_train is True
+    assert overrides.validation_frequency(resolved) == rl["eval"]["every"]
     assert "file" in cfg.trainer.logger and cfg.trainer.use_v1 is True
     assert cfg.trainer.total_training_steps == rl["steps"]
     assert cfg.actor_rollout_ref.model.trust_remote_code is False

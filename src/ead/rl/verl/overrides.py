@@ -22,9 +22,10 @@ is one edit. The keys and why (verl 0.9.1 source, paths relative to site-package
   ``rollout.calculate_log_probs=true`` and ``rollout.logprobs_mode=processed_logprobs`` (behaviour log-probs after
   the EAD processor).
 * reward: ``reward.custom_reward_function.path=pkg://ead.rl.verl.reward`` (our grader).
-* validation: ``rollout.val_kwargs`` (do_sample, n, temperature; top_p 1, top_k -1), ``trainer.test_freq``,
-  ``trainer.val_before_train``, ``data.val_max_samples``, dumps in ``trainer.validation_data_dir``. Validation
-  rows carry ``agent_name=single_turn_agent`` (written by :mod:`ead.hub`), so every cell is evaluated by the same
+* validation: ``rollout.val_kwargs`` (do_sample, n, temperature; top_p 1, top_k -1), ``trainer.test_freq``
+  (:func:`validation_frequency`: the steps of :func:`ead.tables.evaluated_steps`), ``trainer.val_before_train``,
+  ``data.val_max_samples``, dumps in ``trainer.validation_data_dir``. Validation rows carry
+  ``agent_name=single_turn_agent`` (written by :mod:`ead.hub`), so every cell is evaluated by the same
   fixed-temperature sampler, never by its own training sampler.
 * metrics: ``trainer.logger=[console,file]``; the file logger writes to ``$VERL_FILE_LOGGER_PATH``
   (utils/tracking.py, FileLogger) set by :mod:`ead.rl.verl.run`.
@@ -37,8 +38,10 @@ from dataclasses import dataclass
 
 from ead.settings.cell import CellSettings
 from ead.settings.rl import POLICY_LOSS_KEYS
+from ead.tables import evaluated_steps
 
-__all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "hydra_value", "uses_agent_loop", "verl_overrides"]
+__all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "hydra_value", "uses_agent_loop",
+           "validation_frequency", "verl_overrides"]
 
 #: Name of our agent loop in verl's agent-loop registry.
 AGENT_LOOP_NAME = "ead_schedule_agent"
@@ -86,6 +89,14 @@ def agent_loop_entries(cell: CellSettings) -> list[dict]:
     """Content of the agent-loop config file (``rollout.agent.agent_loop_config_path``): verl instantiates
     ``_target_`` with the other keys as keyword arguments (experimental/agent_loop/agent_loop.py, AgentLoopWorker)."""
     return [{"name": AGENT_LOOP_NAME, "_target_": AGENT_LOOP_TARGET, "schedule": cell.schedule}]
+
+
+def validation_frequency(cell: CellSettings) -> int:
+    """``trainer.test_freq`` that makes verl validate at the cell's evaluated steps (:func:`ead.tables.evaluated_steps`,
+    the rule the CPU trainer and the completeness check follow too). verl validates before training
+    (``val_before_train``), at every multiple of test_freq and at the last step (trainer/ppo/v1/trainer_base.py,
+    ``fit``), so the first evaluated step after step 0 is the frequency that gives exactly those steps."""
+    return evaluated_steps(cell.budget.steps, cell.eval.every)[1]
 
 
 def verl_overrides(cell: CellSettings, paths: CellPaths) -> list[str]:
@@ -172,7 +183,7 @@ def verl_overrides(cell: CellSettings, paths: CellPaths) -> list[str]:
         "trainer.n_gpus_per_node": settings.n_gpus_per_node,
         "trainer.total_training_steps": budget.steps,
         "trainer.total_epochs": 1000,  # bounded by total_training_steps; 860k prompts / 1024 = 840 steps per epoch
-        "trainer.test_freq": evaluation.every,
+        "trainer.test_freq": validation_frequency(cell),
         "trainer.val_before_train": True,
         "trainer.save_freq": settings.save_freq,
         "trainer.resume_mode": "auto",
