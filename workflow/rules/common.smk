@@ -18,8 +18,10 @@ from ead.settings.evaluation import evaluation_settings
 from ead.settings.layering import check_configfile_flags, command_line_overrides
 from ead.settings.policies import policy_task, sft_settings, sharpened_policies, trained_policies
 from ead.settings.premises import premise_settings
-from ead.settings.revised import inference_only_schedule
-from ead.settings.rl import CELL_PATTERN, Cell, cell_settings, expand_grid, sampler_schedule, verl_cell_settings
+from ead.settings.revised import inference_only_schedule, schedule_shapes_spec, shape_schedules, shape_table_options
+from ead.settings.rl import (CELL_PATTERN, Cell, cell_settings, figure_experiment, figure_k, grid_cells,
+                             local_verl_models, paper_data_entry, paper_data_instruction, paper_data_is_local,
+                             rl_learns_runs, rl_task, verl_cell_settings, verl_cell_threads)
 from ead.tables import CONFIG_FILES_ENV
 from ead.workflow import claim_figures, cli_args, final_figures, json_arg, rl_figures
 import ead.workflow as plan

@@ -6,14 +6,31 @@ from __future__ import annotations
 
 from ead.settings.analyses import analysis_schedule
 from ead.settings.base import ConfigError
-from ead.settings.rl import expand_grid
+from ead.settings.rl import expand_grid, sampler_schedule
 
-__all__ = ["check_revised_sections", "inference_only_schedule"]
+__all__ = ["check_revised_sections", "inference_only_schedule", "schedule_shapes_spec", "shape_schedules",
+           "shape_table_options"]
 
 
 def inference_only_schedule(config: dict, name: str) -> dict:
     """A sampler of the inference-only comparison as a schedule document (ead.settings.base)."""
     return analysis_schedule(config, config["inference_only"]["samplers"][name], f"inference_only.samplers.{name}")
+
+
+def schedule_shapes_spec(config: dict) -> dict:
+    """``schedule_shapes``: the shapes figure's cells, samplers, baseline, steps and metrics."""
+    return config["schedule_shapes"]
+
+
+def shape_schedules(config: dict) -> dict:
+    """sampler -> the schedule its cells sample with, for the shapes the figure draws."""
+    return {sampler: sampler_schedule(config, sampler) for sampler in config["schedule_shapes"]["samplers"]}
+
+
+def shape_table_options(config: dict) -> dict:
+    """The shapes table's extent: tau at each of ``steps``, positions 0..``max_position``."""
+    spec = config["schedule_shapes"]
+    return {"steps": spec["steps"], "max_position": spec["max_position"]}
 
 
 def check_paired_baselines(config: dict) -> list[str]:

@@ -121,6 +121,62 @@ def verl_cell_settings(config: dict, cell: Cell) -> CellSettings:
     return dataclasses.replace(cell_settings(config, cell), backend=backend)
 
 
+# --- what the RL rules read (workflow/rules/rl*.smk): values, which the rule files turn into paths and flags --------
+
+def grid_cells(config: dict, experiments: list[str] | None = None) -> list[Cell]:
+    """The cells of the named experiments (the whole grid by default): :func:`expand_grid` of ``rl``."""
+    return expand_grid(config["rl"], experiments)
+
+
+def figure_k(config: dict) -> int:
+    """The k an RL figure draws Pass@k / Worst@k at: the largest of rl.eval.k."""
+    return max(config["rl"]["eval"]["k"])
+
+
+def rl_task(config: dict) -> str:
+    """The task the RL cells train and are evaluated on (rl.task; their step-0 evaluation grades it too)."""
+    return config["rl"]["task"]
+
+
+def rl_learns_runs(config: dict) -> bool:
+    """Premise G4 (``rl_learns``) has a table: the config asks for it and the grid runs its sampler."""
+    learns = config.get("rl_learns")
+    return bool(learns) and any(cell.sampler == learns["sampler"] for cell in grid_cells(config))
+
+
+def figure_experiment(config: dict, figure: str, experiment: str) -> dict:
+    """``rl.experiments.<experiment>``, the cells the RL figure ``figure`` draws (ead.workflow.FIGURES names it)."""
+    if experiment not in config["rl"]["experiments"]:
+        raise ValueError(f"figure {figure} draws rl.experiments.{experiment}, which the config does not define")
+    return config["rl"]["experiments"][experiment]
+
+
+def local_verl_models(config: dict) -> dict[str, str]:
+    """paper_models made offline from a tiny policy (the verl_cpu profile): model name -> the policy it exports."""
+    return {name: entry["policy"] for name, entry in config["paper_models"].items() if "policy" in entry}
+
+
+def paper_data_is_local(config: dict) -> bool:
+    """True if paper_data is a synthetic task's split made offline (the verl_cpu profile), not hub datasets."""
+    return "task" in config["paper_data"]["train"]
+
+
+def paper_data_entry(config: dict, role: str) -> dict:
+    """One ``paper_data`` entry (role train or val): a hub dataset's spec, or a synthetic task and its limit."""
+    return config["paper_data"][role]
+
+
+def paper_data_instruction(config: dict) -> str:
+    """The instruction every hub problem's prompt carries (paper_data.instruction)."""
+    return config["paper_data"]["instruction"]
+
+
+def verl_cell_threads(config: dict, cores: int) -> int:
+    """Threads of one verl cell: on ``rl.verl.device: cpu`` a run takes every core (cells run one after another);
+    on GPUs the job itself needs one."""
+    return cores if config["rl"]["verl"]["device"] == "cpu" else 1
+
+
 #: Policy-loss parameters (verl's PolicyLossConfig fields) each loss mode needs stated in the config, not left to
 #: verl's defaults.
 POLICY_LOSS_NEEDS = {
