@@ -26,8 +26,6 @@ NOT_CONFIG = {
     ("ead.analyses.entropy_by_position", "split"), ("ead.analyses.forking", "split"),
     ("ead.analyses.majority_scaling", "split"),
 }
-#: Defaults that are runtime matters: rule rl_cell runs with `threads: 1` (workflow/rules/rl_cpu.smk).
-RUNTIME = {("ead.rl.train", "threads"): 1}
 
 
 def _config(path: str):
@@ -117,9 +115,6 @@ def test_no_job_default_differs_from_the_shipped_config(module):
     for dest, default in defaults(job_parser(module)).items():
         key = (module, dest)
         if key in NOT_CONFIG:
-            continue
-        if key in RUNTIME:
-            assert default == RUNTIME[key], key
             continue
         assert key in CONFIG_KEYS, f"{module} --{dest.replace('_', '-')} has a default ({default!r}) that no config " \
                                    "key backs: make it required or map it to its config key here"

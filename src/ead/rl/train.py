@@ -379,7 +379,7 @@ def main(argv=None):
                         help="the cell's settings document (JSON, ead.settings.rl.cell_settings)")
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--checkpoint-dir", required=True)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, required=True, help="torch's CPU threads (the rule's `threads`)")
     parser.add_argument("--measured-schedule",
                         help="the policy's measured schedule table (samplers with measured: true)")
     parser.add_argument("--k", type=int, nargs="+",
