@@ -60,7 +60,7 @@ def run_cell(root: Path, ranks: int) -> tuple[Path, float]:
     run_dir = root / f"ranks{ranks}"
     run_dir.mkdir(parents=True)
     command = [sys.executable, "-m", "ead.rl.verl.run",
-               "--settings", json.dumps(verl_cell_settings(cell_config(ranks), cell)),
+               "--settings", verl_cell_settings(cell_config(ranks), cell).to_json(),
                "--model", str(root / "model"), "--train", str(root / "train.parquet"),
                "--val", str(root / "val.parquet"), "--run-dir", str(run_dir), "--out-dir", str(run_dir / "tables")]
     print(f"[bench_verl_ranks] {ranks} rank(s): {run_dir}", flush=True)

@@ -213,6 +213,7 @@ def run_entropy(model_dir, data, tmp_path, *extra, summary=("--bootstrap", "100"
     out, samples = tmp_path / "entropy.csv", tmp_path / "entropy_samples.parquet"
     summary = [*summary, "--out", str(out)] if summary else []
     entropy_main(["--model", str(model_dir), "--data", str(data), "--task", "mmlu", "--num-questions", "10",
+                  "--engine", "hf", "--dtype", "float32", "--question-seed", "0", "--seed", "0", "--tau", "1.0",
                   "--samples", "2", "--max-new-tokens", "16", "--prompt-format", "plain", "--batch-size", "3",
                   "--threads", "1", "--samples-out", str(samples), *summary, *extra])
     return (pd.read_csv(out) if summary else None), ENTROPY_SAMPLES.read(samples)

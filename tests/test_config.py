@@ -442,8 +442,8 @@ def test_schedule_shape_samplers_and_per_sampler_training_temperature():
     assert sampler_schedule(config, "lin") == {"name": "linear", "tau_max": 1.2, "tau_min": 0.1, "length": 32}
     assert sampler_schedule(config, "mean") == {"name": "ead_mean", **config["ead"], "tau_max": 1.5, "length": 32}
     cell = Cell("tiny1m_sharp", "dapo", "tau1.2_at1", 8, 0)
-    assert cell_settings(config, cell)["fixed_tau_trains_at"] == "one"  # its own, over rl.fixed_tau_trains_at
-    assert cell_settings(config, Cell("tiny1m_sharp", "dapo", "tau1.2", 8, 0))["fixed_tau_trains_at"] == "behaviour"
+    assert cell_settings(config, cell).training.trains_at == "one"  # its own, over rl.fixed_tau_trains_at
+    assert cell_settings(config, Cell("tiny1m_sharp", "dapo", "tau1.2", 8, 0)).training.trains_at == "behaviour"
     samplers["lin"]["tau_min"] = 2.0
     with pytest.raises(ConfigError, match=r"rl\.samplers\.lin: linear schedule: need 0 < tau_min <= tau_max"):
         validate_config(config, SCHEMA)

@@ -72,14 +72,17 @@ def test_the_job_writes_both_schedules_and_the_cells_read_the_measured_one(tmp_p
     assert measured == {"warmup": 3, "d0": pytest.approx(16.5 / math.log(2.1))}
     hand = table[table["schedule"] == "hand_sized"].sort_values("position")
     assert hand["tau"].to_numpy() == pytest.approx(AnnealedSchedule(**EAD).temperatures(np.arange(41)))
-    settings = {"schedule": {"name": "ead", **EAD}, "measured_schedule": True}
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" /
+                                 "measured_schedule.yaml")
+    config["ead"].update(EAD)
+    settings = cell_settings(config, Cell("tiny1m_sharp", "dapo", "ead_measured_tis", 8, 0))
     applied = with_measured_schedule(settings, str(out))
-    assert applied["schedule"]["warmup"] == 3 and applied["schedule"]["d0"] == measured["d0"]
-    assert applied["schedule"]["tau_max"] == 1.2  # the rest is the ead block's
+    assert applied.schedule["warmup"] == 3 and applied.schedule["d0"] == measured["d0"]
+    assert applied.schedule["tau_max"] == 1.2  # the rest is the ead block's
     with pytest.raises(SystemExit, match="pass its policy's --measured-schedule"):
         with_measured_schedule(settings, None)
     with pytest.raises(SystemExit, match="is not `measured: true`"):
-        with_measured_schedule({"schedule": {"name": "ead", **EAD}}, str(out))
+        with_measured_schedule(cell_settings(config, Cell("tiny1m_sharp", "dapo", "ead_tis", 8, 0)), str(out))
     # Fig. 3 draws the measured schedules next to the hand-sized one, from the tables
     schedule_table = SCHEDULE_TABLE.validate(make_schedule_table(1.2, 0.1, 10, 1, 40000, [25, 100], 64))
     fig = fig03_annealing_schedule.plot(schedule_table, table)
@@ -94,8 +97,8 @@ def test_measured_overlay_validates_and_its_cells_say_so():
                                  "measured_schedule.yaml")
     validate_config(config, SCHEMA)
     settings = cell_settings(config, Cell("tiny1m_sharp", "dapo", "ead_measured_tis", 8, 0))
-    assert settings["measured_schedule"] is True and settings["tis"] == "token"
-    assert "measured_schedule" not in cell_settings(config, Cell("tiny1m_sharp", "dapo", "ead_tis", 8, 0))
+    assert settings.training.measured is True and settings.training.tis == "token"
+    assert cell_settings(config, Cell("tiny1m_sharp", "dapo", "ead_tis", 8, 0)).training.measured is False
 
 
 def test_the_premise_probe_samples_measured_samplers_with_the_measured_c_and_d0(tmp_path):

@@ -1,5 +1,6 @@
 """RL backend: TIS weights, verl's loss modes, trainer log-probs, the grid, aggregation, and kill-and-resume."""
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -266,14 +267,14 @@ def test_grid_is_the_deduplicated_union_of_experiments_with_lr_by_n():
     assert shared in main and shared in expand_grid(rl, ["rollout_scaling"])
     assert [learning_rate(rl, n) for n in (4, 8, 16)] == [2.5e-5, 5.0e-5, 1.0e-4]
     settings = cell_settings(CONFIG, Cell("tiny1m", "dapo", "ead_tmin0.8", 8, 1))
-    assert settings["schedule"] == {"name": "ead", **CONFIG["ead"], "tau_min": 0.8}
-    assert settings["lr"] == 5.0e-5 and settings["tis"] == "none"
-    assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "ead_tis", 8, 0))["tis"] == "token"
-    assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "tau0.6", 8, 0))["schedule"] == {"name": "fixed", "tau": 0.6}
+    assert settings.schedule == {"name": "ead", **CONFIG["ead"], "tau_min": 0.8}
+    assert settings.training.lr == 5.0e-5 and settings.training.tis == "none"
+    assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "ead_tis", 8, 0)).training.tis == "token"
+    assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "tau0.6", 8, 0)).schedule == {"name": "fixed", "tau": 0.6}
     # a policy's rl_lr_scale multiplies the lr-by-n rule (the sharpened policy: by its sharpening temperature)
     sharp = CONFIG["policies"]["tiny1m_sharp"]
     assert sharp["rl_lr_scale"] == sharp["sharpen"]["temperature"]
-    assert cell_settings(CONFIG, shared)["lr"] == pytest.approx(5.0e-5 * sharp["rl_lr_scale"])
+    assert cell_settings(CONFIG, shared).training.lr == pytest.approx(5.0e-5 * sharp["rl_lr_scale"])
 
 
 def test_reported_ks_are_the_powers_of_two_up_to_n_and_n():
@@ -395,9 +396,12 @@ def rl_inputs(tmp_path_factory):
 
 
 def train_command(root, out, checkpoint, settings):
+    """The job's command line, with --k: a direct call with k also writes eval.csv (the workflow's cells leave it to
+    ead.rl.cell_eval)."""
     return [sys.executable, "-m", "ead.rl.train", "--policy-dir", str(root / "policy"),
             "--data", str(root / "countdown.parquet"), "--base-eval", str(root / "base.csv"),
-            "--settings", json.dumps(settings), "--out-dir", str(out), "--checkpoint-dir", str(checkpoint)]
+            "--settings", settings.to_json(), "--threads", "1", "--k", "1", "4", "--out-dir", str(out),
+            "--checkpoint-dir", str(checkpoint)]
 
 
 def small_cell_settings():
@@ -405,9 +409,7 @@ def small_cell_settings():
     config = json.loads(json.dumps(CONFIG))
     config["rl"].update(steps=4, prompts_per_step=2, max_new_tokens=24, checkpoint_every=2)
     config["rl"]["eval"].update(limit=4, n=4, every=3, batch_size=16)
-    settings = cell_settings(config, Cell("tiny", "clip_cov", "ead_tis", 4, 0))
-    settings["eval"]["k"] = [1, 4]  # a direct call with k also writes eval.csv (the workflow's cells leave k out)
-    return settings
+    return cell_settings(config, Cell("tiny", "clip_cov", "ead_tis", 4, 0))
 
 
 @pytest.mark.slow
@@ -443,8 +445,7 @@ def test_a_checkpoint_of_other_settings_is_discarded_not_resumed(rl_inputs, tmp_
     """Kill a cell after its first checkpoint, edit tau_max, rerun: the job starts over, so every row of its tables
     was produced under the new settings (identical to an uninterrupted run with them)."""
     settings = small_cell_settings()
-    edited = json.loads(json.dumps(settings))
-    edited["schedule"]["tau_max"] = 1.5
+    edited = dataclasses.replace(settings, schedule={**settings.schedule, "tau_max": 1.5})
     killed_after_first_checkpoint(train_command(rl_inputs, tmp_path / "out", tmp_path / "ckpt", settings),
                                   tmp_path / "ckpt" / "trainer_state.pt", timeout_s=180)
     rerun = subprocess.run(train_command(rl_inputs, tmp_path / "out", tmp_path / "ckpt", edited), capture_output=True,
@@ -568,6 +569,12 @@ def test_each_step_reports_the_per_group_ess_and_capped_share_of_the_sequence_we
     assert row["tis_capped_sequence_fraction"] == 0.0  # trained on its own logits / tau: every weight is 1
 
 
+def annealed(settings, **training):
+    """``settings`` trained at the annealed tau_t (the sampler's ``trains_at: annealed``), with other ``training``."""
+    return dataclasses.replace(settings, training=dataclasses.replace(settings.training,
+                                                                      **{"trains_at": "annealed", **training}))
+
+
 def test_annealed_training_evaluates_old_and_new_policy_at_each_tokens_sampling_temperature(rl_inputs, monkeypatch):
     """trains_at annealed (the authors' unused old_policy_temperature_correction): the trainer's pi_theta log-probs are
     log_softmax(logits / tau_t)[y_t] per token, tau_t EAD's by hand (tau_max 1.2, tau_min 0.1, d_s = 25 + 5 s,
@@ -583,7 +590,7 @@ def test_annealed_training_evaluates_old_and_new_policy_at_each_tokens_sampling_
     config["rl"].update(prompts_per_step=2, max_new_tokens=24)
     config["rl"]["eval"].update(limit=4)
     config["ead"].update(tau_max=1.2, tau_min=0.1, d0=25, step_factor=5, warmup=0, decay_scale=1)
-    settings = {**cell_settings(config, Cell("tiny", "dapo", "ead", 4, 0)), "fixed_tau_trains_at": "annealed"}
+    settings = annealed(cell_settings(config, Cell("tiny", "dapo", "ead", 4, 0)))
     trainer = train.Trainer(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"),
                             logging.getLogger("test"))
     before = copy.deepcopy(trainer.model).eval()
@@ -629,15 +636,17 @@ def test_annealed_training_evaluates_old_and_new_policy_at_each_tokens_sampling_
 @pytest.mark.parametrize("changes, message", [
     ({"tis": "token"}, "every importance weight is 1; set tis: none"),
     ({"schedule": {"name": "entropy_aware"}}, "sets each token's temperature from the logits"),
-    ({"fixed_tau_trains_at": "sampled"}, r"fixed_tau_trains_at must be one of \('behaviour', 'one', 'annealed'\)"),
+    ({"trains_at": "sampled"}, r"trains_at must be one of \('behaviour', 'one', 'annealed'\)"),
 ])
 def test_annealed_training_refuses_a_weight_or_a_logit_read_schedule(rl_inputs, changes, message):
     import logging
 
     from ead.rl.train import Trainer
 
-    settings = {**cell_settings(CONFIG, Cell("tiny", "dapo", "ead", 4, 0)), "fixed_tau_trains_at": "annealed",
-                **changes}
+    settings = annealed(cell_settings(CONFIG, Cell("tiny", "dapo", "ead", 4, 0)),
+                        **{key: value for key, value in changes.items() if key != "schedule"})
+    if "schedule" in changes:
+        settings = dataclasses.replace(settings, schedule=changes["schedule"])
     with pytest.raises(ValueError, match=message):
         Trainer(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"), logging.getLogger("test"))
 

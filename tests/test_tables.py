@@ -37,8 +37,11 @@ def test_converter_imports_no_torch_transformers_or_cpu_backend():
 def test_backends_share_the_contracts_columns():
     from ead.rl import aggregate, train
     from ead.rl.verl import convert
+    from ead.settings.layering import load_layered_config
+    from ead.settings.rl import Cell, cell_settings
 
-    assert train.CELL_COLUMNS is convert.CELL_COLUMNS is tables.CELL_COLUMNS
+    settings = cell_settings(load_layered_config(ROOT / "configs" / "config.yaml"), Cell("tiny1m", "dapo", "ead", 8, 0))
+    assert list(settings.cell_columns()) == list(tables.CELL_COLUMNS) and convert.CELL_COLUMNS is tables.CELL_COLUMNS
     assert train.PROBLEM_COLUMNS is convert.PROBLEM_COLUMNS is tables.PROBLEM_COLUMNS
     assert aggregate.TRAIN_METRICS is convert.TRAIN_METRICS is tables.TRAIN_METRICS
     assert set(convert.STEP_COLUMNS) <= set(STEPS.columns) | set(STEPS.optional) | {"actor_lr"}
@@ -46,10 +49,10 @@ def test_backends_share_the_contracts_columns():
 
 def test_settings_columns_are_what_the_grid_writes():
     from ead.settings.layering import load_layered_config
-    from ead.settings.rl import Cell, cell_settings, table_columns
+    from ead.settings.rl import Cell, cell_settings
 
     config = load_layered_config(ROOT / "configs" / "config.yaml")
-    columns = table_columns(cell_settings(config, Cell("tiny1m", "dapo", "ead_tis", 8, 0)))
+    columns = cell_settings(config, Cell("tiny1m", "dapo", "ead_tis", 8, 0)).table_columns()
     assert list(columns) == list(tables.SETTINGS_COLUMNS)
 
 

@@ -247,8 +247,10 @@ def tiny_policy(tmp_path_factory):
 def test_entropy_and_forking_jobs_run_a_tiny_policy_on_countdown(tiny_policy, tmp_path):
     model, data = tiny_policy
     common = ["--model", str(model), "--data", str(data), "--task", "countdown", "--split", "test", "--prompt-format",
-              "plain", "--threads", "1", "--max-new-tokens", "12", "--batch-size", "8"]
-    entropy_main([*common, "--num-questions", "3", "--samples", "2", "--samples-out", str(tmp_path / "e.parquet")])
+              "plain", "--threads", "1", "--max-new-tokens", "12", "--batch-size", "8", "--engine", "hf", "--dtype",
+              "float32", "--seed", "0", "--tau", "1.0"]
+    entropy_main([*common, "--question-seed", "0", "--num-questions", "3", "--samples", "2", "--samples-out",
+                  str(tmp_path / "e.parquet")])
     samples = ENTROPY_SAMPLES.read(tmp_path / "e.parquet")
     assert len(samples) == 6 and set(samples["split"]) == {"test"} and set(samples["task"]) == {"countdown"}
     assert set(samples["prompt_id"]) <= {f"countdown/s0/test/{i}" for i in range(6)}
@@ -257,12 +259,14 @@ def test_entropy_and_forking_jobs_run_a_tiny_policy_on_countdown(tiny_policy, tm
     roles = entropy_by_role(samples, resamples=100)
     assert roles["num_tokens"].sum() == samples.loc[kept, "num_tokens"].sum()
     assert (roles["responses_left_out"] == len(samples) - sum(kept)).all()
-    forking_main([*common, "--num-questions", "2", "--reference-samples", "1", "--fork-points", "0", "2",
+    forking_main([*common, "--question-seed", "1", "--prefix-selection", "random", "--num-questions", "2",
+                  "--reference-samples", "1", "--fork-points", "0", "2",
                   "--continuations", "2", "--samples-out", str(tmp_path / "f.parquet"), "--k", "1", "2",
                   "--bootstrap", "100", "--out", str(tmp_path / "f.csv")])
     assert set(pd.read_csv(tmp_path / "f.csv")["metric"]) == {"pass@k"}
     with pytest.raises(SystemExit, match="--task countdown needs --prompt-format plain"):
-        entropy_main([*common, "--prompt-format", "chat", "--num-questions", "1", "--samples", "1", "--samples-out",
+        entropy_main([*common, "--question-seed", "0", "--prompt-format", "chat", "--num-questions", "1", "--samples",
+                      "1", "--samples-out",
                       str(tmp_path / "x.parquet")])
 
 
@@ -270,6 +274,8 @@ def test_majority_job_refuses_countdown(tiny_policy, tmp_path, capsys):
     model, data = tiny_policy
     with pytest.raises(SystemExit):
         majority_main(["--model", str(model), "--data", str(data), "--task", "countdown", "--num-questions", "1",
+                       "--engine", "hf", "--dtype", "float32", "--question-seed", "0", "--seed", "0", "--batch-size",
+                       "8",
                        "--samples", "2", "--max-new-tokens", "8", "--threads", "1", "--schedules",
                        '{"name": "fixed", "tau": 1.0}', "--samples-out", str(tmp_path / "m.parquet")])
     message = "Maj@N votes on answers, and countdown's correct responses do not share one answer"

@@ -32,8 +32,9 @@ from ead.rl.verl.agent_loop import schedule_sampling_params, step_of
 from ead.samplers.vllm_processors import ScheduleRequest, ead_extra_args, parse_request
 from ead.schedule import AnnealedSchedule, FixedTemperature, build_schedule
 from ead.settings import ConfigError, validate_config
+from ead.settings.cell import CellSettings
 from ead.settings.layering import load_layered_config
-from ead.settings.rl import Cell, cell_settings, expand_grid, sampler_schedule, table_columns
+from ead.settings.rl import Cell, cell_settings, expand_grid, sampler_schedule
 from ead.settings.rl import verl_cell_settings as cell_document
 from ead.tables import TRAIN_METRICS
 from ead.workflow import rl_figures
@@ -193,13 +194,14 @@ def test_every_paper_cell_composes_with_verls_config(composed, cell):
     val = rollout.val_kwargs
     assert (val.do_sample, val.n, val.temperature, val.top_p, val.top_k) == (True, 16, 1.0, 1.0, -1)
     assert cfg.trainer.test_freq == rl["eval"]["every"] and cfg.trainer.val_before_train is True
+    assert overrides.validation_frequency(resolved) == rl["eval"]["every"]
     assert "file" in cfg.trainer.logger and cfg.trainer.use_v1 is True
     assert cfg.trainer.total_training_steps == rl["steps"]
     assert cfg.actor_rollout_ref.model.trust_remote_code is False
     assert cfg.trainer.validation_data_dir == "/run/validation"
     tp = 2 if cell.policy == "qwen2.5-math-7b" else 1
     assert rollout.tensor_model_parallel_size == tp
-    assert resolved["lr"] == actor.optim.lr
+    assert resolved.training.lr == actor.optim.lr
 
 
 def test_composed_configs_pass_verls_own_validation(composed):
@@ -387,7 +389,7 @@ def test_schedule_sampling_params_and_step():
 
 CELL = Cell("qwen2.5-math-1.5b", "dapo", "ead_tis", 8, 0)
 #: What ead.rl.verl.run hands the converter: the cell and its settings columns (as the CPU trainer writes them).
-CELL_COLUMNS = {**asdict(CELL), **table_columns(cell_settings(PAPER, CELL))}
+CELL_COLUMNS = {**asdict(CELL), **cell_settings(PAPER, CELL).table_columns()}
 DUMP_COUNTS = {0: [12, 3, 0], 2: [15, 6, 1]}  # known correct counts in the dumps (3 problems x 16 samples)
 
 
@@ -648,14 +650,15 @@ def test_bad_paper_config_names_key_and_value(change, message):
 
 def test_the_verl_cell_document_is_all_the_run_cli_reads(tmp_path, capsys):
     """The rule passes the cell's document resolved once in the DAG (ead.settings.rl.verl_cell_settings): the CPU
-    cell's settings plus the verl and grader blocks; another cell's sampler or rl.eval.k leave it unchanged."""
+    cell's settings plus the verl backend section (the verl and grader blocks); another cell's sampler or rl.eval.k
+    leave it unchanged."""
     cell = Cell("qwen2.5-math-1.5b", "grpo", "ead", 8, 0)
-    document = json.loads(json.dumps(cell_document(PAPER, cell)))  # what the Snakemake rule passes (JSON)
-    assert {key: document[key] for key in cell_settings(PAPER, cell)} == json.loads(
-        json.dumps(cell_settings(PAPER, cell)))
-    assert document["verl"] == PAPER["rl"]["verl"] and document["grader"] == PAPER["grader"]
+    document = json.loads(cell_document(PAPER, cell).to_json())  # what the Snakemake rule passes (JSON)
+    assert {key: document[key] for key in document if key != "backend"} == {
+        key: value for key, value in cell_settings(PAPER, cell).to_document().items() if key != "backend"}
+    assert document["backend"]["verl"] == PAPER["rl"]["verl"] and document["backend"]["grader"] == PAPER["grader"]
     seven_b = cell_document(PAPER, Cell("qwen2.5-math-7b", "dapo", "ead_tmin0.8", 8, 0))
-    assert seven_b["verl"]["tensor_model_parallel_size"] == 2  # paper_models.<policy>.verl over rl.verl
+    assert seven_b.backend.verl.tensor_model_parallel_size == 2  # paper_models.<policy>.verl over rl.verl
     other = Cell("llama-3.2-1b-instruct", "dapo", "tau1.0", 4, 0)
     changed = json.loads(json.dumps(PAPER))
     changed["rl"]["lr_by_n"] = PAPER["rl"]["lr_by_n"]
@@ -680,12 +683,16 @@ def test_the_verl_cell_document_is_all_the_run_cli_reads(tmp_path, capsys):
     assert not (tmp_path / "out").exists()  # --check never trains
 
 
-def test_run_cli_refuses_a_document_that_is_not_a_cells(tmp_path):
-    document = json.loads(json.dumps(cell_document(PAPER, Cell("qwen2.5-math-1.5b", "dapo", "ead", 8, 0))))
-    del document["verl"]
+@pytest.mark.parametrize("change, message", [
+    (lambda document: document["backend"]["verl"].pop("save_freq"), "missing key 'backend.verl.save_freq'"),
+    (lambda document: document.update(backend=None), r"a CPU cell's document \(backend: null\)"),
+])
+def test_run_cli_refuses_a_document_that_is_not_a_verl_cells(tmp_path, change, message):
+    document = cell_document(PAPER, Cell("qwen2.5-math-1.5b", "dapo", "ead", 8, 0)).to_document()
+    change(document)
     from ead.rl.verl.run import main
 
-    with pytest.raises(ConfigError, match=r"--settings lacks \['verl'\]"):
+    with pytest.raises(ConfigError, match=message):
         main(["--settings", json.dumps(document), "--model", "m", "--train", "t", "--val", "v",
               "--run-dir", str(tmp_path), "--out-dir", "o", "--check"])
 
@@ -702,7 +709,7 @@ def test_every_verl_cells_overrides_equal_the_snapshot_taken_before_the_cell_doc
     for profile in ("paper", "gpu_smoke", "verl_cpu"):
         config = load_profile(profile)
         for cell in expand_grid(config["rl"]):
-            document = json.loads(json.dumps(cell_document(config, cell)))  # as the rule passes it
+            document = CellSettings.from_json(cell_document(config, cell).to_json())  # as the rule passes it
             now[f"{profile}:{cell.directory}"] = {"overrides": overrides.verl_overrides(document, paths),
                                                   "agent_loop": overrides.agent_loop_entries(document)}
     assert sorted(now) == sorted(snapshot)

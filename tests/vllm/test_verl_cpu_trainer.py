@@ -118,7 +118,7 @@ def cell_command(assets: Path, sampler: str, config: dict, extra_overrides=(), r
     run_dir.mkdir(parents=True)
     env = {**os.environ, "EAD_VLLM_REQUEST_LOG": str(run_dir / "requests.jsonl"),
            "EAD_AGENT_LOOP_LOG": str(run_dir / "rollouts.jsonl"), "EAD_PROFILE": "verl_cpu"}
-    command = [sys.executable, "-m", "ead.rl.verl.run", "--settings", json.dumps(verl_cell_settings(config, cell)),
+    command = [sys.executable, "-m", "ead.rl.verl.run", "--settings", verl_cell_settings(config, cell).to_json(),
                "--model", str(assets / "model"), "--train", str(assets / "train.parquet"),
                "--val", str(assets / "val.parquet"), "--run-dir", str(run_dir), "--out-dir", str(run_dir / "tables")]
     return command, env, run_dir

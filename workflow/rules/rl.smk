@@ -53,7 +53,7 @@ rule rl_figure:
         pdf="figures/{figure}.pdf",
     params:
         experiment=get_figure_experiment,
-        k=max(config["rl"]["eval"]["k"]),
+        k=figure_k(config),
     log:
         "results/logs/figures/{figure}.log",
     wildcard_constraints:

@@ -12,7 +12,7 @@ use rule tiny_policy_base_eval as rl_base_eval with:
         per_problem="results/rl/base/{policy}/eval_problems.csv",
     params:
         args=get_eval_args("rl_base"),
-        task=config["rl"]["task"],
+        task=rl_task(config),
     log:
         "results/logs/rl/base_{policy}.log",
     benchmark:

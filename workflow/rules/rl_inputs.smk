@@ -4,37 +4,30 @@
 
 def get_cell_outputs(table, experiments=None):
     """One table (steps / eval / eval_problems) of every cell of the named experiments (default: the grid)."""
-    return [f"{cell.directory}/{table}.csv" for cell in expand_grid(config["rl"], experiments)]
+    return [f"{cell.directory}/{table}.csv" for cell in grid_cells(config, experiments)]
 
 
 def get_rl_learns_table():
     """Premise G4's table when the config has `rl_learns` and the grid runs its sampler (else none: the claims' column
     reads empty)."""
-    if not config.get("rl_learns"):
-        return []
-    if not any(cell.sampler == config["rl_learns"]["sampler"] for cell in expand_grid(config["rl"])):
-        return []
-    return ["results/premises/rl_learns.csv"]
+    return ["results/premises/rl_learns.csv"] if rl_learns_runs(config) else []
 
 
 def get_figure_experiment(wildcards):
     """The experiment (cells) an RL figure draws, as shell-quoted JSON."""
-    experiment = rl_figures()[wildcards.figure]
-    if experiment not in config["rl"]["experiments"]:
-        raise ValueError(f"figure {wildcards.figure} draws rl.experiments.{experiment}, which the config does not define")
-    return shlex.quote(json.dumps(config["rl"]["experiments"][experiment], sort_keys=True))
+    return json_arg(figure_experiment(config, wildcards.figure, rl_figures()[wildcards.figure]))
 
 
 # --- CPU cells (rl_cpu.smk) ---
 def get_cell_settings(wildcards):
-    """The one JSON document a grid cell's training job reads (a change to it reruns exactly that cell; it has no
-    rl.eval.k, see ead.settings.rl.cell_settings)."""
-    return shlex.quote(json.dumps(cell_settings(config, wildcards_cell(wildcards)), sort_keys=True))
+    """The one JSON document a grid cell's training job reads (ead.settings.cell; a change to it reruns exactly that
+    cell; it has no rl.eval.k, see ead.settings.rl.cell_evaluation)."""
+    return shlex.quote(cell_settings(config, wildcards_cell(wildcards)).to_json())
 
 
 def get_measured_schedule_input(wildcards):
     """A cell whose sampler is `measured: true` reads its policy's measured schedule (ead.analyses.measured_schedule)."""
-    if config["rl"]["samplers"][wildcards.sampler].get("measured"):
+    if cell_settings(config, wildcards_cell(wildcards)).training.measured:
         return [f"results/schedule/measured_{wildcards.policy}.csv"]
     return []
 
@@ -46,26 +39,24 @@ def get_measured_schedule_arg(wildcards):
 # --- verl cells (rl_verl.smk) ---
 def get_paper_data_spec(wildcards):
     """One paper_data entry (train or val), as shell-quoted JSON."""
-    return shlex.quote(json.dumps(config["paper_data"][wildcards.role], sort_keys=True))
+    return json_arg(paper_data_entry(config, wildcards.role))
 
 
 def get_verl_cell_settings(wildcards):
     """The cell's resolved document (ead.settings.rl.verl_cell_settings, a JSON string): editing another cell's
     settings or an unrelated experiment leaves this job's params, and so its results, untouched."""
-    return shlex.quote(json.dumps(verl_cell_settings(config, wildcards_cell(wildcards)), sort_keys=True))
+    return shlex.quote(verl_cell_settings(config, wildcards_cell(wildcards)).to_json())
 
 
 # --- the schedule-shapes figure (config `schedule_shapes`) ---
 def get_shape_schedules(wildcards):
     """sampler -> the schedule its cells sample with, for the shapes the figure draws (shell-quoted JSON)."""
-    return shlex.quote(json.dumps({s: sampler_schedule(config, s) for s in config["schedule_shapes"]["samplers"]},
-                                  sort_keys=True))
+    return json_arg(shape_schedules(config))
 
 
 def get_shape_table_args(wildcards):
-    spec = config["schedule_shapes"]
-    return cli_args({"steps": spec["steps"], "max_position": spec["max_position"]})
+    return cli_args(shape_table_options(config))
 
 
 def get_shape_spec(wildcards):
-    return shlex.quote(json.dumps(config["schedule_shapes"], sort_keys=True))
+    return json_arg(schedule_shapes_spec(config))

@@ -13,7 +13,7 @@ include: "rl_inputs.smk"
 
 # The verl_cpu profile (configs/verl_cpu.yaml) makes both offline instead: a tiny policy of `policies` exported as a
 # chat model (paper_models.<name>.policy), and a synthetic task's split in verl's format (paper_data.<role>.task).
-LOCAL_VERL_MODELS = {name: entry["policy"] for name, entry in config["paper_models"].items() if "policy" in entry}
+LOCAL_VERL_MODELS = local_verl_models(config)
 
 
 rule verl_local_model:
@@ -29,16 +29,16 @@ rule verl_local_model:
         "python -m ead.rl.verl.local model --policy {input.policy} --out {output.model} > {log} 2>&1"
 
 
-if "task" in config["paper_data"]["train"]:
+if paper_data_is_local(config):
 
     rule verl_local_data:
         input:
-            data=lambda wildcards: f"results/data/{config['paper_data'][wildcards.role]['task']}.parquet",
+            data=lambda wildcards: f"results/data/{paper_data_entry(config, wildcards.role)['task']}.parquet",
         output:
             table="results/paper/data/{role}.parquet",
         params:
-            task=lambda wildcards: config["paper_data"][wildcards.role]["task"],
-            limit=lambda wildcards: config["paper_data"][wildcards.role]["limit"],
+            task=lambda wildcards: paper_data_entry(config, wildcards.role)["task"],
+            limit=lambda wildcards: paper_data_entry(config, wildcards.role)["limit"],
         log:
             "results/logs/paper/data/{role}.log",
         wildcard_constraints:
@@ -54,7 +54,7 @@ else:
             table="results/paper/data/{role}.parquet",
         params:
             spec=get_paper_data_spec,
-            instruction=shlex.quote(config["paper_data"]["instruction"]),
+            instruction=shlex.quote(paper_data_instruction(config)),
         log:
             "results/logs/paper/data/{role}.log",
         wildcard_constraints:
@@ -78,7 +78,7 @@ rule rl_cell_verl:
         out_dir=CELL_PATTERN,
         run_dir=f"results/rl_runs/{CELL_PATTERN.removeprefix('results/rl/')}",
     # On CPU (rl.verl.device: cpu) one run takes every core Snakemake has: cells run one after another.
-    threads: workflow.cores if config["rl"]["verl"]["device"] == "cpu" else 1
+    threads: verl_cell_threads(config, workflow.cores)
     log:
         f"results/logs/{CELL_SUBPATH}.log",
     benchmark:

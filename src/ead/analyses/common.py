@@ -175,28 +175,29 @@ def set_threads(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def add_common_arguments(parser, *, question_seed: int, batch_size: int) -> None:
+def add_common_arguments(parser) -> None:
     """Command-line arguments every sampling analysis shares: model, engine, questions, sampling, outputs.
 
-    The workflow passes every setting from the config (``get_analysis_args``) and no summary option: its own job
-    summarises the samples (rule analysis_summary). The few defaults left for direct use equal the shipped config
-    (configs/config.yaml; tests/test_cli_defaults.py compares them); ``question_seed`` and ``batch_size`` differ
-    between the analyses, so each job passes its own section's values.
+    The workflow passes every setting from the config (``ead.settings.analyses.analysis_job_settings``) and no summary
+    option: its own job summarises the samples (rule analysis_summary). So every experiment setting is a required flag:
+    no default here restates a config value. The defaults left are behaviour no config key chooses (the chat template;
+    every row when no split is asked; vLLM's own engine arguments).
     """
     parser.add_argument("--model", required=True, help="local HF model directory")
-    parser.add_argument("--engine", choices=ENGINES, default="hf", help="hf (transformers, CPU) or vllm (GPU)")
-    parser.add_argument("--dtype", default="float32", help="model weights dtype, e.g. float32 or bfloat16")
-    parser.add_argument("--vllm-options", default="{}",
-                        help="JSON of vLLM engine arguments (--engine vllm), e.g. '{\"tensor_parallel_size\": 2}'")
+    parser.add_argument("--engine", choices=ENGINES, required=True, help="hf (transformers, CPU) or vllm (GPU)")
+    parser.add_argument("--dtype", required=True, help="model weights dtype, e.g. float32 or bfloat16")
+    parser.add_argument("--vllm-options", default=None,
+                        help="JSON of vLLM engine arguments (--engine vllm; default: vLLM's own), "
+                             "e.g. '{\"tensor_parallel_size\": 2}'")
     parser.add_argument("--data", required=True, help="questions table (id, question, answer)")
     parser.add_argument("--task", required=True, help="grader task of the data (sets the CoT prompt), e.g. mmlu")
     parser.add_argument("--subjects", nargs="+", default=None, help="only questions of these subjects (MMLU)")
     parser.add_argument("--split", default=None, help="only questions of this split (countdown); default: every row")
     parser.add_argument("--num-questions", type=int, required=True)
     parser.add_argument("--max-new-tokens", type=int, required=True, help="response budget in tokens")
-    parser.add_argument("--question-seed", type=int, default=question_seed)
-    parser.add_argument("--seed", type=int, default=0, help="sampling seed")
-    parser.add_argument("--batch-size", type=int, default=batch_size)
+    parser.add_argument("--question-seed", type=int, required=True, help="seed of the question selection")
+    parser.add_argument("--seed", type=int, required=True, help="sampling seed")
+    parser.add_argument("--batch-size", type=int, required=True, help="sequences per forward pass")
     parser.add_argument("--bootstrap", type=int, default=None,
                         help="bootstrap resamples of the summary table (with --out; bootstrap seed = --seed)")
     parser.add_argument("--prompt-format", choices=("chat", "plain"), default="chat",
@@ -232,7 +233,7 @@ def sample_settings(samples: pd.DataFrame, sample_columns: list[str]) -> dict:
 def open_analysis_engine(args):
     """The sampling engine the command line asks for (see :func:`add_common_arguments`)."""
     try:
-        vllm_options = json.loads(args.vllm_options)
+        vllm_options = json.loads(args.vllm_options) if args.vllm_options is not None else {}
     except json.JSONDecodeError as error:
         raise SystemExit(f"--vllm-options is not JSON ({error}): {args.vllm_options!r}") from None
     if not isinstance(vllm_options, dict):

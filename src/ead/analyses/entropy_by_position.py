@@ -168,9 +168,9 @@ def rescore_entropies(samples: pd.DataFrame, prompt_token_ids: dict, model_dir: 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_arguments(parser, question_seed=0, batch_size=96)  # configs/config.yaml analyses.entropy_by_position
+    add_common_arguments(parser)
     parser.add_argument("--samples", type=int, required=True, help="responses per question (G)")
-    parser.add_argument("--tau", type=float, default=1.0, help="sampling temperature (entropy is always at tau 1)")
+    parser.add_argument("--tau", type=float, required=True, help="sampling temperature (entropy is always at tau 1)")
     args = parser.parse_args(argv)
     with_summary = summary_requested(parser, args)
     log = setup_logging("entropy_by_position")

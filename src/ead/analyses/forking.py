@@ -118,14 +118,15 @@ def write_summary(samples: pd.DataFrame, out, *, k: list[int], resamples: int, s
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_arguments(parser, question_seed=1, batch_size=64)  # configs/config.yaml analyses.forking
+    add_common_arguments(parser)
     parser.add_argument("--reference-samples", type=int, required=True, help="reference pool size per question")
-    parser.add_argument("--prefix-selection", choices=PREFIX_SELECTIONS, default="random")
+    parser.add_argument("--prefix-selection", choices=PREFIX_SELECTIONS, required=True,
+                        help="how the reference prefixes are picked")
     parser.add_argument("--fork-points", type=int, nargs="+", required=True, help="prefix lengths p (0 = normal)")
     parser.add_argument("--continuations", type=int, required=True, help="continuations per prefix (>= max K)")
     parser.add_argument("--k", type=int, nargs="+", default=None,
                         help="K of Pass@K and Maj@K (the summary, with --out)")
-    parser.add_argument("--tau", type=float, default=1.0, help="temperature of references and continuations")
+    parser.add_argument("--tau", type=float, required=True, help="temperature of references and continuations")
     add_grader_argument(parser)
     args = parser.parse_args(argv)
     with_summary = summary_requested(parser, args, **{"--k": args.k})

@@ -71,7 +71,7 @@ def write_summary(samples: pd.DataFrame, out, *, resamples: int, seed: int, log)
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_arguments(parser, question_seed=0, batch_size=64)  # configs/config.yaml analyses.majority_scaling
+    add_common_arguments(parser)
     parser.add_argument("--samples", type=int, required=True, help="M samples per question and schedule")
     parser.add_argument("--schedules", nargs="+", required=True, help="schedule specs (JSON), one per sampler")
     parser.add_argument("--max-solution-steps", type=int, default=None,

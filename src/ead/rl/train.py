@@ -5,11 +5,12 @@ prompt with the cell's sampler (fixed tau, or EAD with the global step s feeding
 grader, compute GRPO advantages and the algorithm's policy loss with verl's `core_algos`, weight it with TIS when
 the sampler asks for it, and update in `mini_batches` sequential mini-batches (as verl's actor: the PPO ratio
 departs from 1 after the first one). Old log-probs are recomputed by a trainer forward pass at the training
-temperature: tau = 1 for EAD; for fixed-tau samplers `fixed_tau_trains_at` chooses verl's behaviour (trainer
-logits / tau, on-policy) or tau = 1 (off-policy, like EAD). `fixed_tau_trains_at: annealed` (any position-and-step
-schedule, e.g. an EAD sampler's `trains_at: annealed`) is the other treatment of EAD's off-policy gap, the authors'
-unused `old_policy_temperature_correction`: pi_old and pi_theta are both evaluated at each token's sampling
-temperature tau_t (logits / tau_t), so the rollouts are on-policy and there is no importance weight (TIS must be off).
+temperature: tau = 1 for EAD; for fixed-tau samplers `training.trains_at` (the sampler's `trains_at`, else
+rl.fixed_tau_trains_at) chooses verl's behaviour (trainer logits / tau, on-policy) or tau = 1 (off-policy, like EAD).
+`trains_at: annealed` (any position-and-step schedule, e.g. an EAD sampler's) is the other treatment of EAD's
+off-policy gap, the authors' unused `old_policy_temperature_correction`: pi_old and pi_theta are both evaluated at
+each token's sampling temperature tau_t (logits / tau_t), so the rollouts are on-policy and there is no importance
+weight (TIS must be off).
 
 Every `eval.every` steps and at the last step the policy is evaluated on a fixed held-out split: Pass@k /
 Worst@k from `eval.n` sampled completions at the declared `eval.tau` (unbiased estimators), and greedy accuracy;
@@ -18,20 +19,22 @@ Step 0 (the policy before RL) comes from the policy's base evaluation table (`--
 that policy shares. Checkpoints every `checkpoint_every` steps; a killed run resumes to identical tables.
 
 Outputs (in --out-dir): steps.csv (one row per step), eval_problems.csv (per step, sampler of the evaluation and
-problem: samples, correct, greedy) and, when the settings' `eval` block has `k`, eval.csv (one row per step, sampler
-of the evaluation and metric, with a bootstrap CI over problems), all carrying the cell. The workflow passes no `k`
-and makes eval.csv with ead.rl.cell_eval.
+problem: samples, correct, greedy) and, with `--k`, eval.csv (one row per step, sampler of the evaluation and metric,
+with a bootstrap CI over problems), all carrying the cell. The workflow passes no `--k` and makes eval.csv with
+ead.rl.cell_eval.
 
 Run:
     python -m ead.rl.train --policy-dir results/models/tiny1m --data results/data/countdown.parquet \
-        --base-eval results/rl/base/tiny1m/eval_problems.csv --settings "$(cat cell.json)" \
+        --base-eval results/rl/base/tiny1m/eval_problems.csv --settings "$(cat cell.json)" --threads 1 \
         --out-dir results/rl/tiny1m/dapo/ead/n8/seed0 --checkpoint-dir results/checkpoints/rl/tiny1m/dapo/ead/n8/seed0
-where cell.json is `ead.settings.rl.cell_settings(config, cell)`.
+where cell.json is `ead.settings.rl.cell_settings(config, cell).to_json()` (the document of ead.settings.cell: every
+setting the job reads; a missing, unknown or mistyped key fails here, naming it).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from collections import Counter
@@ -54,10 +57,10 @@ from ead.rl.cell_eval import cell_summary
 from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
 from ead.samplers.hf import left_pad, response_logits, sample
 from ead.schedule import FixedTemperature, build_schedule
-from ead.settings.rl import table_columns
+from ead.settings.base import ConfigError
+from ead.settings.cell import CellSettings
 from ead.tables import (
     BASE_PROBLEMS,
-    CELL_COLUMNS,
     COUNT_COLUMNS,
     EVAL,
     EVAL_PROBLEMS,
@@ -71,12 +74,12 @@ from ead.tables import (
 TRAINS_AT = ("behaviour", "one", "annealed")
 
 
-def training_temperature(schedule, fixed_tau_trains_at: str) -> float:
+def training_temperature(schedule, trains_at: str) -> float:
     """Temperature of the trainer's log-probs: logits / tau for fixed tau under verl's behaviour, else 1 (``annealed``
     has one temperature per token instead: :func:`annealed_training_temperatures`)."""
-    if fixed_tau_trains_at not in TRAINS_AT:
-        raise ValueError(f"fixed_tau_trains_at must be one of {TRAINS_AT}, got {fixed_tau_trains_at!r}")
-    if isinstance(schedule, FixedTemperature) and fixed_tau_trains_at in ("behaviour", "annealed"):
+    if trains_at not in TRAINS_AT:
+        raise ValueError(f"trains_at must be one of {TRAINS_AT}, got {trains_at!r}")
+    if isinstance(schedule, FixedTemperature) and trains_at in ("behaviour", "annealed"):
         return float(schedule.tau)
     return 1.0
 
@@ -110,39 +113,39 @@ def step_generator(seed: int, step: int, stream: int) -> torch.Generator:
 
 
 class Trainer:
-    def __init__(self, settings: dict, policy_dir: str, data: str, log, resume_from: Path | None = None):
+    def __init__(self, settings: CellSettings, policy_dir: str, data: str, log, resume_from: Path | None = None):
         """The cell's policy, data and optimizer: fresh from ``policy_dir``, or restored from a checkpoint."""
         self.settings, self.log = settings, log
         self.model, self.tokenizer = load_hf_model(resume_from / "model" if resume_from else policy_dir)
         table = read_table(data)
         self.train_problems = first_problems_of_split(table, "train", None, data).reset_index(drop=True)
-        ev = settings["eval"]
-        self.eval_problems = first_problems_of_split(table, ev["split"], ev["limit"], data)
-        self.schedule = build_schedule(settings["schedule"])
-        self.train_tau = training_temperature(self.schedule, settings["fixed_tau_trains_at"])
+        training, budget = settings.training, settings.budget
+        self.eval_problems = first_problems_of_split(table, settings.eval.split, settings.eval.limit, data)
+        self.schedule = build_schedule(settings.schedule)
+        self.train_tau = training_temperature(self.schedule, training.trains_at)
         self.old_is_behaviour = isinstance(self.schedule, FixedTemperature) and self.train_tau != 1.0
         # the annealed treatment: pi_old and pi_theta at each token's sampling temperature (on-policy, no weight)
-        self.trains_annealed = settings["fixed_tau_trains_at"] == "annealed"
+        self.trains_annealed = training.trains_at == "annealed"
         if self.trains_annealed:
             annealed_training_temperatures(self.schedule, 0, (1, 1))  # refuses a schedule that reads the logits
-            if settings["tis"] != "none":
-                raise ValueError(f"trains_at annealed with tis = {settings['tis']!r}: the trainer's pi_old is then the "
+            if training.tis != "none":
+                raise ValueError(f"trains_at annealed with tis = {training.tis!r}: the trainer's pi_old is then the "
                                  "sampling policy itself, so every importance weight is 1; set tis: none")
             self.old_is_behaviour = True
-        rollouts = settings["prompts_per_step"] * settings["n"]
-        if rollouts % settings["mini_batches"]:
+        rollouts = budget.prompts_per_step * settings.n
+        if rollouts % budget.mini_batches:
             raise ValueError(f"prompts_per_step * n = {rollouts} is not divisible by mini_batches "
-                             f"{settings['mini_batches']}")
-        self.mini_batch_size = rollouts // settings["mini_batches"]
-        self.actor = actor_config(settings["algorithm_params"], settings["n"], self.mini_batch_size)
-        self.forking_fraction = settings["algorithm_params"].get("forking_token_fraction", 1.0)
-        self.forking_scope = settings["algorithm_params"].get("forking_token_scope", "response")
+                             f"{budget.mini_batches}")
+        self.mini_batch_size = rollouts // budget.mini_batches
+        self.actor = actor_config(training.algorithm_params, settings.n, self.mini_batch_size)
+        self.forking_fraction = training.algorithm_params.get("forking_token_fraction", 1.0)
+        self.forking_scope = training.algorithm_params.get("forking_token_scope", "response")
         self.reference = None
         if self.actor.use_kl_loss:  # the KL loss anchors to the policy before RL, as verl's ref worker
             self.reference, _ = load_hf_model(policy_dir)
-        optimizer = settings["optimizer"]
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=settings["lr"],
-                                           betas=tuple(optimizer["betas"]), weight_decay=optimizer["weight_decay"])
+        optimizer = training.optimizer
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=training.lr, betas=optimizer.betas,
+                                           weight_decay=optimizer.weight_decay)
         self.resumed_step = 0
         if resume_from:
             state = torch.load(resume_from / "trainer_state.pt", weights_only=True)
@@ -157,20 +160,20 @@ class Trainer:
     # --- one RL step -------------------------------------------------------------------------------------------
     def rollout(self, step: int):
         s = self.settings
-        chosen = torch.randperm(len(self.train_problems), generator=step_generator(s["seed"], step, 0))
-        problems = self.train_problems.iloc[chosen[: s["prompts_per_step"]].numpy()]
+        chosen = torch.randperm(len(self.train_problems), generator=step_generator(s.seed, step, 0))
+        problems = self.train_problems.iloc[chosen[: s.budget.prompts_per_step].numpy()]
         prompts = [encode_strict(self.tokenizer, q) for q in problems["question"]]
-        rows = [p for p in prompts for _ in range(s["n"])]
-        group_index = np.repeat(np.arange(len(prompts)), s["n"])
+        rows = [p for p in prompts for _ in range(s.n)]
+        group_index = np.repeat(np.arange(len(prompts)), s.n)
         input_ids, attention_mask = left_pad(rows, self.pad_id)
         batch = sample(self.model.eval(), input_ids, attention_mask, self.schedule,
-                       max_new_tokens=s["max_new_tokens"], eos_token_ids=self.eos_id, pad_token_id=self.pad_id,
-                       step=step, generator=step_generator(s["seed"], step, 1))
+                       max_new_tokens=s.budget.max_new_tokens, eos_token_ids=self.eos_id, pad_token_id=self.pad_id,
+                       step=step, generator=step_generator(s.seed, step, 1))
         texts = [self.tokenizer.decode(ids[mask].tolist(), skip_special_tokens=True)
                  for ids, mask in zip(batch.token_ids, batch.response_mask)]
-        references = np.repeat(problems["answer"].to_numpy(), s["n"]).tolist()
+        references = np.repeat(problems["answer"].to_numpy(), s.n).tolist()
         graded = time.perf_counter()
-        grades = grade_many(texts, references, s["task"])
+        grades = grade_many(texts, references, s.task)
         rewards = torch.tensor([g.score for g in grades], dtype=torch.float32)
         self.grade_seconds = time.perf_counter() - graded
         # a timeout is a reward of 0 that says nothing about the answer: count it per step, and fail the cell once
@@ -198,8 +201,8 @@ class Trainer:
                 ref_log_prob = response_log_probs(self.reference, input_ids, attention_mask, response_ids, mask,
                                                   train_tau)
         advantages = grpo_advantages(rewards, mask, group_index)
-        tis = tis_weights(old_log_prob, batch.behaviour_logprobs, mask, level=self.settings["tis"],
-                          cap=self.settings["tis_cap"])
+        tis = tis_weights(old_log_prob, batch.behaviour_logprobs, mask, level=self.settings.training.tis,
+                          cap=self.settings.training.tis_cap)
         # forking-token training: the gradient flows through the highest-entropy tokens only (tau = 1 entropies of
         # the policy that sampled); fraction 1 keeps every response token
         loss_mask = forking_token_mask(batch.entropies, mask, self.forking_fraction, self.forking_scope)
@@ -211,14 +214,15 @@ class Trainer:
             log_prob = response_log_probs(self.model, input_ids[rows], attention_mask[rows], response_ids[rows],
                                           mask[rows], train_tau[rows] if self.trains_annealed else train_tau)
             # clip_cov draws random tokens with torch's global generator: seed it per mini-batch for resumability
-            torch.manual_seed(int(step_generator(self.settings["seed"], step, 2 + index).initial_seed()))
+            torch.manual_seed(int(step_generator(self.settings.seed, step, 2 + index).initial_seed()))
             loss, loss_metrics = policy_loss(
                 self.actor, old_log_prob=old_log_prob[rows], log_prob=log_prob, advantages=advantages[rows],
                 response_mask=loss_mask[rows], rollout_is_weights=None if tis.weights is None else tis.weights[rows],
                 ref_log_prob=None if ref_log_prob is None else ref_log_prob[rows])
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings["optimizer"]["grad_clip"])
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(),
+                                                       self.settings.training.optimizer.grad_clip)
             if not torch.isfinite(grad_norm):
                 raise FloatingPointError(f"step {step}: non-finite gradient norm {float(grad_norm)}")
             self.optimizer.step()
@@ -253,7 +257,7 @@ class Trainer:
             TIMEOUT_STEP_COLUMN: float(self.step_timeouts),
             "update_s": updated - sampled,
             "wall_time_s": updated - started,
-            "lr": self.settings["lr"],
+            "lr": self.settings.training.lr,
             # annealed training: the mean tau_t over the step's response tokens
             "train_temperature": (float((train_tau * valid).sum() / valid.sum()) if self.trains_annealed
                                   else self.train_tau),
@@ -267,16 +271,16 @@ class Trainer:
         the sampler). Both draw the evaluation's random numbers (``eval.seed``), so a sampler equal to the declared
         one reproduces its rows exactly and is not sampled twice.
         """
-        ev = self.settings["eval"]
-        declared = FixedTemperature(ev["tau"])
+        ev = self.settings.eval
+        declared = FixedTemperature(ev.tau)
         schedule = self.schedule if own_sampler else declared
         if own_sampler and schedule.to_dict() == declared.to_dict() and step in self.declared_rows:
             return self.declared_rows[step].assign(greedy_correct=np.nan, evaluated_with="own_sampler")
         per_problem, _ = evaluate(
-            self.model.eval(), self.tokenizer, self.eval_problems, self.settings["task"], n=ev["n"],
-            ks=sorted({1, ev["n"]}),  # only the per-problem counts are kept; they serve every k <= n
-            schedule=schedule, max_new_tokens=ev["max_new_tokens"], seed=ev["seed"],
-            batch_size=ev["batch_size"], greedy=not own_sampler, step=step)
+            self.model.eval(), self.tokenizer, self.eval_problems, self.settings.task, n=ev.n,
+            ks=sorted({1, ev.n}),  # only the per-problem counts are kept; they serve every k <= n
+            schedule=schedule, max_new_tokens=ev.max_new_tokens, seed=ev.seed,
+            batch_size=ev.batch_size, greedy=not own_sampler, step=step)
         if own_sampler:
             per_problem["greedy_correct"] = np.nan
         rows = per_problem[[*COUNT_COLUMNS, TIMEOUT_PROBLEM_COLUMN]].assign(
@@ -295,14 +299,15 @@ def _save_checkpoint(directory: Path, trainer: Trainer, step: int, tables: dict[
         stamp(staging, fingerprint)
 
 
-def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: str, checkpoint_dir: str,
-          measured_schedule: str | None = None) -> None:
+def train(settings: CellSettings, policy_dir: str, data: str, base_eval: str, out_dir: str, checkpoint_dir: str,
+          measured_schedule: str | None = None, ks: list[int] | None = None) -> None:
+    """Train the cell and write its tables into ``out_dir``; eval.csv too when ``ks`` (the reported k) is given."""
     log = setup_logging("rl")
-    torch.manual_seed(settings["seed"])
+    torch.manual_seed(settings.seed)
     checkpoint = Path(checkpoint_dir)
     settings = with_measured_schedule(settings, measured_schedule)
     # a checkpoint of other settings or inputs (edited config, retrained policy) is discarded, never resumed
-    fingerprint = job_fingerprint(settings, [policy_dir, data, base_eval])
+    fingerprint = job_fingerprint(settings.to_document(), [policy_dir, data, base_eval])
     resuming = resumable(checkpoint, fingerprint, log)
     trainer = Trainer(settings, policy_dir, data, log, resume_from=checkpoint if resuming else None)
     tables = {"steps": [], "eval_problems": []}
@@ -311,14 +316,13 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
         log.info("resuming from %s after step %d", checkpoint, trainer.resumed_step)
     start = trainer.resumed_step + 1
 
-    steps = settings["steps"]
-    evaluated = set(evaluated_steps(steps, settings["eval"]["every"]))  # step 0 is the policy's base evaluation
-    # eval.csv's k: the workflow leaves `k` out of the cell's settings and summarises eval_problems.csv in its own job
-    # (ead.rl.cell_eval), so changing rl.eval.k never retrains; a direct call with `k` still gets eval.csv here.
-    ks = settings["eval"].get("k")
-    log_ks = ks or sorted({1, settings["eval"]["n"]})
+    steps, evaluation = settings.budget.steps, settings.eval
+    evaluated = set(evaluated_steps(steps, evaluation.every))  # step 0 is the policy's base evaluation
+    # eval.csv's k: the workflow passes none and summarises eval_problems.csv in its own job (ead.rl.cell_eval), so
+    # changing rl.eval.k never retrains; a direct call with --k still gets eval.csv here.
+    log_ks = ks or sorted({1, evaluation.n})
     log.info("cell %s: %d steps, lr %.2e, schedule %s, TIS %s, training temperature %s",
-             {k: settings[k] for k in CELL_COLUMNS}, steps, settings["lr"], settings["schedule"], settings["tis"],
+             settings.cell_columns(), steps, settings.training.lr, settings.schedule, settings.training.tis,
              "tau_t of each token (annealed)" if trainer.trains_annealed else f"{trainer.train_tau:.2f}")
     for step in tqdm(range(start, steps + 1), initial=start - 1, total=steps, desc="rl", unit="step"):
         row = trainer.train_step(step)
@@ -327,18 +331,18 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
                  step, row["reward_mean"], row["entropy"], row["response_length"], row["pg_clipfrac"],
                  row["grad_norm"], row["tis_weight_mean"], row["wall_time_s"])
         if step in evaluated:
-            evaluations = [False, True] if step == steps and settings["eval"].get("own_sampler") else [False]
+            evaluations = [False, True] if step == steps and evaluation.own_sampler else [False]
             for own_sampler in evaluations:
                 per_problem = trainer.evaluate(step, own_sampler=own_sampler)
                 tables["eval_problems"].extend(per_problem.to_dict("records"))
-                summary = pass_worst_summary(per_problem, log_ks, seed=settings["eval"]["seed"])
+                summary = pass_worst_summary(per_problem, log_ks, seed=evaluation.seed)
                 log.info("step %d eval (%s): %s", step, per_problem["evaluated_with"].iloc[0],
                          ", ".join(f"{r.metric} {r.value:.4f}" for r in summary.itertuples()))
-        if step % settings["checkpoint_every"] == 0 and step < steps:
+        if step % settings.budget.checkpoint_every == 0 and step < steps:
             _save_checkpoint(checkpoint, trainer, step, tables, fingerprint)
 
-    cell = {key: settings[key] for key in CELL_COLUMNS}
-    config_columns = table_columns(settings)
+    cell = settings.cell_columns()
+    config_columns = settings.table_columns()
     base = (BASE_PROBLEMS.read(base_eval)[[*COUNT_COLUMNS, TIMEOUT_PROBLEM_COLUMN]]
             .assign(step=0, evaluated_with="eval_tau"))
     eval_problems = pd.concat([base, pd.DataFrame(tables["eval_problems"])], ignore_index=True)
@@ -347,22 +351,22 @@ def train(settings: dict, policy_dir: str, data: str, base_eval: str, out_dir: s
     STEPS.write(pd.DataFrame(tables["steps"]).assign(**cell, **config_columns), out / "steps.csv")
     EVAL_PROBLEMS.write(eval_problems.assign(**cell, **config_columns), out / "eval_problems.csv")
     if ks:
-        EVAL.write(cell_summary(eval_problems.assign(**cell, **config_columns), ks, seed=settings["eval"]["seed"]),
+        EVAL.write(cell_summary(eval_problems.assign(**cell, **config_columns), ks, seed=evaluation.seed),
                    out / "eval.csv")
     discard(checkpoint)  # the run is complete: its checkpoint and the directories it leaves empty go
     log.info("wrote %s", out)
 
 
-def with_measured_schedule(settings: dict, path: str | None) -> dict:
+def with_measured_schedule(settings: CellSettings, path: str | None) -> CellSettings:
     """A cell whose sampler says ``measured: true`` samples with c and d0 from its policy's measured schedule
     (``ead.analyses.measured_schedule``); the tables then record those values in ``schedule_params``."""
-    if not settings.get("measured_schedule"):
+    if not settings.training.measured:
         if path:
             raise SystemExit(f"--measured-schedule {path} given, but the cell's sampler is not `measured: true`")
         return settings
     if not path:
         raise SystemExit("the cell's sampler is `measured: true`: pass its policy's --measured-schedule table")
-    return {**settings, "schedule": {**settings["schedule"], **read_measured_schedule(path)}}
+    return dataclasses.replace(settings, schedule={**settings.schedule, **read_measured_schedule(path)})
 
 
 def main(argv=None):
@@ -370,18 +374,25 @@ def main(argv=None):
     parser.add_argument("--policy-dir", required=True, help="the policy before RL (HF directory)")
     parser.add_argument("--data", required=True, help="problems table with a train split and the eval split")
     parser.add_argument("--base-eval", required=True, help="the policy's per-problem base evaluation (step 0)")
-    parser.add_argument("--settings", required=True, help="the cell's settings (JSON, from ead.settings.rl)")
+    parser.add_argument("--settings", required=True,
+                        help="the cell's settings document (JSON, ead.settings.rl.cell_settings)")
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--checkpoint-dir", required=True)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, required=True, help="torch's CPU threads (the rule's `threads`)")
     parser.add_argument("--measured-schedule",
                         help="the policy's measured schedule table (samplers with measured: true)")
+    parser.add_argument("--k", type=int, nargs="+",
+                        help="also write eval.csv at these k (the workflow leaves it to ead.rl.cell_eval)")
     add_grader_argument(parser)
     args = parser.parse_args(argv)
     configure_grader(args.grader)
     torch.set_num_threads(args.threads)
-    train(json.loads(args.settings), args.policy_dir, args.data, args.base_eval, args.out_dir, args.checkpoint_dir,
-          args.measured_schedule)
+    try:
+        settings = CellSettings.from_json(args.settings)
+    except ConfigError as error:
+        raise SystemExit(f"ead.rl.train --settings: {error}") from None
+    train(settings, args.policy_dir, args.data, args.base_eval, args.out_dir, args.checkpoint_dir,
+          args.measured_schedule, args.k)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,21 @@
 """``rl``: the RL grid (experiments -> cells), everything one cell's job reads, and the section's cross-key rules.
 
 A cell is (policy, algorithm, sampler, n, seed); the grid is the union of the experiments' products, so a cell shared
-by two figures runs once. Both backends read one resolved document per cell, made here at DAG build time: the CPU job
-:func:`cell_settings`, the verl job the same document plus its verl and grader blocks (:func:`verl_cell_settings`).
+by two figures runs once. Both backends read one typed record per cell (:class:`ead.settings.cell.CellSettings`), made
+here at DAG build time: the CPU job :func:`cell_settings`, the verl job the same settings plus its backend section (the
+verl and grader blocks, :func:`verl_cell_settings`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-import json
 from dataclasses import asdict, dataclass
 
 from ead.metrics import COUNT_METRIC
 from ead.schedule import SCHEDULES
 from ead.settings.base import ConfigError, schedule_document
+from ead.settings.cell import Budget, CellSettings, Evaluation, Optimizer, Training, VerlBackend, VerlSettings
 from ead.settings.policies import policy_task
 from ead.tables import ALL_TRAIN_METRICS
 
@@ -60,11 +62,11 @@ def reported_ks(n: int) -> list[int]:
     return sorted({1, n, *(2 ** i for i in range(1, n.bit_length()) if 2 ** i <= n)})
 
 
-def cell_eval_settings(rl: dict) -> dict:
+def cell_evaluation(rl: dict) -> Evaluation:
     """`rl.eval` as a cell sees it: without k. A cell writes per-problem counts, which serve every k <= rl.eval.n;
     ead.rl.cell_eval and the aggregation summarise them, so changing k reruns only those (on either backend, so a
     GPU run is never redone for it)."""
-    return {key: value for key, value in rl["eval"].items() if key != "k"}
+    return Evaluation(**{"own_sampler": False, **{key: value for key, value in rl["eval"].items() if key != "k"}})
 
 
 def policy_lr_scale(config: dict, policy: str) -> float:
@@ -87,44 +89,92 @@ def sampler_trains_at(config: dict, sampler: str) -> str:
     return config["rl"]["samplers"][sampler].get("trains_at", config["rl"]["fixed_tau_trains_at"])
 
 
-def cell_settings(config: dict, cell: Cell) -> dict:
-    """Everything the training job of ``cell`` reads: algorithm, sampler, schedule, lr and the shared settings."""
+def cell_settings(config: dict, cell: Cell) -> CellSettings:
+    """Everything the training job of ``cell`` reads (ead.settings.cell): schedule, lr, algorithm, TIS, budget and
+    evaluation; no backend section (the CPU backend's)."""
     rl = config["rl"]
     sampler = rl["samplers"][cell.sampler]
-    shared = {key: rl[key] for key in ("task", "steps", "prompts_per_step", "mini_batches", "max_new_tokens",
-                                       "optimizer", "checkpoint_every")}
-    shared["fixed_tau_trains_at"] = sampler_trains_at(config, cell.sampler)
-    shared["eval"] = cell_eval_settings(rl)
-    return {
-        **asdict(cell),
-        **shared,
-        "lr": learning_rate(rl, cell.n) * policy_lr_scale(config, cell.policy),
-        "algorithm_params": rl["algorithms"][cell.algorithm],
-        "schedule": sampler_schedule(config, cell.sampler),
-        "tis": sampler.get("tis", "none"),
-        "tis_cap": sampler.get("tis_cap", rl["tis_cap"]),
-        **({"measured_schedule": True} if sampler.get("measured") else {}),  # c, d0 from the job's measured table
-    }
+    training = Training(
+        lr=learning_rate(rl, cell.n) * policy_lr_scale(config, cell.policy),
+        algorithm_params=dict(rl["algorithms"][cell.algorithm]),
+        optimizer=Optimizer(**{**rl["optimizer"], "betas": tuple(rl["optimizer"]["betas"])}),
+        tis=sampler.get("tis", "none"),
+        tis_cap=sampler.get("tis_cap", rl["tis_cap"]),
+        trains_at=sampler_trains_at(config, cell.sampler),
+        measured=sampler.get("measured", False),  # c, d0 from the job's measured table
+    )
+    budget = Budget(**{field.name: rl[field.name] for field in dataclasses.fields(Budget)})
+    return CellSettings(policy=cell.policy, algorithm=cell.algorithm, sampler=cell.sampler, n=cell.n, seed=cell.seed,
+                        task=rl["task"], schedule=sampler_schedule(config, cell.sampler), training=training,
+                        budget=budget, eval=cell_evaluation(rl), backend=None)
 
 
-def table_columns(settings: dict) -> dict:
-    """The settings columns every result table of a cell carries (from `cell_settings`), for both backends."""
-    return {"lr": settings["lr"], "tis": settings["tis"], "tis_cap": settings["tis_cap"],
-            "loss_mode": settings["algorithm_params"]["loss_mode"],
-            "schedule_params": json.dumps(settings["schedule"], sort_keys=True),
-            "fixed_tau_trains_at": settings["fixed_tau_trains_at"], "eval_tau": settings["eval"]["tau"],
-            "prompts_per_step": settings["prompts_per_step"], "mini_batches": settings["mini_batches"]}
-
-
-def verl_cell_settings(config: dict, cell: Cell) -> dict:
+def verl_cell_settings(config: dict, cell: Cell) -> CellSettings:
     """Everything the verl job of ``cell`` reads, resolved once here in the DAG: the CPU cell's settings
-    (:func:`cell_settings`: lr, algorithm, schedule, TIS, evaluation), the verl block with the policy's own overrides
-    (``rl.verl`` then ``paper_models.<policy>.verl``) and the grader (the cell's reward). ead.rl.verl.run and
-    ead.rl.verl.overrides read this document and nothing else, so its parameters (and Snakemake's rerun decisions)
-    change only when something that affects the cell changes."""
-    return {**cell_settings(config, cell),
-            "verl": {**config["rl"]["verl"], **config["paper_models"][cell.policy].get("verl", {})},
-            "grader": config["grader"]}
+    (:func:`cell_settings`: lr, algorithm, schedule, TIS, evaluation) with the verl backend section: the verl block
+    with the policy's own overrides (``rl.verl`` then ``paper_models.<policy>.verl``) and the grader (the cell's
+    reward). ead.rl.verl.run and ead.rl.verl.overrides read this document and nothing else, so its parameters (and
+    Snakemake's rerun decisions) change only when something that affects the cell changes."""
+    verl = {**config["rl"]["verl"], **config["paper_models"][cell.policy].get("verl", {})}
+    verl["extra_overrides"] = tuple(verl["extra_overrides"])
+    backend = VerlBackend(verl=VerlSettings(**verl), grader=dict(config["grader"]))
+    return dataclasses.replace(cell_settings(config, cell), backend=backend)
+
+
+# --- what the RL rules read (workflow/rules/rl*.smk): values, which the rule files turn into paths and flags --------
+
+def grid_cells(config: dict, experiments: list[str] | None = None) -> list[Cell]:
+    """The cells of the named experiments (the whole grid by default): :func:`expand_grid` of ``rl``."""
+    return expand_grid(config["rl"], experiments)
+
+
+def figure_k(config: dict) -> int:
+    """The k an RL figure draws Pass@k / Worst@k at: the largest of rl.eval.k."""
+    return max(config["rl"]["eval"]["k"])
+
+
+def rl_task(config: dict) -> str:
+    """The task the RL cells train and are evaluated on (rl.task; their step-0 evaluation grades it too)."""
+    return config["rl"]["task"]
+
+
+def rl_learns_runs(config: dict) -> bool:
+    """Premise G4 (``rl_learns``) has a table: the config asks for it and the grid runs its sampler."""
+    learns = config.get("rl_learns")
+    return bool(learns) and any(cell.sampler == learns["sampler"] for cell in grid_cells(config))
+
+
+def figure_experiment(config: dict, figure: str, experiment: str) -> dict:
+    """``rl.experiments.<experiment>``, the cells the RL figure ``figure`` draws (ead.workflow.FIGURES names it)."""
+    if experiment not in config["rl"]["experiments"]:
+        raise ValueError(f"figure {figure} draws rl.experiments.{experiment}, which the config does not define")
+    return config["rl"]["experiments"][experiment]
+
+
+def local_verl_models(config: dict) -> dict[str, str]:
+    """paper_models made offline from a tiny policy (the verl_cpu profile): model name -> the policy it exports."""
+    return {name: entry["policy"] for name, entry in config["paper_models"].items() if "policy" in entry}
+
+
+def paper_data_is_local(config: dict) -> bool:
+    """True if paper_data is a synthetic task's split made offline (the verl_cpu profile), not hub datasets."""
+    return "task" in config["paper_data"]["train"]
+
+
+def paper_data_entry(config: dict, role: str) -> dict:
+    """One ``paper_data`` entry (role train or val): a hub dataset's spec, or a synthetic task and its limit."""
+    return config["paper_data"][role]
+
+
+def paper_data_instruction(config: dict) -> str:
+    """The instruction every hub problem's prompt carries (paper_data.instruction)."""
+    return config["paper_data"]["instruction"]
+
+
+def verl_cell_threads(config: dict, cores: int) -> int:
+    """Threads of one verl cell: on ``rl.verl.device: cpu`` a run takes every core (cells run one after another);
+    on GPUs the job itself needs one."""
+    return cores if config["rl"]["verl"]["device"] == "cpu" else 1
 
 
 #: Policy-loss parameters (verl's PolicyLossConfig fields) each loss mode needs stated in the config, not left to

@@ -4,9 +4,25 @@ from ead.analyses.sampler_schedules, and their paired differences to a baseline)
 from __future__ import annotations
 
 from ead.settings.base import ConfigError
-from ead.settings.rl import expand_grid
+from ead.settings.rl import expand_grid, sampler_schedule
 
-__all__ = ["check_schedule_shapes"]
+__all__ = ["check_schedule_shapes", "schedule_shapes_spec", "shape_schedules", "shape_table_options"]
+
+
+def schedule_shapes_spec(config: dict) -> dict:
+    """``schedule_shapes``: the shapes figure's cells, samplers, baseline, steps and metrics."""
+    return config["schedule_shapes"]
+
+
+def shape_schedules(config: dict) -> dict:
+    """sampler -> the schedule its cells sample with, for the shapes the figure draws."""
+    return {sampler: sampler_schedule(config, sampler) for sampler in config["schedule_shapes"]["samplers"]}
+
+
+def shape_table_options(config: dict) -> dict:
+    """The shapes table's extent: tau at each of ``steps``, positions 0..``max_position``."""
+    spec = config["schedule_shapes"]
+    return {"steps": spec["steps"], "max_position": spec["max_position"]}
 
 
 def check_schedule_shapes(config: dict) -> None:

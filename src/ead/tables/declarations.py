@@ -23,7 +23,7 @@
   and those of Figs. 1 and 2, first written to ``results/analyses/claims.csv`` by ``ead.claims.analyses``).
 
 Every RL cell table carries :data:`CELL_COLUMNS` and the settings columns :data:`SETTINGS_COLUMNS`
-(``ead.settings.rl.table_columns``).
+(``ead.settings.cell.CellSettings.table_columns``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ __all__ = [
 #: The cell every RL table row belongs to.
 CELL_COLUMNS = ("policy", "algorithm", "sampler", "n", "seed")
 _CELL_KINDS = {"policy": "str", "algorithm": "str", "sampler": "str", "n": "int", "seed": "int"}
-#: Settings columns of every RL cell table (``ead.settings.rl.table_columns``), in that order.
+#: Settings columns of every RL cell table (``ead.settings.cell.CellSettings.table_columns``), in that order.
 SETTINGS_COLUMNS = {"lr": "float", "tis": "str", "tis_cap": "float", "loss_mode": "str", "schedule_params": "str",
                     "fixed_tau_trains_at": "str", "eval_tau": "float", "prompts_per_step": "int",
                     "mini_batches": "int"}

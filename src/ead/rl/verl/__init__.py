@@ -9,6 +9,7 @@
 * :mod:`~ead.rl.verl.run`: the per-cell job (Snakemake rule ``rl_cell_verl``);
 * :mod:`~ead.operations.hub`: paper-profile-only hub downloads (models, NuminaMath-CoT, MATH-500).
 
-Cells are resolved by :mod:`ead.settings.rl` (``cell_settings``, ``cell_config``), exactly as for the CPU backend.
+Cells are resolved by :mod:`ead.settings.rl` (``verl_cell_settings``: the typed settings of :mod:`ead.settings.cell`
+that the CPU backend reads, with the verl backend section).
 See docs/paper-scale.md. Importing the package imports neither verl nor vLLM.
 """

@@ -16,7 +16,7 @@ Inputs of one run (verl 0.9.1):
 ``steps.csv``: one row per training step with every training metric the aggregation reads
 (:data:`ead.tables.TRAIN_METRICS`); verl metric -> column in :data:`STEP_COLUMNS`, columns without a verl
 source (and TIS columns of runs without TIS) are empty; plus ``entropy_temperature`` (the tau verl's entropy was
-computed at), the cell and its settings columns (:func:`ead.settings.rl.table_columns`).
+computed at), the cell and its settings columns (:meth:`ead.settings.cell.CellSettings.table_columns`).
 
 ``eval_problems.csv``: from the dumps, per (step, problem): ``problem_id`` (a hash of the prompt text, the same in
 every cell of a policy), ``num_samples``, ``num_correct`` and ``greedy_correct`` = NaN (verl validates with one
@@ -136,7 +136,7 @@ def steps_table(records: dict[int, dict], cell: dict, entropy_temperature: float
     which one (a column), so tau = 1 entropies are never silently mixed with entropies at tau.
     """
     columns = ["step", *dict.fromkeys([*TRAIN_METRICS, *STEP_COLUMNS, "tis_capped_sequence_fraction"])]
-    sequence_level = cell.get("tis") == "sequence"  # the settings column `tis` (ead.settings.rl.table_columns)
+    sequence_level = cell.get("tis") == "sequence"  # the settings column `tis` (CellSettings.table_columns)
     rows = []
     for step, data in records.items():
         if not is_training_record(data):
@@ -249,9 +249,8 @@ def convert_run(run_dir, cell: dict, ks: list[int], out_dir, seed: int = 0,
     """Write steps.csv, eval_problems.csv and eval.csv of one run into ``out_dir``.
 
     ``cell`` holds the columns every table carries: the cell (policy, algorithm, sampler, n, seed) and its settings
-    (:func:`ead.settings.rl.table_columns`). With ``total_steps``, a run whose logged steps are not exactly
-    1..total_steps
-    (a partial run) is an error and nothing is written.
+    (:meth:`ead.settings.cell.CellSettings.table_columns`). With ``total_steps``, a run whose logged steps are not
+    exactly 1..total_steps (a partial run) is an error and nothing is written.
     """
     missing = [key for key in CELL_COLUMNS if key not in cell]
     if missing:

@@ -22,10 +22,11 @@ is one edit. The keys and why (verl 0.9.1 source, paths relative to site-package
   ``rollout.calculate_log_probs=true`` and ``rollout.logprobs_mode=processed_logprobs`` (behaviour log-probs after
   the EAD processor).
 * reward: ``reward.custom_reward_function.path=pkg://ead.rl.verl.reward`` (our grader).
-* validation: ``rollout.val_kwargs`` (do_sample, n, temperature; top_p 1, top_k -1), ``trainer.test_freq``,
-  ``trainer.val_before_train``, ``data.val_max_samples``, dumps in ``trainer.validation_data_dir``. Validation
-  rows carry ``agent_name=single_turn_agent`` (written by :mod:`ead.operations.hub`), so every cell is evaluated by the
-  same fixed-temperature sampler, never by its own training sampler.
+* validation: ``rollout.val_kwargs`` (do_sample, n, temperature; top_p 1, top_k -1), ``trainer.test_freq``
+  (:func:`validation_frequency`: the steps of :func:`ead.tables.evaluated_steps`), ``trainer.val_before_train``,
+  ``data.val_max_samples``, dumps in ``trainer.validation_data_dir``. Validation rows carry
+  ``agent_name=single_turn_agent`` (written by :mod:`ead.operations.hub`), so every cell is evaluated by the same
+  fixed-temperature sampler, never by its own training sampler.
 * metrics: ``trainer.logger=[console,file]``; the file logger writes to ``$VERL_FILE_LOGGER_PATH``
   (utils/tracking.py, FileLogger) set by :mod:`ead.rl.verl.run`.
 """
@@ -34,11 +35,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from types import SimpleNamespace
 
+from ead.settings.cell import CellSettings
 from ead.settings.rl import POLICY_LOSS_KEYS
+from ead.tables import evaluated_steps
 
-__all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "hydra_value", "uses_agent_loop", "verl_overrides"]
+__all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "hydra_value", "uses_agent_loop",
+           "validation_frequency", "verl_overrides"]
 
 #: Name of our agent loop in verl's agent-loop registry.
 AGENT_LOOP_NAME = "ead_schedule_agent"
@@ -76,38 +79,46 @@ def hydra_value(value) -> str:
     return json.dumps(text)  # a double-quoted string, escapes as Hydra expects
 
 
-def uses_agent_loop(settings: dict) -> bool:
+def uses_agent_loop(cell: CellSettings) -> bool:
     """True if the cell's training rollouts go through our agent loop (every schedule but a fixed tau trained on
-    logits / tau). ``settings``: the cell's document (ead.settings.rl.verl_cell_settings)."""
-    return settings["schedule"]["name"] != "fixed" or settings["fixed_tau_trains_at"] == "one"
+    logits / tau)."""
+    return cell.schedule["name"] != "fixed" or cell.training.trains_at == "one"
 
 
-def agent_loop_entries(settings: dict) -> list[dict]:
+def agent_loop_entries(cell: CellSettings) -> list[dict]:
     """Content of the agent-loop config file (``rollout.agent.agent_loop_config_path``): verl instantiates
     ``_target_`` with the other keys as keyword arguments (experimental/agent_loop/agent_loop.py, AgentLoopWorker)."""
-    return [{"name": AGENT_LOOP_NAME, "_target_": AGENT_LOOP_TARGET, "schedule": settings["schedule"]}]
+    return [{"name": AGENT_LOOP_NAME, "_target_": AGENT_LOOP_TARGET, "schedule": cell.schedule}]
 
 
-def verl_overrides(cell_document: dict, paths: CellPaths) -> list[str]:
-    """Hydra overrides (``key=value`` strings) that make verl's ppo_trainer run one cell, from the cell's resolved
-    document (ead.settings.rl.verl_cell_settings: the CPU cell's settings plus ``verl`` and ``grader``). The one
-    mapping."""
-    cell = SimpleNamespace(**{key: cell_document[key] for key in ("policy", "algorithm", "sampler", "n", "seed")})
-    algorithm, schedule = cell_document["algorithm_params"], cell_document["schedule"]
-    tis = None if cell_document["tis"] == "none" else cell_document["tis"]
-    settings = cell_document["verl"]
-    evaluation = cell_document["eval"]
+def validation_frequency(cell: CellSettings) -> int:
+    """``trainer.test_freq`` that makes verl validate at the cell's evaluated steps (:func:`ead.tables.evaluated_steps`,
+    the rule the CPU trainer and the completeness check follow too). verl validates before training
+    (``val_before_train``), at every multiple of test_freq and at the last step (trainer/ppo/v1/trainer_base.py,
+    ``fit``), so the first evaluated step after step 0 is the frequency that gives exactly those steps."""
+    return evaluated_steps(cell.budget.steps, cell.eval.every)[1]
+
+
+def verl_overrides(cell: CellSettings, paths: CellPaths) -> list[str]:
+    """Hydra overrides (``key=value`` strings) that make verl's ppo_trainer run one cell, from the cell's settings
+    (ead.settings.rl.verl_cell_settings: the CPU cell's settings with the verl backend section). The one mapping."""
+    if cell.backend is None:
+        raise ValueError(f"the cell {cell.cell_columns()} has no verl backend section (a CPU cell's settings); "
+                         "make them with ead.settings.rl.verl_cell_settings")
+    algorithm, schedule = cell.training.algorithm_params, cell.schedule
+    tis = None if cell.training.tis == "none" else cell.training.tis
+    settings, budget, evaluation = cell.backend.verl, cell.budget, cell.eval
     actor, rollout = "actor_rollout_ref.actor", "actor_rollout_ref.rollout"
     uses_processor = schedule["name"] != "fixed"  # EAD and every other schedule: our vLLM logits processor
-    trains_at_one = uses_processor or cell_document["fixed_tau_trains_at"] == "one"
+    trains_at_one = uses_processor or cell.training.trains_at == "one"
     o: dict[str, object] = {
         # data (paper_data, written by ead.operations.hub)
         "data.train_files": paths.train_files,
         "data.val_files": paths.val_files,
-        "data.train_batch_size": cell_document["prompts_per_step"],
-        "data.max_prompt_length": settings["max_prompt_length"],
-        "data.max_response_length": cell_document["max_new_tokens"],
-        "data.val_max_samples": evaluation["limit"],
+        "data.train_batch_size": budget.prompts_per_step,
+        "data.max_prompt_length": settings.max_prompt_length,
+        "data.max_response_length": budget.max_new_tokens,
+        "data.val_max_samples": evaluation.limit,
         "data.filter_overlong_prompts": True,
         "data.truncation": "error",
         "data.shuffle": True,
@@ -115,16 +126,16 @@ def verl_overrides(cell_document: dict, paths: CellPaths) -> list[str]:
         # model: a local directory (downloaded by the paper profile's model rule); never remote code
         "actor_rollout_ref.model.path": paths.model,
         "actor_rollout_ref.model.trust_remote_code": False,
-        "actor_rollout_ref.model.use_remove_padding": settings["use_remove_padding"],
-        "actor_rollout_ref.model.enable_gradient_checkpointing": settings["gradient_checkpointing"],
+        "actor_rollout_ref.model.use_remove_padding": settings.use_remove_padding,
+        "actor_rollout_ref.model.enable_gradient_checkpointing": settings.gradient_checkpointing,
         # algorithm
         "algorithm.adv_estimator": "grpo",
         "algorithm.use_kl_in_reward": False,
         "critic.enable": False,  # GRPO advantages need no value model
-        f"{actor}.strategy": settings["strategy"],
-        f"{actor}.optim.lr": cell_document["lr"],
-        f"{actor}.ppo_mini_batch_size": cell_document["prompts_per_step"] // cell_document["mini_batches"],
-        f"{actor}.ppo_micro_batch_size_per_gpu": settings["micro_batch_size_per_gpu"],
+        f"{actor}.strategy": settings.strategy,
+        f"{actor}.optim.lr": cell.training.lr,
+        f"{actor}.ppo_mini_batch_size": budget.prompts_per_step // budget.mini_batches,
+        f"{actor}.ppo_micro_batch_size_per_gpu": settings.micro_batch_size_per_gpu,
         f"{actor}.ppo_epochs": 1,
         f"{actor}.data_loader_seed": cell.seed,
         f"{actor}.entropy_coeff": 0,
@@ -141,16 +152,16 @@ def verl_overrides(cell_document: dict, paths: CellPaths) -> list[str]:
         f"{rollout}.seed": cell.seed,
         f"{rollout}.calculate_log_probs": True,
         f"{rollout}.logprobs_mode": "processed_logprobs",
-        f"{rollout}.tensor_model_parallel_size": settings["tensor_model_parallel_size"],
-        f"{rollout}.gpu_memory_utilization": settings["gpu_memory_utilization"],
-        f"{rollout}.log_prob_micro_batch_size_per_gpu": settings["log_prob_micro_batch_size_per_gpu"],
+        f"{rollout}.tensor_model_parallel_size": settings.tensor_model_parallel_size,
+        f"{rollout}.gpu_memory_utilization": settings.gpu_memory_utilization,
+        f"{rollout}.log_prob_micro_batch_size_per_gpu": settings.log_prob_micro_batch_size_per_gpu,
         f"{rollout}.agent.agent_loop_config_path": paths.agent_loop_config,
-        f"{rollout}.agent.default_agent_loop": (AGENT_LOOP_NAME if uses_agent_loop(cell_document)
+        f"{rollout}.agent.default_agent_loop": (AGENT_LOOP_NAME if uses_agent_loop(cell)
                                                  else "single_turn_agent"),
         # sampled validation at the declared temperature
         f"{rollout}.val_kwargs.do_sample": True,
-        f"{rollout}.val_kwargs.n": evaluation["n"],
-        f"{rollout}.val_kwargs.temperature": evaluation["tau"],
+        f"{rollout}.val_kwargs.n": evaluation.n,
+        f"{rollout}.val_kwargs.temperature": evaluation.tau,
         f"{rollout}.val_kwargs.top_p": 1.0,
         f"{rollout}.val_kwargs.top_k": -1,
         # TIS (off unless the sampler asks for it)
@@ -160,7 +171,7 @@ def verl_overrides(cell_document: dict, paths: CellPaths) -> list[str]:
         "reward.custom_reward_function.path": REWARD_MODULE,
         "reward.custom_reward_function.name": "compute_score",
         # the config's grader: section, handed to compute_score as keyword arguments (grader_timeout_s=...)
-        **{f"{REWARD_KWARGS}.grader_{key}": value for key, value in sorted(cell_document["grader"].items())},
+        **{f"{REWARD_KWARGS}.grader_{key}": value for key, value in sorted(cell.backend.grader.items())},
         # trainer
         "trainer.use_v1": True,  # the v1 trainer hands `global_steps` to agent loops (ppo/v1/agent_loop_tq.py)
         "trainer.critic_warmup": 0,
@@ -168,26 +179,26 @@ def verl_overrides(cell_document: dict, paths: CellPaths) -> list[str]:
         "trainer.project_name": "ead-paper",
         "trainer.experiment_name": "_".join([cell.policy, cell.algorithm, cell.sampler, f"n{cell.n}",
                                              f"seed{cell.seed}"]),
-        "trainer.nnodes": settings["nnodes"],
-        "trainer.n_gpus_per_node": settings["n_gpus_per_node"],
-        "trainer.total_training_steps": cell_document["steps"],
+        "trainer.nnodes": settings.nnodes,
+        "trainer.n_gpus_per_node": settings.n_gpus_per_node,
+        "trainer.total_training_steps": budget.steps,
         "trainer.total_epochs": 1000,  # bounded by total_training_steps; 860k prompts / 1024 = 840 steps per epoch
-        "trainer.test_freq": evaluation["every"],
+        "trainer.test_freq": validation_frequency(cell),
         "trainer.val_before_train": True,
-        "trainer.save_freq": settings["save_freq"],
+        "trainer.save_freq": settings.save_freq,
         "trainer.resume_mode": "auto",
         "trainer.default_local_dir": f"{paths.run_dir}/checkpoints",
         "trainer.validation_data_dir": f"{paths.run_dir}/validation",
     }
     if tis is not None:
-        o["algorithm.rollout_correction.rollout_is_threshold"] = cell_document["tis_cap"]
+        o["algorithm.rollout_correction.rollout_is_threshold"] = cell.training.tis_cap
     for key in ("clip_ratio_low", "clip_ratio_high"):  # absent: verl's default (0.2), as in the CPU backend
         if key in algorithm:
             o[f"{actor}.{key}"] = algorithm[key]
     if algorithm["use_kl_loss"]:
         o[f"{actor}.kl_loss_coef"] = algorithm["kl_loss_coef"]
         o[f"{actor}.kl_loss_type"] = algorithm["kl_loss_type"]
-        o["actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"] = settings["log_prob_micro_batch_size_per_gpu"]
+        o["actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"] = settings.log_prob_micro_batch_size_per_gpu
     for key in POLICY_LOSS_KEYS:
         if key in algorithm:
             o[f"{actor}.policy_loss.{key}"] = algorithm[key]
@@ -198,7 +209,7 @@ def verl_overrides(cell_document: dict, paths: CellPaths) -> list[str]:
     # `+` (append) prefix.
     overrides = [("+" + item) if item.startswith((f"{rollout}.engine_kwargs.vllm.", f"{REWARD_KWARGS}."))
                  else item for item in overrides]
-    return overrides + list(settings["extra_overrides"])
+    return overrides + list(settings.extra_overrides)
 
 
 def compose_verl_config(overrides: list[str]):

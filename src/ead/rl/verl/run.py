@@ -10,8 +10,8 @@ Hydra overrides, one per line: the run's provenance), ``metrics.jsonl`` (verl's 
 ``--out-dir``: steps.csv, eval_problems.csv and eval.csv, the tables of the CPU backend (eval.csv at k = 1, 2, 4, ...
 up to ``rl.eval.n``: the slice leaves rl.eval.k out, so changing it never reruns a verl job; the aggregation reports
 the config's k from eval_problems.csv). ``--settings`` is the cell's document, resolved once in the DAG
-(:func:`ead.settings.rl.verl_cell_settings`: the CPU cell's settings plus the verl and grader blocks); this job reads
-nothing else of the config.
+(:func:`ead.settings.rl.verl_cell_settings`: the typed settings of :mod:`ead.settings.cell` with the verl backend
+section, the verl and grader blocks); this job reads nothing else of the config.
 A restarted job resumes from the last checkpoint (``trainer.resume_mode=auto``); the previous ``metrics.jsonl`` is
 kept as ``metrics.<k>.jsonl`` because verl's file logger truncates its file on start.
 
@@ -21,13 +21,11 @@ kept as ``metrics.<k>.jsonl`` because verl's file logger truncates its file on s
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 import yaml
@@ -35,26 +33,24 @@ import yaml
 from ead.io import atomic_path
 from ead.rl.verl.convert import convert_run, logged_training_steps, metrics_files
 from ead.rl.verl.overrides import CellPaths, agent_loop_entries, compose_verl_config, verl_overrides
-from ead.settings import ConfigError
-from ead.settings.rl import Cell, reported_ks, table_columns
-
-#: What a verl cell's document must hold (ead.settings.rl.verl_cell_settings makes it).
-DOCUMENT_KEYS = ("policy", "algorithm", "sampler", "n", "seed", "lr", "algorithm_params", "schedule", "tis", "tis_cap",
-                 "fixed_tau_trains_at", "eval", "steps", "prompts_per_step", "mini_batches", "max_new_tokens", "verl",
-                 "grader")
+from ead.settings.base import ConfigError
+from ead.settings.cell import CellSettings, VerlSettings
+from ead.settings.rl import reported_ks
 
 
-def check_document(settings: dict) -> None:
-    """A cell document that lacks a key was not made by ead.settings.rl.verl_cell_settings: say which."""
-    missing = [key for key in DOCUMENT_KEYS if key not in settings]
-    if missing:
-        raise ConfigError(f"--settings lacks {missing}: pass the cell document of ead.settings.rl.verl_cell_settings "
-                          "(the workflow's rule rl_cell_verl does)")
-    if settings.get("measured_schedule"):
-        raise ConfigError(f"sampler {settings['sampler']!r}: `measured: true` is read by the CPU trainer only")
+def read_cell(text: str) -> CellSettings:
+    """The cell's settings from its document (ead.settings.cell refuses a missing, unknown or mistyped key, naming
+    it); a CPU cell's document (no verl backend section) or a measured schedule is refused too."""
+    settings = CellSettings.from_json(text)
+    if settings.backend is None:
+        raise ConfigError("--settings is a CPU cell's document (backend: null): pass the document of "
+                          "ead.settings.rl.verl_cell_settings (the workflow's rule rl_cell_verl does)")
+    if settings.training.measured:
+        raise ConfigError(f"sampler {settings.sampler!r}: `measured: true` is read by the CPU trainer only")
+    return settings
 
 
-def prepare(settings: dict, paths: CellPaths) -> list[str]:
+def prepare(settings: CellSettings, paths: CellPaths) -> list[str]:
     """Write agent_loop.yaml and overrides.txt into the run directory; return the overrides."""
     run_dir = Path(paths.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -64,11 +60,11 @@ def prepare(settings: dict, paths: CellPaths) -> list[str]:
     return overrides
 
 
-def trainer_environment(settings: dict, run_dir: Path) -> dict:
+def trainer_environment(settings: VerlSettings, run_dir: Path) -> dict:
     """The trainer's environment: ours plus, on ``rl.verl.device: cpu``, the CPU platform's (after its version check:
     :mod:`ead.rl.verl.cpu_stack`; the platform module itself loads inside verl's processes only)."""
     env = {**os.environ, "VERL_FILE_LOGGER_PATH": str(run_dir / "metrics.jsonl")}
-    if settings["device"] == "cpu":
+    if settings.device == "cpu":
         from ead.rl.verl.cpu_stack import TRAINER_ENVIRONMENT, check_versions
 
         check_versions()
@@ -171,7 +167,8 @@ def keep_previous_metrics(run_dir: Path) -> None:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settings", required=True,
-                        help="the cell's document (ead.settings.rl.verl_cell_settings), JSON: a file path or a string")
+                        help="the cell's document (ead.settings.rl.verl_cell_settings(...).to_json()): a file path or "
+                             "the JSON itself")
     parser.add_argument("--model", required=True, help="local model directory")
     parser.add_argument("--train", required=True, help="verl-format training parquet")
     parser.add_argument("--val", required=True, help="verl-format validation parquet")
@@ -181,9 +178,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     text = args.settings if args.settings.lstrip().startswith("{") else Path(args.settings).read_text()
-    settings = json.loads(text)
-    check_document(settings)
-    cell = Cell(*(settings[key] for key in ("policy", "algorithm", "sampler", "n", "seed")))
+    settings = read_cell(text)
     run_dir = Path(args.run_dir).resolve()
     paths = CellPaths(model=str(Path(args.model).resolve()), train_files=str(Path(args.train).resolve()),
                       val_files=str(Path(args.val).resolve()), agent_loop_config=str(run_dir / "agent_loop.yaml"),
@@ -197,14 +192,14 @@ def main(argv=None):
     composed = compose_verl_config(overrides)  # unknown keys or bad values fail here, before any GPU is touched
     if args.check:
         return
-    env = trainer_environment(settings["verl"], run_dir)
+    env = trainer_environment(settings.backend.verl, run_dir)
     align_checkpoints_with_log(run_dir)
     keep_previous_metrics(run_dir)
     run_trainer(command, env, run_dir)
-    convert_run(run_dir, {**asdict(cell), **table_columns(settings)}, reported_ks(settings["eval"]["n"]),
-                args.out_dir, seed=settings["eval"]["seed"],
+    convert_run(run_dir, {**settings.cell_columns(), **settings.table_columns()}, reported_ks(settings.eval.n),
+                args.out_dir, seed=settings.eval.seed,
                 entropy_temperature=float(composed.actor_rollout_ref.rollout.temperature),
-                total_steps=settings["steps"])
+                total_steps=settings.budget.steps)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,210 @@
+"""An RL cell's settings: the one typed contract between the DAG and both backends' training jobs.
+
+:class:`CellSettings` is made once per cell at DAG build time (:func:`ead.settings.rl.cell_settings` for the CPU
+backend, :func:`ead.settings.rl.verl_cell_settings` for verl, which adds the :class:`VerlBackend` section), handed to
+the job as one JSON document (``--settings``, :meth:`CellSettings.to_json`) and read back there with
+:meth:`CellSettings.from_json`, which refuses an unknown or a missing key and a value of the wrong type, naming it
+(``cell settings: unknown key 'eval.evry'``). The document mirrors the record: the cell's name (policy, algorithm,
+sampler, n, seed) and task, then one group per concern: ``schedule`` (the sampler's schedule document),
+``training`` (lr, the algorithm's loss parameters, optimizer, TIS, where the trainer evaluates its log-probs),
+``budget`` (steps, batch, response length, checkpoints), ``eval`` (the ``rl.eval`` settings a cell uses; no ``k``:
+changing the reported k never retrains) and ``backend`` (verl's section and the grader, null on the CPU backend).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass
+
+from ead.settings.base import ConfigError
+from ead.tables import CELL_COLUMNS
+
+__all__ = ["Budget", "CellSettings", "Evaluation", "Optimizer", "Training", "VerlBackend", "VerlSettings"]
+
+
+@dataclass(frozen=True)
+class Training:
+    """How the cell's policy is updated: the lr (the lr-by-n rule times the policy's scale), the algorithm's loss
+    parameters (``rl.algorithms.<algorithm>`` as the config states them), the optimizer, TIS, and where the trainer
+    evaluates its log-probs (``trains_at``: behaviour, one or annealed; the sampler's own or rl.fixed_tau_trains_at)."""
+
+    lr: float
+    algorithm_params: dict
+    optimizer: Optimizer
+    tis: str
+    tis_cap: float
+    trains_at: str
+    measured: bool  # c and d0 of the schedule come from the policy's measured table (CPU backend)
+
+
+@dataclass(frozen=True)
+class Optimizer:
+    betas: tuple[float, ...]
+    weight_decay: float
+    grad_clip: float
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much the cell trains: ``steps`` updates of ``prompts_per_step`` prompts x n rollouts in ``mini_batches``
+    mini-batches, responses of at most ``max_new_tokens``; the CPU trainer checkpoints every ``checkpoint_every``."""
+
+    steps: int
+    prompts_per_step: int
+    mini_batches: int
+    max_new_tokens: int
+    checkpoint_every: int
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """``rl.eval`` as a cell uses it: the held-out problems, n samples at the declared ``tau``, at the steps
+    :func:`ead.tables.evaluated_steps` names for ``every``, and (CPU backend) the last step with the cell's own
+    sampler too (``own_sampler``)."""
+
+    split: str
+    limit: int
+    n: int
+    tau: float
+    max_new_tokens: int
+    seed: int
+    batch_size: int
+    every: int
+    own_sampler: bool
+
+
+@dataclass(frozen=True)
+class VerlSettings:
+    """``rl.verl`` with the policy's own ``paper_models.<policy>.verl`` over it (docs/paper-scale.md)."""
+
+    device: str
+    use_remove_padding: bool
+    gradient_checkpointing: bool
+    nnodes: int
+    n_gpus_per_node: int
+    micro_batch_size_per_gpu: int
+    log_prob_micro_batch_size_per_gpu: int
+    max_prompt_length: int
+    tensor_model_parallel_size: int
+    gpu_memory_utilization: float
+    save_freq: int
+    strategy: str
+    extra_overrides: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VerlBackend:
+    """What only a verl cell reads: its trainer settings, and the grader (``grader``) its reward function gets."""
+
+    verl: VerlSettings
+    grader: dict
+
+
+@dataclass(frozen=True)
+class CellSettings:
+    """Everything one RL cell's training job reads (the module docstring has the document's layout)."""
+
+    policy: str
+    algorithm: str
+    sampler: str
+    n: int
+    seed: int
+    task: str
+    schedule: dict  # a schedule document of ead.schedule's registry (name and parameters)
+    training: Training
+    budget: Budget
+    eval: Evaluation
+    backend: VerlBackend | None  # None on the CPU backend
+
+    def cell_columns(self) -> dict:
+        """The cell every table row belongs to (ead.tables.CELL_COLUMNS)."""
+        return {column: getattr(self, column) for column in CELL_COLUMNS}
+
+    def table_columns(self) -> dict:
+        """The settings columns every result table of the cell carries, for both backends (ead.tables
+        SETTINGS_COLUMNS, in that order)."""
+        training = self.training
+        return {"lr": training.lr, "tis": training.tis, "tis_cap": training.tis_cap,
+                "loss_mode": training.algorithm_params["loss_mode"],
+                "schedule_params": json.dumps(self.schedule, sort_keys=True),
+                "fixed_tau_trains_at": training.trains_at, "eval_tau": self.eval.tau,
+                "prompts_per_step": self.budget.prompts_per_step, "mini_batches": self.budget.mini_batches}
+
+    def to_document(self) -> dict:
+        """The JSON-ready document (nested dicts and lists)."""
+        return _document(self)
+
+    def to_json(self) -> str:
+        """The document as the job receives it (keys sorted: reordering the config reruns nothing)."""
+        return json.dumps(self.to_document(), sort_keys=True)
+
+    @classmethod
+    def from_document(cls, document: dict) -> CellSettings:
+        """The settings of ``document``; ConfigError naming the first unknown or missing key or mistyped value."""
+        return _read(cls, document, "")
+
+    @classmethod
+    def from_json(cls, text: str) -> CellSettings:
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"cell settings: not a JSON document ({error})") from None
+        return cls.from_document(document)
+
+
+def _document(value):
+    if dataclasses.is_dataclass(value):
+        return {field.name: _document(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_document(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _document(item) for key, item in value.items()}
+    return value
+
+
+#: What a value of each plain type must be (bool is an int to Python, never to the document).
+_PLAIN = {
+    int: ("an integer", lambda value: isinstance(value, int) and not isinstance(value, bool)),
+    float: ("a number", lambda value: isinstance(value, (int, float)) and not isinstance(value, bool)),
+    str: ("a string", lambda value: isinstance(value, str)),
+    bool: ("true or false", lambda value: isinstance(value, bool)),
+    dict: ("a mapping", lambda value: isinstance(value, dict) and all(isinstance(key, str) for key in value)),
+}
+
+
+def _read(kind, value, where: str):
+    """``value`` of the document read as ``kind`` (a dataclass, a plain type, ``tuple[X, ...]`` or ``X | None``);
+    ``where`` is its dotted key. Values are kept as written (an int where a float is declared stays an int), so a
+    document reads back to itself and its verl overrides are the config's values exactly."""
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        if value is None and type(None) in typing.get_args(kind):
+            return None
+        (kind,) = [option for option in typing.get_args(kind) if option is not type(None)]
+    if dataclasses.is_dataclass(kind):
+        if not isinstance(value, dict):
+            raise ConfigError(f"cell settings: {where!r} = {value!r} is not a mapping" if where
+                              else f"cell settings: the document is not a mapping: {value!r}")
+        fields = typing.get_type_hints(kind)
+        for key in value:
+            if key not in fields:
+                raise ConfigError(f"cell settings: unknown key {_key(where, key)!r}")
+        for key in fields:
+            if key not in value:
+                raise ConfigError(f"cell settings: missing key {_key(where, key)!r}")
+        return kind(**{key: _read(field, value[key], _key(where, key)) for key, field in fields.items()})
+    if typing.get_origin(kind) is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"cell settings: {where!r} = {value!r} is not a list")
+        (item, _) = typing.get_args(kind)
+        return tuple(_read(item, element, f"{where}[{index}]") for index, element in enumerate(value))
+    description, fits = _PLAIN[kind]
+    if not fits(value):
+        raise ConfigError(f"cell settings: {where!r} = {value!r} is not {description}")
+    return value
+
+
+def _key(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
