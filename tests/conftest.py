@@ -20,7 +20,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 from ead.models.tiny_policy import build_tokenizer
 
 # tests/vllm runs inside .venv-vllm (vLLM pins another transformers); from the main environment it is run by
-# tests/test_vllm_suite.py in that venv, so it is not collected here.
+# tests/end_to_end/test_vllm_suite.py in that venv, so it is not collected here.
 collect_ignore = [] if importlib.util.find_spec("vllm") else ["vllm"]
 
 WORKFLOW_ROOT = Path(__file__).resolve().parents[1]
@@ -38,10 +38,10 @@ if "EAD_TEST_HOME" not in os.environ:
 
 def pytest_collection_finish(session):
     """Start the vLLM suite in the background once collection has selected its wrapper test, so that it runs beside
-    the rest of the session instead of after it (tests/test_vllm_suite.py)."""
-    from tests.test_vllm_suite import VLLM_SUITE_KEY, start_vllm_suite
+    the rest of the session instead of after it (tests/end_to_end/test_vllm_suite.py)."""
+    from tests.end_to_end.test_vllm_suite import VLLM_SUITE_KEY, start_vllm_suite
 
-    if any(item.nodeid.startswith("tests/test_vllm_suite.py::") for item in session.items) \
+    if any(item.nodeid.startswith("tests/end_to_end/test_vllm_suite.py::") for item in session.items) \
             and not session.config.option.collectonly:
         suite = start_vllm_suite()
         if suite is not None:
@@ -50,7 +50,7 @@ def pytest_collection_finish(session):
 
 def pytest_sessionfinish(session):
     """Stop a background vLLM suite that the session did not wait for, then remove the session's home."""
-    from tests.test_vllm_suite import VLLM_SUITE_KEY, stop_vllm_suite
+    from tests.end_to_end.test_vllm_suite import VLLM_SUITE_KEY, stop_vllm_suite
 
     if (suite := session.config.stash.get(VLLM_SUITE_KEY, None)) is not None:
         stop_vllm_suite(suite)
@@ -100,7 +100,8 @@ def smoke_run_copy(smoke_run, tmp_path) -> Path:
 
 @pytest.fixture(scope="module")
 def module_smoke_run_copy(smoke_run, tmp_path_factory) -> Path:
-    """One copy of :func:`smoke_run` for a module whose tests build on each other's edits (tests/test_workflow.py)."""
+    """One copy of :func:`smoke_run` for a module whose tests build on each other's edits
+    (tests/end_to_end/test_workflow.py)."""
     return copy_run(smoke_run, tmp_path_factory.mktemp("workflow"))
 
 

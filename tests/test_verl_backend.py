@@ -4,7 +4,7 @@
   the paper's settings (loss mode, clip ratios, KL, TIS, temperatures, n, lr, batch sizes, validation);
 * our agent loop, built the way verl builds it (its config file + hydra.utils.instantiate) and run against a fake
   LLM server, sends each request the step's EAD extra_args (d_s grows with the step and is capped);
-* verl's file-logger JSONL and validation dumps (tests/data/verl_run, constructed from verl's metric names)
+* verl's file-logger JSONL and validation dumps (tests/fixtures/verl_run, constructed from verl's metric names)
   become our steps.csv / eval_problems.csv / eval.csv (the CPU backend's tables, which ead.rl.aggregate reads);
 * `snakemake -n --configfile configs/paper.yaml` lists the full paper DAG (cells, aggregation, every RL figure);
   the default and smoke profiles never plan a hub download or a verl cell.
@@ -42,7 +42,7 @@ from tests.conftest import copy_workflow, snakemake_dry_run
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
-FIXTURE = ROOT / "tests" / "data" / "verl_run"
+FIXTURE = ROOT / "tests" / "fixtures" / "verl_run"
 PATHS = overrides.CellPaths(model="/models/m", train_files="/data/train.parquet", val_files="/data/val.parquet",
                             agent_loop_config="/run/agent_loop.yaml", run_dir="/run")
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "smoke_dag_commands.txt"
 HEADER = [
     "# Every job of the smoke profile's DAG (snakemake -n -p --forceall --configfile configs/smoke.yaml), sorted, "

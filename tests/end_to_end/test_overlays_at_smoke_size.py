@@ -12,7 +12,7 @@ import yaml
 
 from ead.tables import CLAIMS, PAIRED_CURVES, PREMISES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SMOKE_DELTA = {  # layered into the smoke profile's own run (runs/smoke), which the session's smoke run completed
     "rl": {"experiments": {"d_max_sweep": {"seeds": [0, 1]}, "d_max_fixed": {"seeds": [0, 1]}}},
     "claims": [  # replaces the profile's and the overlay's claims (claims+ would extend them)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 #: how long the suite may take, counted from its start (it takes ~20 min on an idle 2-core machine)
 TIMEOUT_S = 60 * 60

@@ -18,7 +18,7 @@ from ead.settings.rl import expand_grid
 from ead.workflow import final_figures, rl_figures
 from tests.conftest import SMOKE_ARGS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # Downloads (registry wheels) are shared with the rest of the test suite instead of being fetched per copy.
 # The figures of the default and smoke profiles, from the one registry (ead.workflow.FIGURES)
 FIGURES = final_figures(load_layered_config(ROOT / "configs" / "config.yaml"))

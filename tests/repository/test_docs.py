@@ -27,7 +27,7 @@ import pytest
 
 from ead.workflow import FIGURES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load(name: str):
@@ -43,7 +43,7 @@ readme_tables = _load("readme_tables")
 main_finding = _load("main_finding")
 
 #: Docs whose headings can be referred to by name.
-NAMED_DOCS = r"README(?:\.md)?|TESTBED\.md|BENCHMARKS\.md|docs/[\w-]+\.md|configs/README\.md|tests/data/README\.md"
+NAMED_DOCS = r"README(?:\.md)?|TESTBED\.md|BENCHMARKS\.md|docs/[\w-]+\.md|configs/README\.md|tests/fixtures/README\.md"
 #: `README, "X"`, `docs/page.md "X"` (also inside a Python string: \"X\"); the quote may wrap across comment lines.
 QUOTED = re.compile(rf"(?<![\w/.])({NAMED_DOCS}),? \\?\"([^\"\\]+)\\?\"")
 #: `docs/page.md#anchor`, `../TESTBED.md#anchor`, `(page.md#anchor)` in a doc, `(#anchor)` for the page itself.

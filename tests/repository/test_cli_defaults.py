@@ -14,7 +14,7 @@ from ead.schedule import AnnealedSchedule
 from ead.settings.analyses import ANALYSES
 from ead.settings.layering import load_layered_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = load_layered_config(ROOT / "configs" / "config.yaml")
 #: Options that are not experiment settings: their defaults are behaviour no config key chooses.
 NOT_CONFIG = {

@@ -31,7 +31,7 @@ import pytest
 
 from tests.conftest import SMOKE_ARGS, copy_run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "workflow" / "scripts" / "slurm_local.sh"
 STATE = Path(os.environ.get("SLURM_LOCAL_DIR", ROOT / ".slurm-local")).resolve()
 SLURM_CONF = STATE / "slurm.conf"

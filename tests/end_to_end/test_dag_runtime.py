@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("dag_runtime", REPO / "benchmarks" / "dag_runtime.py")
 dag_runtime = importlib.util.module_from_spec(_spec)
 sys.modules["dag_runtime"] = dag_runtime  # dataclasses look their module up there
