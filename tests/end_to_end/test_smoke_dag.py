@@ -4,7 +4,7 @@ A refactor of how the config becomes job settings (ead.settings, workflow/rules/
 parameters as they were, or Snakemake reruns jobs (and results may change). The fixture was made by the code before
 the settings package; a change meant to alter the DAG regenerates it on purpose:
 
-    .venv/bin/python tests/test_smoke_dag.py --regenerate
+    .venv/bin/python tests/end_to_end/test_smoke_dag.py --regenerate
 """
 
 import shutil
@@ -17,7 +17,8 @@ FIXTURE = ROOT / "tests" / "fixtures" / "smoke_dag_commands.txt"
 HEADER = [
     "# Every job of the smoke profile's DAG (snakemake -n -p --forceall --configfile configs/smoke.yaml), sorted, "
     "then the job counts.",
-    "# Regenerate deliberately when a change is meant to alter the DAG: python tests/test_smoke_dag.py --regenerate",
+    "# Regenerate deliberately when a change is meant to alter the DAG: "
+    "python tests/end_to_end/test_smoke_dag.py --regenerate",
 ]
 
 

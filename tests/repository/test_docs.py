@@ -389,7 +389,7 @@ NOT_MEASURED = [
      "the SLURM plugin's default setting, and what it adds to each job by its definition"),
     ("docs/cluster.md", "1 CPU and 3 GB per job", "resources of workflow/profiles/slurm_local/config.yaml"),
     ("docs/cluster.md", "2 CPUs / 12 GB", "resources of workflow/profiles/slurm_local/config.yaml"),
-    ("docs/cluster.md", "every 0.05 s", "the SLURM test's polling interval (tests/test_slurm_local.py)"),
+    ("docs/cluster.md", "every 0.05 s", "the SLURM test's polling interval (tests/end_to_end/test_slurm_local.py)"),
     ("docs/method.md", "(`grader.timeout_s`, 3 s)", "the config's grader.timeout_s"),
     ("docs/operations.md", "one line every 20 s", "ead.io.LOG_PROGRESS_INTERVAL_S"),
     ("docs/paper-scale.md", "16 GB, 2 h", "paper_model's resources in workflow/profiles/slurm/config.yaml"),

@@ -23,25 +23,26 @@ def test_ruff_finds_nothing():
 # --- The code says what the project is, not how the work on it was organised --------------------------------------
 
 #: How the work was organised, in the code: an issue number (with or without the word), a numbered work stop, a
-#: mention of an issue as such, a path outside the repository (the shared notes). tests/test_docs.py keeps the same
-#: words out of the reference pages; the pattern itself is exempt (ON_PURPOSE).
+#: mention of an issue as such, a path outside the repository (the shared notes). tests/repository/test_docs.py keeps
+#: the same words out of the reference pages; the pattern itself is exempt (ON_PURPOSE).
 ORGANISATION = re.compile(r"[Ii]ssue #?[0-9]+|#[0-9]{2}\b|\bstop [0-9]+|\.\./shared|the issue")
-#: Where the code and its settings are, and the kinds of file looked at there (the docs are tests/test_docs.py's;
-#: benchmarks/results/ and the test fixtures are program output and data).
+#: Where the code and its settings are, and the kinds of file looked at there (the docs are
+#: tests/repository/test_docs.py's; benchmarks/results/ and the test fixtures are program output and data).
 CODE_FOLDERS = ("src", "workflow", "tests", "benchmarks", "tools", "configs")
 CODE_SUFFIXES = {".py", ".smk", ".sh", ".yaml", ".yml", ".rst"}
 #: Lines that hold such words on purpose: (file, text in the line, why). An entry that excuses no line fails the test.
 ON_PURPOSE = [
-    ("tests/test_lint.py", "ORGANISATION = re.compile(", "this check's own pattern"),
-    ("tests/test_docs.py", "#: How the work was organised is no part of a reference page",
+    ("tests/repository/test_lint.py", "ORGANISATION = re.compile(", "this check's own pattern"),
+    ("tests/repository/test_docs.py", "#: How the work was organised is no part of a reference page",
      "the docs check's description of what it finds"),
-    ("tests/test_docs.py", "A page's own anchors, `(#runtime)`, do not match.", "the same description, continued"),
-    ("tests/test_docs.py", '"Fixed in stop', "the docs check's planted line"),
-    ("tests/test_docs.py", 'assert [problem.split(": ")[1] for problem in planted] ==',
+    ("tests/repository/test_docs.py", "A page's own anchors, `(#runtime)`, do not match.",
+     "the same description, continued"),
+    ("tests/repository/test_docs.py", '"Fixed in stop', "the docs check's planted line"),
+    ("tests/repository/test_docs.py", 'assert [problem.split(": ")[1] for problem in planted] ==',
      "what the docs check must report for its planted line"),
-    ("tests/test_docs.py", "EAD's rollout cost inside verl",
+    ("tests/repository/test_docs.py", "EAD's rollout cost inside verl",
      "a BENCHMARKS.md heading (a dated log): a test case of the anchor rule"),
-    ("tests/test_docs.py", "2026-11-25: the revised overlays at full size",
+    ("tests/repository/test_docs.py", "2026-11-25: the revised overlays at full size",
      "a TESTBED.md heading (a dated log): a test case of the anchor rule"),
     ("benchmarks/bench_verl_ranks.py", "## verl on two ranks vs one rank",
      "the heading the benchmark appends to BENCHMARKS.md (a dated log) when its block is missing"),

@@ -1,5 +1,5 @@
 """docs/use-ead.md's vLLM block, run as written (a script: vLLM starts engine processes) on a tiny local model, in
-.venv-vllm; the page's other blocks are run by tests/test_use_ead_page.py.
+.venv-vllm; the page's other blocks are run by tests/repository/test_use_ead_page.py.
 
 Run: ``.venv-vllm/bin/python -m pytest tests/vllm/test_use_ead_page.py``.
 """
@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("vllm", reason="vLLM is only installed in .venv-vllm (workflow/scripts/setup_vllm_venv.sh)")
 
-from tests.test_use_ead_page import the_block  # noqa: E402
+from tests.repository.test_use_ead_page import the_block  # noqa: E402
 from tests.vllm.test_vllm_processors import ENGINE_ENV, write_tiny_llama  # noqa: E402
 
 

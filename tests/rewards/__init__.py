@@ -1,0 +1,1 @@
+"""Tests of ead.rewards's modules, one file per module (tests/rewards/test_<module>.py)."""

@@ -1,0 +1,1 @@
+"""Tests of ead.rl's modules, one file per module (tests/rl/test_<module>.py)."""

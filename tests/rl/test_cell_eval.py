@@ -1,0 +1,23 @@
+"""One cell's eval.csv from its per-problem counts (ead.rl.cell_eval), for any k up to n."""
+
+import pandas as pd
+import pytest
+
+
+def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():
+    from ead.metrics import pass_worst_summary
+    from ead.rl.cell_eval import cell_summary
+
+    problems = pd.DataFrame({"step": [0, 0, 2, 2], "evaluated_with": "eval_tau", "problem_id": ["a", "b", "a", "b"],
+                             "num_samples": [4] * 4,
+                             "num_correct": [1, 0, 4, 2], "greedy_correct": [1.0, 0.0, 1.0, 1.0],
+                             "policy": "tiny1m", "sampler": "ead"})
+    for ks in ([1, 4], [2]):
+        summary = cell_summary(problems, ks, seed=3)
+        for step, group in problems.groupby("step"):
+            expected = pass_worst_summary(group, ks, seed=3)
+            got = summary[summary.step == step].reset_index(drop=True)
+            pd.testing.assert_frame_equal(got[expected.columns], expected)
+        assert set(summary.policy) == {"tiny1m"} and set(summary.sampler) == {"ead"}
+    with pytest.raises(ValueError, match="k = 8 exceeds the 4 samples"):
+        cell_summary(problems, [1, 8], seed=3)

@@ -1,0 +1,1 @@
+"""Tests of ead.samplers's modules, one file per module (tests/samplers/test_<module>.py)."""

@@ -1,0 +1,75 @@
+"""The RL cell's settings contract (ead.settings.cell): what the DAG makes is what the job reads, and a document that is
+not one (an unknown, missing or mistyped key) fails when it is read, naming the key; one rule says which steps are
+evaluated, for the CPU trainer, the completeness check and verl's test_freq."""
+
+from pathlib import Path
+
+import pytest
+
+from ead.settings import ConfigError
+from ead.settings.cell import CellSettings
+from ead.settings.rl import Cell, cell_settings, expand_grid, verl_cell_settings
+from tests.conftest import PROFILES, profile_by_name
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def the_cells_settings(config: dict) -> list[CellSettings]:
+    make = verl_cell_settings if config["rl"]["backend"] == "verl" else cell_settings
+    return [make(config, cell) for cell in expand_grid(config["rl"])]
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_every_cells_document_reads_back_to_the_same_settings(name):
+    config = profile_by_name(name)
+    for settings in the_cells_settings(config):
+        text = settings.to_json()
+        assert CellSettings.from_json(text) == settings and CellSettings.from_json(text).to_json() == text
+        # rl.eval.every keeps its name from the config to the document the job reads
+        assert settings.to_document()["eval"]["every"] == config["rl"]["eval"]["every"]
+        assert (settings.backend is None) is (config["rl"]["backend"] == "cpu")
+
+
+def a_document() -> dict:
+    return verl_cell_settings(profile_by_name("verl_cpu"), Cell("tiny_arith", "dapo", "ead_tis", 4, 0)).to_document()
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["eval"].update(evry=5), "cell settings: unknown key 'eval.evry'"),
+    (lambda d: d.update(fixed_tau_trains_at="one"), "cell settings: unknown key 'fixed_tau_trains_at'"),
+    (lambda d: d["backend"]["verl"].update(gpus=8), "cell settings: unknown key 'backend.verl.gpus'"),
+])
+def test_an_unknown_key_is_refused_by_name(change, message):
+    document = a_document()
+    change(document)
+    with pytest.raises(ConfigError, match=message):
+        CellSettings.from_document(document)
+
+
+@pytest.mark.parametrize("path", [("eval", "every"), ("budget", "steps"), ("training", "optimizer", "betas"),
+                                  ("backend", "grader"), ("schedule",)])
+def test_a_missing_key_is_refused_by_name(path):
+    document = a_document()
+    parent = document
+    for key in path[:-1]:
+        parent = parent[key]
+    del parent[path[-1]]
+    with pytest.raises(ConfigError, match=f"cell settings: missing key '{'.'.join(path)}'"):
+        CellSettings.from_document(document)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["eval"].update(every="5"), r"'eval\.every' = '5' is not an integer"),
+    (lambda d: d["budget"].update(steps=True), r"'budget\.steps' = True is not an integer"),
+    (lambda d: d["eval"].update(own_sampler=0), r"'eval\.own_sampler' = 0 is not true or false"),
+    (lambda d: d["training"].update(lr="1e-6"), r"'training\.lr' = '1e-6' is not a number"),
+    (lambda d: d["training"]["optimizer"].update(betas=0.9), r"'training\.optimizer\.betas' = 0\.9 is not a list"),
+    (lambda d: d["backend"]["verl"].update(extra_overrides=[1]), r"'backend\.verl\.extra_overrides\[0\]' = 1 is not"),
+    (lambda d: d.update(schedule="ead"), r"'schedule' = 'ead' is not a mapping"),
+    (lambda d: d.update(training=None), r"'training' = None is not a mapping"),
+])
+def test_a_value_of_the_wrong_type_is_refused_by_name(change, message):
+    document = a_document()
+    change(document)
+    with pytest.raises(ConfigError, match=message):
+        CellSettings.from_document(document)

@@ -1,0 +1,75 @@
+"""The tiny policies' settings (ead.settings.policies): sharpened copies, SFT references, and the strategy
+positive control."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from ead.settings import ConfigError, load_layered_config, validate_config
+from tests.conftest import SCHEMA, load
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_sharpened_policy_copies_a_trained_one_and_is_nothing_else():
+    config = copy.deepcopy(load("config.yaml"))
+    config["policies"]["sharp"] = {"sharpen": {"policy": "tiny1m", "temperature": 0.5}}
+    validate_config(config, SCHEMA)
+    config["policies"]["sharper"] = {"sharpen": {"policy": "sharp", "temperature": 0.5}}
+    with pytest.raises(ConfigError, match=r"policies\.sharper\.sharpen\.policy = 'sharp' is not a trained policy"):
+        validate_config(config, SCHEMA)
+    del config["policies"]["sharper"]
+    config["policies"]["sharp"]["shape"] = config["policies"]["tiny1m"]["shape"]  # trained and copied at once
+    with pytest.raises(ConfigError, match=r"policies\.sharp"):
+        validate_config(config, SCHEMA)
+    config["policies"]["sharp"] = {"sharpen": {"policy": "tiny1m", "temperature": 1.5}}  # that would flatten
+    with pytest.raises(ConfigError, match=r"policies\.sharp\.sharpen\.temperature"):
+        validate_config(config, SCHEMA)
+
+
+def test_sft_reference_is_random_or_canonical_and_canonical_needs_countdown():
+    from ead.settings.policies import sft_settings
+
+    config = copy.deepcopy(load("config.yaml", "ablations/testbed_canonical.yaml"))
+    validate_config(config, SCHEMA)
+    assert sft_settings(config, "tiny1m_canon")["reference"] == "canonical"
+    assert sft_settings(config, "tiny1m")["reference"] == "random"  # unless stated
+    config["policies"]["tiny1m_canon"]["sft"]["reference"] = "canonicl"
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m_canon\.sft\.reference = 'canonicl': 'canonicl' is not "
+                                          r"one of \['random', 'canonical', 'largest_first'\]"):
+        validate_config(config, SCHEMA)
+    config["policies"]["tiny1m_canon"]["sft"]["reference"] = "canonical"
+    config["policies"]["tiny1m_canon"]["task"] = "arithmetic"
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m_canon\.sft\.reference = 'canonical' needs task "
+                                          r"countdown \(its task is 'arithmetic'\)"):
+        validate_config(config, SCHEMA)
+
+
+def test_the_positive_control_overlay_trains_a_strategy_policy_from_its_biased_teacher():
+    from ead.settings.policies import policy_task, sft_settings
+
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" /
+                                 "positive_control.yaml")
+    validate_config(config, SCHEMA)
+    assert policy_task(config, "tiny_strategy") == "strategy"
+    settings = sft_settings(config, "tiny_strategy")
+    assert settings["teacher_bias"] == config["policies"]["tiny_strategy"]["teacher"]["bias"]
+    assert "teacher_bias" not in sft_settings(config, "tiny1m")  # the other policies' SFT commands are unchanged
+    default = load_layered_config(ROOT / "configs" / "config.yaml")
+    assert config["rl"] == default["rl"]  # no RL experiment on it yet
+
+    wrong = copy.deepcopy(config)
+    wrong["policies"]["tiny1m"]["teacher"] = {"bias": 0.9}
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m\.teacher needs task strategy \(its task is 'countdown'\)"):
+        validate_config(wrong, SCHEMA)
+    wrong = copy.deepcopy(config)
+    del wrong["data"]["strategy"]
+    with pytest.raises(ConfigError, match=r"policies\.tiny_strategy\.task = 'strategy' has no data\.strategy section"):
+        validate_config(wrong, SCHEMA)
+    wrong = copy.deepcopy(config)
+    wrong["policies"]["tiny1m_sharp"]["teacher"] = {"bias": 0.9}  # a sharpened copy has its source's training
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m_sharp"):
+        validate_config(wrong, SCHEMA)

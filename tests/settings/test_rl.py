@@ -1,0 +1,503 @@
+"""The RL grid's settings (ead.settings.rl): experiments -> cells with lr by n, the paper and verl profiles' grids,
+the claims (best-of, thresholds, curves) and paired baselines, and config errors that name the key."""
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ead.settings import ConfigError, load_layered_config, validate_config
+from ead.settings.rl import (
+    Cell,
+    cell_settings,
+    check_claims,
+    check_rl_learns,
+    expand_grid,
+    learning_rate,
+    sampler_schedule,
+)
+from ead.workflow import rl_figures
+from tests.conftest import (
+    CELLS,
+    CONFIG,
+    D_MAX,
+    GPU_SMOKE,
+    PAPER,
+    SCHEMA,
+    VERL_CPU,
+    load,
+    paper_config,
+    profile,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+D_MAX_OVERLAY = ROOT / "configs" / "ablations" / "d_max_sweep.yaml"
+
+
+D7 = {"id": "D7", "figure": "d_max", "statement": "s", "sampler": "ead_tis_dmax25",
+      "best_of": ["tau0.6", "tau1.0", "tau1.2"], "selection": {"metric": "pass@16", "fraction": 0.5, "seed": 0},
+      "metric": "pass@16"}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"selection": None}, r"claims\[0\] \(D7\): a best_of claim declares its selection rule"),
+    ({"baseline": "tau1.0"}, r"claims\[0\] \(D7\): .*exactly one of the three"),
+    ({"best_of": ["tau1.0", "tau2.0"]},
+     r"claims\[0\] \(D7\)\.best_of: the cell .*'tau2\.0'.* is not in the grid"),
+    ({"best_of": ["tau1.0", "ead_tis_dmax25"]}, r"contains the claim's own sampler 'ead_tis_dmax25'"),
+    ({"best_of": ["tau1.0", "tau1.0"]}, r"name two or more distinct candidate samplers"),
+    ({"selection": {"metric": "entropy", "fraction": 0.5, "seed": 0}},
+     r"claims\[0\] \(D7\)\.selection\.metric = 'entropy': a best_of claim chooses and compares on the evaluation"),
+    ({"selection": {"metric": "pass@16", "fraction": 1.0, "seed": 0}}, r"selection\.fraction = 1\.0"),
+])
+def test_a_malformed_best_of_claim_is_refused_naming_the_key(change, message):
+    claim = {key: value for key, value in {**D7, **change}.items() if value is not None}
+    config = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY, command_line={"claims": [claim]})
+    with pytest.raises(ConfigError, match=message):
+        validate_config(config, SCHEMA)
+
+
+def test_selection_without_best_of_is_refused_and_the_overlay_claims_validate():
+    claim = {**{k: v for k, v in D7.items() if k != "best_of"}, "baseline": "tau1.0"}
+    config = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY, command_line={"claims": [claim]})
+    with pytest.raises(ConfigError, match=r"\(D7\)\.selection: only a best_of claim"):
+        validate_config(config, SCHEMA)
+    config = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY)
+    validate_config(config, SCHEMA)
+    shipped = {claim["id"]: claim for claim in config["claims"]}
+    assert shipped["D7"]["best_of"] == ["tau0.6", "tau1.0", "tau1.2"] and shipped["D7"]["sampler"] == "ead_tis_dmax25"
+    assert config["rl"]["samplers"]["ead_tis_dmax25"]["d_max"] == config["ead"]["d0"]  # d0 = d_max: no growth
+    # rl.run keeps a best_of claim whose candidates all run, and leaves it out when one does not
+    kept = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY,
+                               command_line={"rl": {"run": ["d_max_sweep", "d_max_fixed"]}})
+    assert {"D7", "D8"} <= {claim["id"] for claim in kept["claims"]}
+    dropped = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY,
+                                  command_line={"rl": {"run": ["d_max_sweep"]}})
+    assert not {"D7", "D8"} & {claim["id"] for claim in dropped["claims"]}
+
+
+def test_rl_run_keeps_a_threshold_claim_whose_one_cell_runs():
+    """A threshold claim has no baseline cell: rl.run used to read its missing baseline as a cell that does not run."""
+    beyond = ROOT / "configs" / "ablations" / "beyond_the_paper.yaml"
+    config = load_layered_config(ROOT / "configs" / "config.yaml", beyond, command_line={"rl": {"run": ["beyond"]}})
+    assert "B27" in {claim["id"] for claim in config["claims"]}
+
+
+def test_rl_run_narrows_the_grid_and_its_claims_and_figures():
+    from ead.settings.rl import expand_grid
+    from ead.workflow import final_figures
+
+    config = load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"run": ["decomposition"]}})
+    validate_config(config, SCHEMA)
+    assert list(config["rl"]["experiments"]) == ["decomposition"]
+    assert {c.sampler for c in expand_grid(config["rl"])} == {"tau1.0", "ead_tis", "anneal_only", "hot_only"}
+    assert {c["id"] for c in config["claims"]} == {"C2", "C3", "C13", "C14", "C15", "C16", "C17", "C2-curve",
+                                                   "C15-curve"}  # on its cells
+    assert not any(name.startswith(("fig04", "fig05", "fig10")) for name in final_figures(config))
+    with pytest.raises(ConfigError, match=r"rl\.run = \['mian'\]: \['mian'\] not in rl\.experiments"):
+        load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"run": ["mian"]}})
+
+
+CLAIM_X1 = "{id: X1, figure: fig04, statement: x, sampler: SAMPLER, baseline: tau1.0, metric: pass@4}"
+
+
+@pytest.mark.parametrize("run", [None, "[main]"])
+def test_a_misspelt_claim_is_refused_whether_or_not_rl_run_selects_experiments(tmp_path, run):
+    """A claim no experiment can make (sampler ead_tiss) is an error in both cases; under rl.run, only a well-formed
+    claim on an experiment that does not run is left out."""
+    from ead.settings import layer_config
+
+    overlay = tmp_path / "claims.yaml"
+    selection = f"rl:\n  run: {run}\n" if run else ""
+    overlay.write_text(f"{selection}claims+:\n  - {CLAIM_X1.replace('SAMPLER', 'ead_tiss')}\n")
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(overlay))}.*\(X1\)\.sampler: the cell .*'ead_tiss'.* is "
+                                          r"not in the grid of rl\.experiments"):
+        layered = layer_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml", overlay)
+        try:
+            validate_config(layered.config, SCHEMA)
+        except ConfigError as error:
+            raise ConfigError(layered.name_source(str(error))) from None
+    if run:  # a well-formed claim on an experiment left out (C7: off_policy) is left out, not refused
+        overlay.write_text(f"{selection}claims+:\n  - {CLAIM_X1.replace('SAMPLER', 'ead_tis')}\n")  # as C2
+        layered = layer_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml", overlay)
+        validate_config(layered.config, SCHEMA)
+        assert "C7" not in {claim["id"] for claim in layered.config["claims"]}
+        assert "X1" in {claim["id"] for claim in layered.config["claims"]}
+
+
+def test_paper_experiments_change_policies_and_seeds_and_keep_the_defaults_grid():
+    default, paper = load("config.yaml")["rl"]["experiments"], load("config.yaml", "paper.yaml")["rl"]["experiments"]
+    assert set(paper) == set(default)
+    for name, experiment in paper.items():
+        assert experiment["samplers"] == default[name]["samplers"] and experiment["n"] == default[name]["n"], name
+        assert experiment["seeds"] == [0], name
+    assert paper["algorithms"]["algorithms"] == ["grpo", "clip_cov", "kl_cov"]
+
+
+def test_an_experiment_a_profile_leaves_alone_is_checked_against_the_backends_policies():
+    """One check for both backends: the verl backend's policies are paper_models, so an experiment that keeps
+    config.yaml's tiny policies under `rl.backend: verl` is refused by name."""
+    config = load("config.yaml", "paper.yaml")
+    config["rl"]["experiments"]["main"]["policies"] = ["tiny1m"]
+    with pytest.raises(ConfigError, match=r"rl\.experiments\.main\.policies = \['tiny1m'\]: not in paper_models"):
+        validate_config(config, SCHEMA)
+
+
+def test_a_sampler_is_one_schedule_document_checked_by_the_registry_on_either_backend():
+    config = copy.deepcopy(load("config.yaml"))
+    config["rl"]["samplers"]["half"] = {"name": "two_stage", "tau_early": 1.5, "switch": 8}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.half: two_stage schedule: missing parameter\(s\) "
+                                          r"\['tau_late'\]"):
+        validate_config(config, SCHEMA)
+    config["rl"]["samplers"]["half"] = {"name": "fixed", "tau": 1.0, "switch": 8}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.half: Unknown parameter\(s\) \['switch'\] for schedule "
+                                          r"'fixed'; known: \['tau'\]"):
+        validate_config(config, SCHEMA)
+    config["rl"]["samplers"]["half"] = {"name": "ead", "tau_max": "hot"}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.half: ead schedule: tau_max must be a number, got 'hot'"):
+        validate_config(config, SCHEMA)
+    config["rl"]["samplers"]["half"] = {"name": "cosine"}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.half: Unsupported schedule 'cosine'\. Supported"):
+        validate_config(config, SCHEMA)
+    config["rl"]["samplers"]["half"] = {"kind": "ead"}  # the old dialect is refused by the schema, naming the key
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.half"):
+        validate_config(config, SCHEMA)
+    paper = copy.deepcopy(load("config.yaml", "paper.yaml"))
+    paper["rl"]["experiments"]["main"]["samplers"].append("hot_early")
+    validate_config(paper, SCHEMA)  # the vLLM processor samples two_stage too (ead.samplers.vllm_processors)
+    paper["rl"]["samplers"]["hot_early"].pop("switch")
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.hot_early: two_stage schedule: missing parameter"):
+        validate_config(paper, SCHEMA)
+
+
+def test_schedule_shape_samplers_and_per_sampler_training_temperature():
+    from ead.settings.rl import Cell, cell_settings, sampler_schedule
+
+    config = copy.deepcopy(load("config.yaml"))
+    samplers = config["rl"]["samplers"]
+    samplers["lin"] = {"name": "linear", "tau_max": 1.2, "tau_min": 0.1, "length": 32, "tis": "token"}
+    samplers["mean"] = {"name": "ead_mean", "length": 32, "tau_max": 1.5}
+    samplers["tau1.2_at1"] = {"name": "fixed", "tau": 1.2, "trains_at": "one", "tis": "token"}
+    validate_config(config, SCHEMA)
+    assert sampler_schedule(config, "lin") == {"name": "linear", "tau_max": 1.2, "tau_min": 0.1, "length": 32}
+    assert sampler_schedule(config, "mean") == {"name": "ead_mean", **config["ead"], "tau_max": 1.5, "length": 32}
+    cell = Cell("tiny1m_sharp", "dapo", "tau1.2_at1", 8, 0)
+    assert cell_settings(config, cell).training.trains_at == "one"  # its own, over rl.fixed_tau_trains_at
+    assert cell_settings(config, Cell("tiny1m_sharp", "dapo", "tau1.2", 8, 0)).training.trains_at == "behaviour"
+    samplers["lin"]["tau_min"] = 2.0
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.lin: linear schedule: need 0 < tau_min <= tau_max"):
+        validate_config(config, SCHEMA)
+    samplers["lin"] = {"name": "ead", "length": 32}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.lin: Unknown parameter\(s\) \['length'\] for schedule 'ead'"):
+        validate_config(config, SCHEMA)
+    samplers["lin"] = {"name": "ead", "trains_at": "one"}
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.lin\.trains_at = 'one': only a fixed-tau sampler"):
+        validate_config(config, SCHEMA)
+    paper = copy.deepcopy(load("config.yaml", "paper.yaml"))
+    paper["rl"]["samplers"]["mean"] = samplers["mean"]
+    paper["rl"]["experiments"]["main"]["samplers"].append("mean")
+    validate_config(paper, SCHEMA)  # on verl too: the vLLM processor samples every registered schedule
+
+
+def test_a_claim_whose_k_exceeds_the_samples_says_how_to_run_it():
+    """An overlay refused over the smoke profile says what to do, not only what is wrong."""
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml",
+                                 ROOT / "configs" / "ablations" / "d_max_sweep.yaml")
+    with pytest.raises(ConfigError, match=r"k exceeds rl\.eval\.n = 4 samples; evaluate more samples per problem "
+                                          r"\(e\.g\. --config rl__eval__n=16 rl__eval__k='\[1, 16\]'\)"):
+        validate_config(config, SCHEMA)
+    validate_config(load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml",
+                                        ROOT / "configs" / "ablations" / "d_max_sweep.yaml",
+                                        command_line={"rl": {"eval": {"n": 16, "k": [1, 16]}}}), SCHEMA)
+
+
+def test_d_max_sweep_maps_the_authors_caps_to_the_testbeds_growth():
+    ead, steps = D_MAX["ead"], D_MAX["rl"]["steps"]
+    growth = ead["step_factor"] * steps  # d_s grows from d0 = 25 to 105 by step 16
+    caps = {name: sampler_schedule(D_MAX, name)["d_max"] for name in ("ead_tis_dmax25", "ead_tis_dmax41",
+                                                                       "ead_tis_dmax73")}
+    # the authors' 200 / 300 / 500 of a 200 -> 700 range: 0, 0.2, 0.6 of the growth, and every cap clamps in the run
+    assert [round((cap - ead["d0"]) / growth, 1) for cap in caps.values()] == [0.0, 0.2, 0.6]
+    assert all(cap < ead["d0"] + growth for cap in caps.values())
+    assert sampler_schedule(D_MAX, "ead_tis")["d_max"] >= ead["d0"] + growth  # the uncapped reference never clamps
+    claims = [c for c in D_MAX["claims"] if c["figure"] == "d_max" and "baseline" in c]
+    assert {(c["sampler"], c["metric"]) for c in claims} == {(s, m) for s in caps for m in ("pass@16", "pass@1")}
+    assert {c["baseline"] for c in claims} == {"ead_tis"} and "ead_tis" in D_MAX["paired_baselines"]
+    # and the frozen cap against the best fixed temperature (D7-D8, tests/claims/test_rl.py)
+    best_of = [c for c in D_MAX["claims"] if c["figure"] == "d_max" and "best_of" in c]
+    assert {(c["sampler"], c["metric"]) for c in best_of} == {("ead_tis_dmax25", m) for m in ("pass@16", "pass@1")}
+    validate_config(D_MAX, SCHEMA)
+
+
+def test_config_refuses_a_curve_claim_that_has_no_curve():
+    from pathlib import Path
+
+    from ead.settings.layering import layer_config
+
+    config = layer_config(Path(__file__).resolve().parents[2] / "configs" / "config.yaml").config
+    check_claims(config)
+    claims = config["claims"]
+    for bad, message in ((dict(metric="entropy"), "is a training metric"),
+                         (dict(evaluated_with="own_sampler"), "exists at the last step only")):
+        config["claims"] = [{**claims[0], "over": "curve", **bad}]
+        with pytest.raises(ConfigError, match=message):
+            check_claims(config)
+    config["claims"] = claims
+    check_rl_learns(config)
+    for bad, message in ((dict(sampler="tau9"), "not defined in rl.samplers"), (dict(metric="entropy"), "not pass@k"),
+                         (dict(min_ci_low=0.1), "exceeds rl_learns.min_effect")):
+        with pytest.raises(ConfigError, match=message):
+            check_rl_learns({**config, "rl_learns": {**config["rl_learns"], **bad}})
+
+
+def test_a_paired_baseline_must_be_a_sampler():
+    config = load_layered_config(ROOT / "configs" / "config.yaml")
+    config["paired_baselines"] = ["tau1.0", "tau9"]
+    with pytest.raises(ConfigError, match=r"paired_baselines\[1\] = 'tau9' is not a sampler of rl.samplers"):
+        validate_config(config, SCHEMA)
+
+
+def test_ead_schedule_is_the_papers():
+    assert PAPER["ead"] == {"tau_max": 1.2, "tau_min": 0.1, "d0": 25, "step_factor": 5, "d_max": 40000,
+                            "warmup": 10, "decay_scale": 20}
+    assert sampler_schedule(PAPER, "ead_tmin0.8")["tau_min"] == 0.8  # the 7B model's floor
+    assert sampler_schedule(PAPER, "ead_aggressive")["tau_max"] == 2.0  # App. B's aggressive schedule
+    assert PAPER["rl"]["samplers"]["ead_tis"] == {"name": "ead", "tis": "token", "tis_cap": 2.0}
+    assert [sampler_schedule(PAPER, f"tau{t}")["tau"] for t in ("0.6", "1.0", "1.2")] == [0.6, 1.0, 1.2]
+
+
+def test_minimal_rl_recipe_sizes_and_learning_rates():
+    rl = PAPER["rl"]
+    assert rl["backend"] == "verl"
+    assert (rl["steps"], rl["prompts_per_step"], rl["mini_batches"], rl["max_new_tokens"]) == (500, 1024, 4, 3072)
+    assert [learning_rate(rl, n) for n in (4, 8, 16)] == [1e-6, 2e-6, 4e-6]
+    assert (rl["eval"]["n"], rl["eval"]["tau"], rl["eval"]["every"]) == (16, 1.0, 20) and 16 in rl["eval"]["k"]
+    assert rl["algorithms"]["dapo"] == {"loss_mode": "vanilla", "clip_ratio_low": 0.2, "clip_ratio_high": 0.28,
+                                        "loss_agg_mode": "token-mean", "use_kl_loss": False}
+    grpo = rl["algorithms"]["grpo"]
+    assert (grpo["use_kl_loss"], grpo["kl_loss_coef"], grpo["kl_loss_type"]) == (True, 0.001, "low_var_kl")
+    clip_cov = rl["algorithms"]["clip_cov"]
+    assert (clip_cov["clip_cov_ratio"], clip_cov["clip_cov_lb"], clip_cov["clip_cov_ub"]) == (0.0002, 1.0, 5.0)
+
+
+@pytest.mark.parametrize("experiment, policies, samplers, n", [
+    ("main", {"qwen2.5-math-1.5b", "llama-3.2-1b-instruct"}, {"tau0.6", "tau1.0", "tau1.2", "ead", "ead_tis"}, {8}),
+    ("larger_model", {"qwen2.5-math-7b"}, {"tau0.6", "tau1.0", "tau1.2", "ead_tmin0.8"}, {8}),
+    ("rollout_scaling", {"qwen2.5-math-1.5b", "llama-3.2-1b-instruct"}, {"tau1.0", "ead"}, {4, 8, 16}),
+    ("off_policy", {"qwen2.5-math-1.5b"}, {"ead_aggressive", "ead_aggressive_tis"}, {8}),
+])
+def test_grid_uses_the_papers_models_and_samplers(experiment, policies, samplers, n):
+    cells = expand_grid(PAPER["rl"], [experiment])
+    assert {c.policy for c in cells} == policies
+    assert {c.sampler for c in cells} == samplers and {c.n for c in cells} == n
+
+
+def test_hub_models_are_the_papers():
+    assert {name: entry["hub_id"] for name, entry in PAPER["paper_models"].items()} == {
+        "qwen2.5-math-1.5b": "Qwen/Qwen2.5-Math-1.5B", "llama-3.2-1b-instruct": "meta-llama/Llama-3.2-1B-Instruct",
+        "qwen2.5-math-7b": "Qwen/Qwen2.5-Math-7B", "llama-3-8b-instruct": "meta-llama/Meta-Llama-3-8B-Instruct",
+        "deepseek-r1-distill-llama-8b": "deepseek-ai/DeepSeek-R1-Distill-Llama-8B"}
+    assert {c.algorithm for c in expand_grid(PAPER["rl"], ["algorithms"])} >= {"grpo", "clip_cov"}
+    assert PAPER["analyses"]["entropy_by_position"]["models"] == ["llama-3-8b-instruct"]
+    assert PAPER["analyses"]["forking"]["models"] == ["deepseek-r1-distill-llama-8b"]
+    assert PAPER["analyses"]["majority_scaling"]["models"] == ["qwen2.5-math-1.5b", "qwen2.5-math-7b"]
+
+
+# --- grid and config ------------------------------------------------------------------------------------------------
+def test_grid_is_the_deduplicated_union_of_experiments_with_lr_by_n():
+    rl = CONFIG["rl"]
+    cells = expand_grid(rl)
+    assert len(cells) == len(set(cells))
+    main = expand_grid(rl, ["main"])
+    assert len(main) == 2 * 5 * 1  # policies x samplers x seeds
+    replicate = expand_grid(rl, ["main_replicate"])  # the sharpened policy's second seed of main
+    assert {(c.policy, c.seed) for c in replicate} == {("tiny1m_sharp", 1)} and len(replicate) == 5
+    shared = Cell("tiny1m_sharp", "dapo", "tau1.0", 8, 0)
+    assert shared in main and shared in expand_grid(rl, ["rollout_scaling"])
+    assert [learning_rate(rl, n) for n in (4, 8, 16)] == [2.5e-5, 5.0e-5, 1.0e-4]
+    settings = cell_settings(CONFIG, Cell("tiny1m", "dapo", "ead_tmin0.8", 8, 1))
+    assert settings.schedule == {"name": "ead", **CONFIG["ead"], "tau_min": 0.8}
+    assert settings.training.lr == 5.0e-5 and settings.training.tis == "none"
+    assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "ead_tis", 8, 0)).training.tis == "token"
+    assert cell_settings(CONFIG, Cell("tiny1m", "dapo", "tau0.6", 8, 0)).schedule == {"name": "fixed", "tau": 0.6}
+    # a policy's rl_lr_scale multiplies the lr-by-n rule (the sharpened policy: by its sharpening temperature)
+    sharp = CONFIG["policies"]["tiny1m_sharp"]
+    assert sharp["rl_lr_scale"] == sharp["sharpen"]["temperature"]
+    assert cell_settings(CONFIG, shared).training.lr == pytest.approx(5.0e-5 * sharp["rl_lr_scale"])
+
+
+def test_reported_ks_are_the_powers_of_two_up_to_n_and_n():
+    from ead.settings.rl import reported_ks
+
+    assert reported_ks(16) == [1, 2, 4, 8, 16] and reported_ks(12) == [1, 2, 4, 8, 12] and reported_ks(1) == [1]
+
+
+def with_rl(path, value):
+    config = json.loads(json.dumps(CONFIG))
+    target = config["rl"]
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return config
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("experiments", "main", "samplers"), ["tau0.6", "tau0.7"],
+     r"rl\.experiments\.main\.samplers = \['tau0\.7'\]: not defined; known samplers"),
+    (("experiments", "main", "policies"), ["tiny2m"], r"rl\.experiments\.main\.policies = \['tiny2m'\]: not defined"),
+    (("experiments", "main", "n"), [32], r"rl\.experiments\.main\.n = 32 has no learning rate in rl\.lr_by_n"),
+    (("samplers", "hot"), {"name": "fixed", "tau": 0}, r"rl\.samplers\.hot: fixed schedule: tau must be > 0"),
+    (("samplers", "bad_ead"), {"name": "ead", "tau_min": 1.5}, r"rl\.samplers\.bad_ead: ead schedule: .*tau_min"),
+    (("eval", "n"), 8, r"rl\.eval\.n = 8 must be >= every k in rl\.eval\.k"),
+    (("mini_batches",), 3, r"rl\.mini_batches = 3 equal mini-batches"),
+    (("fixed_tau_trains_at",), "logits", r"rl\.fixed_tau_trains_at"),
+])
+def test_rl_config_errors_name_the_key_and_value(path, value, message):
+    with pytest.raises(ConfigError, match=message):
+        validate_config(with_rl(path, value), SCHEMA)
+
+
+def test_an_own_sampler_claim_needs_the_own_sampler_evaluation_and_an_evaluation_metric():
+    own = [claim for claim in CONFIG["claims"] if claim.get("evaluated_with") == "own_sampler"]
+    assert own and CONFIG["rl"]["eval"]["own_sampler"]
+    config = with_rl(("eval", "own_sampler"), False)
+    with pytest.raises(ConfigError, match=rf"claims\[\d+\] \({own[0]['id']}\)\.evaluated_with = 'own_sampler' needs "
+                                          r"rl\.eval\.own_sampler: true"):
+        validate_config(config, SCHEMA)
+    config = json.loads(json.dumps(CONFIG))
+    config["claims"] = [{**own[0], "metric": "entropy"}]
+    with pytest.raises(ConfigError, match=r"'entropy' is a training metric"):
+        validate_config(config, SCHEMA)
+
+
+@pytest.mark.parametrize("section, name, entry, message", [
+    ("algorithms", "dapo_fork", {"loss_mode": "vanilla", "loss_agg_mode": "token-mean", "use_kl_loss": False,
+                                 "forking_token_fraction": 0.2},
+     r"rl\.algorithms\.dapo_fork\.forking_token_fraction: forking-token training is a loss option of the CPU "
+     r"backend; verl 0\.9\.1's actor has no entropy-selected token mask"),
+])
+def test_the_paper_profile_refuses_cpu_only_options_by_name(section, name, entry, message):
+    """What only the CPU backend implements (the forking-token mask) is an error in a verl grid, not silently
+    dropped; defined but unused in any experiment it is fine."""
+    config = paper_config()
+    config["rl"][section][name] = entry
+    validate_config(json.loads(json.dumps(config)), SCHEMA)
+    experiment = next(iter(config["rl"]["experiments"].values()))
+    experiment[section].append(name)
+    with pytest.raises(ConfigError, match=message):
+        validate_config(config, SCHEMA)
+
+
+#: The experiments the paper's RL figures draw (ead.workflow.FIGURES; the overlays' own experiments left out).
+FIGURE_EXPERIMENTS = {experiment for name, experiment in rl_figures().items() if name.startswith("fig")}
+
+
+def test_paper_profile_is_valid_and_has_the_papers_grid():
+    validate_config(PAPER, SCHEMA)
+    rl = PAPER["rl"]
+    assert (rl["prompts_per_step"], rl["max_new_tokens"], rl["verl"]["max_prompt_length"]) == (1024, 3072, 1024)
+    assert rl["prompts_per_step"] // rl["mini_batches"] == 256 and rl["verl"]["micro_batch_size_per_gpu"] == 4
+    assert {int(k): v for k, v in rl["lr_by_n"].items()} == {4: 1e-6, 8: 2e-6, 16: 4e-6}
+    assert (PAPER["ead"]["tau_max"], PAPER["ead"]["d0"], PAPER["ead"]["tau_min"]) == (1.2, 25, 0.1)
+    assert {c.policy for c in CELLS} == {"qwen2.5-math-1.5b", "llama-3.2-1b-instruct", "qwen2.5-math-7b"}
+    assert {c.sampler for c in CELLS if c.policy == "qwen2.5-math-7b"} == {"tau0.6", "tau1.0", "tau1.2", "ead_tmin0.8"}
+    assert sampler_schedule(PAPER, "ead_tmin0.8")["tau_min"] == 0.8
+    assert {c.algorithm for c in CELLS} == {"dapo", "grpo", "clip_cov", "kl_cov"}
+    assert {c.n for c in CELLS} == {4, 8, 16}
+    assert len(CELLS) == len(set(CELLS)) == 32
+    # the paper's 30 runs, plus the decomposition's two (EAD's halves apart, not in the paper)
+    assert len(expand_grid(PAPER["rl"], sorted(FIGURE_EXPERIMENTS))) == 30
+    assert (rl["eval"]["n"], rl["eval"]["tau"]) == (16, 1.0)
+    # every RL figure has its experiment, exactly the paper's grid (no tiny CPU policy leaks in)
+    # decomposition: claims only, no figure; main_replicate: the CPU testbed's second seed of main, here main's cells
+    assert set(rl["experiments"]) == FIGURE_EXPERIMENTS | {"decomposition", "main_replicate"}
+    assert set(expand_grid(rl, ["main_replicate"])) <= set(expand_grid(rl, ["main"]))
+    small, fixed = ["qwen2.5-math-1.5b", "llama-3.2-1b-instruct"], ["tau0.6", "tau1.0", "tau1.2"]
+    assert {name: cells for name, cells in rl["experiments"].items() if name != "main_replicate"} == {
+        "main": {"policies": small, "algorithms": ["dapo"], "samplers": [*fixed, "ead", "ead_tis"], "n": [8],
+                 "seeds": [0]},
+        "larger_model": {"policies": ["qwen2.5-math-7b"], "algorithms": ["dapo"], "samplers": [*fixed, "ead_tmin0.8"],
+                         "n": [8], "seeds": [0]},
+        "rollout_scaling": {"policies": small, "algorithms": ["dapo"], "samplers": ["tau1.0", "ead"], "n": [4, 8, 16],
+                            "seeds": [0]},
+        "algorithms": {"policies": ["qwen2.5-math-1.5b"], "algorithms": ["grpo", "clip_cov", "kl_cov"],
+                       "samplers": ["tau1.0", "ead"], "n": [8], "seeds": [0]},
+        "off_policy": {"policies": ["qwen2.5-math-1.5b"], "algorithms": ["dapo"],
+                       "samplers": ["ead_aggressive", "ead_aggressive_tis"], "n": [8], "seeds": [0]},
+        "decomposition": {"policies": ["qwen2.5-math-1.5b"], "algorithms": ["dapo"],
+                          "samplers": ["tau1.0", "ead_tis", "anneal_only", "hot_only"], "n": [8], "seeds": [0]},
+    }
+    off_policy = {(c.sampler, rl["samplers"][c.sampler].get("tis")) for c in expand_grid(rl, ["off_policy"])}
+    assert off_policy == {("ead_aggressive", None), ("ead_aggressive_tis", "token")}
+    assert {c.policy for c in expand_grid(rl, ["off_policy"])} == {"qwen2.5-math-1.5b"}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda c: c["rl"]["experiments"]["main"]["samplers"].append("tau9"), "rl.experiments.main.samplers = ['tau9']"),
+    (lambda c: c["rl"]["experiments"]["main"]["n"].append(32), "rl.experiments.main.n = 32 has no learning rate"),
+    (lambda c: c["rl"]["eval"].update(greedy=True), "unknown key(s) rl.eval.greedy"),
+    (lambda c: c["rl"]["verl"].update(tensor_paralel=2), "unknown key(s) rl.verl.tensor_paralel"),
+    (lambda c: c["rl"]["samplers"]["ead_tis"].pop("tis_cap"), "rl.samplers.ead_tis.tis = 'token' needs"),
+    (lambda c: c["rl"]["samplers"]["ead_tmin0.8"].update(tau_min=2.0), "rl.samplers.ead_tmin0.8: ead schedule:"),
+    (lambda c: c["rl"]["experiments"]["main"]["policies"].append("gpt5"),
+     "rl.experiments.main.policies = ['gpt5']: not in paper_models"),
+    # an experiment whose policies the paper profile does not set keeps config.yaml's tiny CPU policies: refused
+    (lambda c: c["rl"]["experiments"].update(extra={"policies": ["tiny1m"], "algorithms": ["dapo"],
+                                                     "samplers": ["ead"], "n": [8], "seeds": [0]}),
+     "rl.experiments.extra.policies = ['tiny1m']: not in paper_models"),
+    (lambda c: c["rl"].update(task="countdown"), "rl.task = 'countdown': the verl backend trains on paper_data"),
+    (lambda c: c["rl"].pop("verl"), "rl.backend = 'verl' needs the rl.verl section"),
+    (lambda c: c["paper_models"]["qwen2.5-math-7b"].update(hub_id="no-slash"), "paper_models.qwen2.5-math-7b.hub_id"),
+    (lambda c: c["rl"].update(mini_batches=3), "rl.prompts_per_step = 1024 must be a multiple of rl.mini_batches = 3"),
+    (lambda c: c["rl"]["algorithms"]["clip_cov"].pop("clip_cov_ratio"), "loss_mode 'clip_cov' needs clip_cov_ratio"),
+    (lambda c: c.pop("paper_data"), "needs the top-level `paper_data` section"),
+    (lambda c: c["rl"]["eval"].update(own_sampler=True), "rl.eval.own_sampler = true: the verl backend validates"),
+])
+def test_bad_paper_config_names_key_and_value(change, message):
+    config = json.loads(json.dumps(PAPER))
+    config["rl"]["lr_by_n"] = PAPER["rl"]["lr_by_n"]  # JSON would turn the int keys into strings
+    change(config)
+    with pytest.raises(ConfigError) as error:
+        validate_config(config, SCHEMA)
+    assert message in str(error.value)
+
+
+def test_verl_refuses_training_at_the_annealed_temperatures_by_sampler_name():
+    """verl 0.9.1 has one training temperature per sample, so a sampler with trains_at: annealed is refused for the verl
+    backend with its name and the reason (the config check, ead.settings.rl); EAD + TIS and fixed-tau choices pass."""
+    config = json.loads(json.dumps(PAPER))
+    config["rl"]["lr_by_n"] = PAPER["rl"]["lr_by_n"]
+    config["rl"]["samplers"]["tau1.2_at1_tis"] = {"name": "fixed", "tau": 1.2, "trains_at": "one", "tis": "token",
+                                                  "tis_cap": 2.0}
+    validate_config(config, SCHEMA)
+    config["rl"]["samplers"]["ead_annealed"] = {"name": "ead", "trains_at": "annealed"}
+    with pytest.raises(ConfigError, match=r"rl.samplers.ead_annealed.trains_at = 'annealed' cannot run on rl.backend: "
+                                          r"verl: verl 0.9.1 divides the trainer's logits by one temperature per "
+                                          r"sample"):
+        validate_config(config, SCHEMA)
+    cpu = load_layered_config(ROOT / "configs" / "config.yaml")
+    cpu["rl"]["samplers"]["ead_annealed"] = {"name": "ead", "trains_at": "annealed"}
+    validate_config(cpu, SCHEMA)
+    cpu["rl"]["samplers"]["ead_annealed"]["tis"] = "token"
+    with pytest.raises(ConfigError, match=r"rl\.samplers\.ead_annealed: trains_at = 'annealed' trains on-policy"):
+        validate_config(cpu, SCHEMA)
+
+
+def test_gpu_smoke_and_verl_cpu_share_one_layer_and_state_only_device_model_and_sizes():
+    """Both build on configs/layers/verl_smoke.yaml (the three cells) and configs/layers/verl.yaml (the verl backend),
+    so each states only its device, model and sizes: a short file, and the same cells."""
+    for name in ("verl_cpu.yaml", "gpu_smoke.yaml"):
+        text = (ROOT / "configs" / name).read_text()
+        assert "layers/verl_smoke.yaml" in yaml.safe_load(text)["include"]
+        assert len([line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]) <= 35
+    cpu, gpu = profile(*VERL_CPU), profile(*GPU_SMOKE)
+    assert (cpu["rl"]["verl"]["device"], gpu["rl"]["verl"]["device"]) == ("cpu", "cuda")
+    cpu_grid, gpu_grid = (expand_grid(profile(*names)["rl"]) for names in (VERL_CPU, GPU_SMOKE))
+    assert [(c.algorithm, c.sampler, c.n, c.seed) for c in cpu_grid] == [(c.algorithm, c.sampler, c.n, c.seed)
+                                                                      for c in gpu_grid]
+    assert list(cpu["rl"]["experiments"]) == list(gpu["rl"]["experiments"]) == ["main"]

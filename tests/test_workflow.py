@@ -1,0 +1,78 @@
+"""The workflow's config printer and errors (ead.workflow, `python -m ead.workflow`): a config error names the
+file that set the value, and the printer refuses what the workflow refuses."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("rl:\n  run: main\n", r"OVERLAY: rl\.run = 'main' must be a list of experiment names"),
+    ("rl:\n  run: []\n", r"OVERLAY: rl\.run = \[\]: selects no experiment"),
+    ("claim_defaults: {n: 4}\n", r"configs/config\.yaml, OVERLAY: claims\[1\] \(C2\)\.sampler: the cell .* 4\) "
+                                  r"is not in the grid"),
+    ("rl:\n  eval: {k: [1, 8]}\n", r"configs/smoke\.yaml, OVERLAY: rl\.eval\.n = 4 must be >= every k in "
+                                     r"rl\.eval\.k = \[1, 8\]"),
+    ("claim_defaults: [policy, x]\n", r"OVERLAY: claim_defaults = \['policy', 'x'\] must be a mapping"),
+    ("claims: [C1]\n", r"OVERLAY: claims\[0\] = 'C1' must be a mapping"),
+])
+def test_a_config_error_names_the_file_that_set_the_value_and_both_files_of_a_conflict(tmp_path, text, message,
+                                                                                        monkeypatch, capsys):
+    """What the workflow and `python -m ead.workflow` print (its main, in-process): one line, the files first, and
+    no exception escapes."""
+    from ead.workflow import main
+
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(text)
+    profile = [] if "claim_defaults: {n" in text else ["configs/smoke.yaml"]
+    monkeypatch.chdir(ROOT)
+    assert main(["--configfile", *profile, str(overlay)]) == 1
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert re.match("Config error: " + message.replace("OVERLAY", re.escape(str(overlay))), error), error
+
+
+def test_the_config_printer_refuses_what_the_workflow_refuses(tmp_path):
+    """A repeated --configfile (Snakemake keeps only the last list) and an empty overlay (Snakemake refuses it
+    without naming it) are refused by the printer too, naming the flag or the file."""
+    from ead.workflow import main
+
+    overlay = tmp_path / "steps.yaml"
+    overlay.write_text("rl: {steps: 4}\n")
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing set yet\n")
+    assert main(["--configfile", "configs/smoke.yaml", "--configfile", str(overlay)]) == 1
+    assert main(["--configfile", "configs/smoke.yaml", str(empty)]) == 1
+    assert main(["--configfile", "configs/smoke.yaml", str(overlay)]) == 0
+
+
+def test_the_printer_and_the_workflow_give_the_same_error_for_a_repeated_flag_and_an_empty_overlay(tmp_path, capsys):
+    from ead.workflow import main
+
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("\n")
+    main(["--configfile", "configs/smoke.yaml", str(empty)])
+    assert capsys.readouterr().err.strip() == f"Config error: config file {empty}: is empty; a profile or overlay " \
+                                               "sets at least one key"
+    main(["--configfile", "configs/smoke.yaml", "--configfile", str(empty)])
+    assert capsys.readouterr().err.startswith("Config error: --configfile given 2 times")
+
+
+def test_a_config_error_names_the_file_that_set_the_value(tmp_path):
+    """The workflow's message (and `python -m ead.workflow`'s) starts with the profile or overlay that set the key."""
+    overlay = tmp_path / "hot.yaml"
+    overlay.write_text("ead:\n  tau_max: hot\n")
+    second = tmp_path / "second.yaml"
+    second.write_text("rl:\n  steps: 4\n")
+    for files in ([overlay, second], [second, overlay]):
+        result = subprocess.run([sys.executable, "-m", "ead.workflow", "--configfile", "configs/smoke.yaml",
+                                 *map(str, files)], cwd=ROOT, capture_output=True, text=True)
+        assert result.returncode == 1
+        assert result.stderr.strip() == f"Config error: {overlay}: ead.tau_max = 'hot': 'hot' is not of type 'number'"
+    result = subprocess.run([sys.executable, "-m", "ead.workflow", "--configfile", "configs/smoke.yaml", "--config",
+                             "rl__experiments__main__seeds=[0, 0]"], cwd=ROOT, capture_output=True, text=True)
+    assert result.stderr.startswith("Config error: --config: rl.experiments.main.seeds = [0, 0]: 0 is listed twice")
