@@ -1,8 +1,8 @@
 """SLURM overhead: wall time of the same smoke slice run locally and through the local SLURM cluster.
 
 One run of this script times both variants back to back (``--repeats`` alternates their order), each in a fresh copy
-of the workflow, with the slice of tests/test_slurm_local.py: data, the tiny1m SFT, its step-0 evaluation, one RL
-cell and its eval table, the schedule table and Fig. 3 (7 jobs). Local: ``--cores 1`` (one job at a time, as a
+of the workflow, with the slice of tests/end_to_end/test_slurm_local.py: data, the tiny1m SFT, its step-0 evaluation,
+one RL cell and its eval table, the schedule table and Fig. 3 (7 jobs). Local: ``--cores 1`` (one job at a time, as a
 1-CPU SLURM job runs); SLURM: ``--workflow-profile workflow/profiles/slurm_local`` (2 jobs at once, 1 CPU each).
 Besides the wall times it sums the jobs' own run times from their Snakemake benchmark files, so the difference is the
 cost of submission, the 5-s first status poll, the polling interval and each job's nested Snakemake start-up.

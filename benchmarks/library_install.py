@@ -3,9 +3,9 @@ with the page's transformers block there: the torch must be the same afterwards 
 the reproduction's tools (Snakemake, pandas, verl, ...) may come along.
 
 On this project's machines only one CPU build of torch installs without a multi-GB CUDA download (2.13.0+cpu, the
-reproduction's own), so the test suite (tests/test_use_ead_page.py) runs this with it and proves the other half with
-``pip install --dry-run`` against other torch releases. On a machine that reaches a CPU wheel index, run it with
-another torch:
+reproduction's own), so the test suite (tests/end_to_end/test_use_ead_page.py) runs this with it and proves the other
+half with ``pip install --dry-run`` against other torch releases. On a machine that reaches a CPU wheel index, run it
+with another torch:
 
     python benchmarks/library_install.py --workdir /tmp/ead-library --torch "torch==2.7.1" \\
         --index-url https://download.pytorch.org/whl/cpu --out benchmarks/results/library_install.md

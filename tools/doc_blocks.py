@@ -2,7 +2,7 @@
 
 A block is the text between ``<!-- name:begin -->`` and ``<!-- name:end -->`` in a Markdown file. The program that
 measured or generated it (a benchmark of benchmarks/, or a generator beside this module) writes it there
-(``replace_block``); ``tests/test_docs.py`` reads the blocks (``read_block``) to check that nothing
+(``replace_block``); ``tests/repository/test_docs.py`` reads the blocks (``read_block``) to check that nothing
 else quotes their numbers and that generated blocks match their sources.
 """
 

@@ -4,7 +4,7 @@ Premise G4 (``results/premises/rl_learns.csv``: does tau 1.0 learn on the claims
 rows of ``results/claims.csv`` (EAD + TIS and EAD against the fixed temperatures, at the last step and over the
 learning curve), rendered in points with their CIs, MDEs and verdicts. The report goes to ``--out`` and, between the
 markers ``<!-- main-finding:begin -->`` / ``<!-- main-finding:end -->``, into ``--doc`` (tools/doc_blocks.py);
-``tests/test_docs.py`` checks that the block is the report. No other doc types these numbers.
+``tests/repository/test_docs.py`` checks that the block is the report. No other doc types these numbers.
 
 Run (after a default run, e.g. the fresh clone timed by benchmarks/dag_runtime.py):
     python tools/main_finding.py --results /tmp/fresh/results \

@@ -5,7 +5,7 @@ Each profile's job count is what ``snakemake -n --forceall`` plans for its docum
 fresh clone); its measured time is the total that the program which timed it wrote into its report in
 benchmarks/results/ (benchmarks/dag_runtime.py, benchmarks/bench_verl_cpu.py); a profile without a report has never
 been timed, and the table says whether it ever ran. The tables go between the ``profiles`` and ``figures`` markers
-of the README (tools/doc_blocks.py); tests/test_docs.py checks that the blocks are what this program renders,
+of the README (tools/doc_blocks.py); tests/repository/test_docs.py checks that the blocks are what this program renders,
 and (slow) that the counts equal a dry run's.
 
     python tools/readme_tables.py --doc README.md

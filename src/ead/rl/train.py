@@ -190,7 +190,7 @@ class Trainer:
         response_ids, mask = batch.token_ids, batch.response_mask
         # pi_old is the policy that sampled, at the training temperature. The sampler already computed it with
         # these weights (behaviour = logits / tau, target = tau 1), so no extra forward pass is needed; it matches
-        # a fresh forward to ~1e-6 (tests/test_rl.py), where verl recomputes it because vLLM's numerics differ.
+        # a fresh forward to ~1e-6 (tests/rl/test_train.py), where verl recomputes it because vLLM's numerics differ.
         old_log_prob = batch.behaviour_logprobs if self.old_is_behaviour else batch.target_logprobs
         # the temperature of pi_theta (and of the KL reference): one per token when training at the annealed tau_t
         train_tau = (annealed_training_temperatures(self.schedule, step, tuple(response_ids.shape))
