@@ -13,15 +13,30 @@ import ead
 SRC = Path(ead.__file__).resolve().parent
 
 
-def layers() -> dict[str, int]:
-    """Top-level package or module of ead -> its layer (0 = bottom), from the ead docstring's drawing."""
-    drawing = ead.__doc__.split("Layers", 1)[1].split("\n\n", 1)[1]
-    rows = [line.strip() for line in drawing.split("\n\n", 1)[0].splitlines() if line.strip()]
+def drawn_layers(drawing: str) -> dict[str, int]:
+    """Top-level package or module of ead -> its layer (0 = bottom) in a drawing: one row per layer, top first, its
+    names before the description; a line indented deeper than the rows continues the row above's description."""
+    lines = [line for line in drawing.splitlines() if line.strip()]
+    indent = min(len(line) - len(line.lstrip()) for line in lines)
+    rows = [line.strip() for line in lines if len(line) - len(line.lstrip()) == indent]
     result = {}
     for height, row in enumerate(reversed(rows)):
         names = re.sub(r"\([^)]*\)", "", re.split(r"\s{2,}", row)[0])
         result.update({name.strip(): height for name in names.split(",")})
     return result
+
+
+def layers() -> dict[str, int]:
+    """The layers the ead docstring draws."""
+    drawing = ead.__doc__.split("Layers", 1)[1].split("\n\n", 1)[1]
+    return drawn_layers(drawing.split("\n\n", 1)[0])
+
+
+def test_docs_draw_the_same_layers_as_the_package():
+    """docs/architecture.md's "Layers" block repeats the drawing the checks read from the ead docstring."""
+    page = (SRC.parents[1] / "docs" / "architecture.md").read_text()
+    block = page.split("## Layers", 1)[1].split("```", 2)[1]
+    assert drawn_layers(block) == layers()
 
 
 def module_name(path: Path) -> str:

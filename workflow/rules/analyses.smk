@@ -33,7 +33,9 @@ for analysis in ANALYSES:
         conda:
             CONDA_ENV
         shell:
-            f"python -m ead.analyses.{analysis} --model {{input.model}} --data {{input.data}} {{params.args}}"
+            # {rule}, not the loop variable: Snakemake evaluates a shell command when its job runs, by when the loop
+            # has moved on to the last analysis; the rule's name is the analysis.
+            "python -m ead.analyses.{rule} --model {input.model} --data {input.data} {params.args}"
             " --samples-out {output.samples} > {log} 2>&1"
 
 

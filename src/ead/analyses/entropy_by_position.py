@@ -11,9 +11,10 @@ countdown, :data:`ead.tables.ENTROPY_BY_ROLE` (entropy by token role of the equa
 Run:
     python -m ead.analyses.entropy_by_position --model results/models/smollm2-135m-instruct \
         --data results/data/mmlu.parquet --task mmlu --num-questions 32 --samples 4 --max-new-tokens 160 \
+        --engine hf --dtype float32 --threads 1 --question-seed 0 --seed 0 --batch-size 96 --tau 1.0 \
         --samples-out results/analyses/entropy_by_position/smollm2-135m-instruct_samples.parquet \
         --bootstrap 1000 --out results/analyses/entropy_by_position/smollm2-135m-instruct.csv
-On a GPU with vLLM (the paper profile), add ``--engine vllm --dtype bfloat16`` and the hub model's directory.
+On a GPU with vLLM (the paper profile), give ``--engine vllm --dtype bfloat16`` and the hub model's directory.
 """
 
 from __future__ import annotations

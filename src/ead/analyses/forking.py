@@ -12,9 +12,11 @@ bootstrap CIs. Tables: :data:`ead.tables.FORKING_SAMPLES` (``--samples-out``) an
 Run:
     python -m ead.analyses.forking --model results/models/smollm2-135m-instruct --data results/data/mmlu.parquet \
         --task mmlu --num-questions 12 --reference-samples 2 --fork-points 0 16 32 64 --continuations 8 \
+        --engine hf --dtype float32 --threads 1 --question-seed 1 --seed 0 --batch-size 64 --tau 1.0 \
+        --prefix-selection random \
         --max-new-tokens 128 --samples-out results/analyses/forking/smollm2-135m-instruct_samples.parquet \
         --k 1 3 8 --bootstrap 1000 --out results/analyses/forking/smollm2-135m-instruct.csv
-On a GPU with vLLM (the paper profile), add ``--engine vllm --dtype bfloat16`` and the hub model's directory.
+On a GPU with vLLM (the paper profile), give ``--engine vllm --dtype bfloat16`` and the hub model's directory.
 """
 
 from __future__ import annotations

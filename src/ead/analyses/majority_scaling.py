@@ -9,10 +9,11 @@ then the mean over questions with a 95% bootstrap CI over questions. Tables: :da
 Run:
     python -m ead.analyses.majority_scaling --model results/models/smollm2-135m-instruct \
         --data results/data/gsm8k.parquet --task gsm8k --num-questions 16 --samples 8 --max-new-tokens 160 \
+        --engine hf --dtype float32 --threads 1 --question-seed 0 --seed 0 --batch-size 64 \
         --schedules '{"name": "ead", "tau_max": 1.2, "tau_min": 0.1, "d0": 25}' '{"name": "fixed", "tau": 0.6}' \
         --samples-out results/analyses/majority_scaling/smollm2-135m-instruct_samples.parquet \
         --bootstrap 1000 --out results/analyses/majority_scaling/smollm2-135m-instruct.csv
-On a GPU with vLLM (the paper profile), add ``--engine vllm --dtype bfloat16`` and the hub model's directory.
+On a GPU with vLLM (the paper profile), give ``--engine vllm --dtype bfloat16`` and the hub model's directory.
 """
 
 from __future__ import annotations

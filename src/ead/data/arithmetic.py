@@ -25,10 +25,11 @@ Run: ``python -m ead.data.build --dataset arithmetic --out results/data/arithmet
 
 from __future__ import annotations
 
-import hashlib
 import random
 from math import comb
 from typing import TYPE_CHECKING
+
+from ead.data.splits import draw_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,7 +38,6 @@ __all__ = ["evaluate", "generate_arithmetic", "reduction_orders", "render_expres
 
 MIN_NUMBER, MAX_NUMBER = 1, 20
 OPERATORS = ("+", "-", "*")
-SPLIT_BUCKETS = {"train": range(0, 80), "val": range(80, 90), "test": range(90, 100)}
 
 
 def evaluate(expr) -> int:
@@ -123,49 +123,24 @@ def _random_tree(numbers: list[int], rng: random.Random, balanced: bool):
     return (rng.choice(OPERATORS), left, right)
 
 
-def _split_of(expression: str, seed: int) -> str:
-    bucket = int.from_bytes(hashlib.sha256(f"arithmetic|{seed}|{expression}".encode()).digest()[:8], "big") % 100
-    return next(name for name, buckets in SPLIT_BUCKETS.items() if bucket in buckets)
-
-
 def generate_arithmetic(seed: int = 0, n_train: int = 20000, n_val: int = 500, n_test: int = 1000,
                         p_four_numbers: float = 0.5, p_balanced: float = 0.5, max_value: int = 99) -> pd.DataFrame:
     """The three splits as one tidy table. Columns: id, question, answer (the value, the grader's reference), source,
     split, expression, value, solution (a reference chain), num_numbers, num_orders (reduction orders allowed)."""
-    import pandas as pd
-
     wanted = {"train": n_train, "val": n_val, "test": n_test}
-    if min(wanted.values()) < 0:
-        raise ValueError(f"sizes must be >= 0, got {wanted}")
     if not (0 <= p_four_numbers <= 1 and 0 <= p_balanced <= 1) or max_value < MAX_NUMBER:
         raise ValueError(f"p_four_numbers {p_four_numbers} and p_balanced {p_balanced} must be in [0, 1] and "
                          f"max_value {max_value} >= {MAX_NUMBER}")
-    rng = random.Random(seed)
-    rows: dict[str, list[dict]] = {name: [] for name in wanted}
-    seen: set[str] = set()
-    attempts, max_attempts = 0, 50 * sum(wanted.values()) + 10000
-    while any(len(rows[name]) < wanted[name] for name in wanted):
-        attempts += 1
-        if attempts > max_attempts:
-            counts = {name: len(r) for name, r in rows.items()}
-            raise RuntimeError(f"arithmetic generator gave up after {attempts} draws: have {counts}, want {wanted}")
+    def draw(rng: random.Random):
         count = 4 if rng.random() < p_four_numbers else 3
         numbers = [rng.randint(MIN_NUMBER, MAX_NUMBER) for _ in range(count)]
         tree = _random_tree(numbers, rng, balanced=count == 4 and rng.random() < p_balanced)
         solution = render_solution(tree, rng)  # drawn before the checks: the stream does not depend on them
         if not _values_ok(tree, max_value):
-            continue
-        expression = render_expression(tree)
-        if expression in seen:
-            continue
-        seen.add(expression)
-        split = _split_of(expression, seed)
-        if len(rows[split]) >= wanted[split]:
-            continue
-        value = evaluate(tree)
-        rows[split].append({
-            "id": f"arithmetic/s{seed}/{split}/{len(rows[split])}", "question": f"{expression}\n",
-            "answer": str(value), "source": "arithmetic", "split": split, "expression": expression, "value": value,
-            "solution": solution, "num_numbers": count, "num_orders": reduction_orders(tree),
-        })
-    return pd.DataFrame([row for name in ("train", "val", "test") for row in rows[name]])
+            return None
+        expression, value = render_expression(tree), evaluate(tree)
+        return expression, {"question": f"{expression}\n", "answer": str(value), "expression": expression,
+                            "value": value, "solution": solution, "num_numbers": count,
+                            "num_orders": reduction_orders(tree)}
+
+    return draw_table("arithmetic", seed, wanted, draw)

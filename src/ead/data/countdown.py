@@ -32,13 +32,14 @@ Run: ``python -m ead.data.build --dataset countdown --out results/data/countdown
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import random
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from ead.data.splits import draw_table
 
 if TYPE_CHECKING:  # pandas is imported lazily: the grader imports this module in RL loops
     import pandas as pd
@@ -60,7 +61,6 @@ __all__ = [
 
 MIN_NUMBER, MAX_NUMBER = 1, 20
 MAX_TARGET = 199
-SPLIT_BUCKETS = {"train": range(0, 80), "val": range(80, 90), "test": range(90, 100)}
 
 # A response longer than this cannot be a 3-equation chain of small numbers; refuse it before parsing.
 MAX_RESPONSE_CHARS = 2000
@@ -388,12 +388,6 @@ def response_roles(response: str) -> list[str]:
 # Generator
 # ---------------------------------------------------------------------------------------------------------
 
-def _split_of(problem: CountdownProblem, seed: int) -> str:
-    key = f"countdown|{seed}|{','.join(map(str, problem.numbers))}|{problem.target}".encode()
-    bucket = int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % 100
-    return next(name for name, buckets in SPLIT_BUCKETS.items() if bucket in buckets)
-
-
 def generate_countdown(
     seed: int = 0,
     n_train: int = 20000,
@@ -411,51 +405,26 @@ def generate_countdown(
     at random and rendered as a chain. Columns: id, question, answer (the grader's reference string),
     source, split, numbers, target, solution, num_solutions (normal forms), num_trees, solutions.
     """
-    import pandas as pd
-
     wanted = {"train": n_train, "val": n_val, "test": n_test}
     if min(wanted.values()) < 0 or min_solutions < 1:
         raise ValueError(f"sizes must be >= 0 and min_solutions >= 1, got {wanted}, min_solutions={min_solutions}")
-    rng = random.Random(seed)
-    rows: dict[str, list[dict]] = {name: [] for name in wanted}
-    seen: set[CountdownProblem] = set()
-    attempts, max_attempts = 0, 50 * sum(wanted.values()) + 10000
-    while any(len(rows[name]) < wanted[name] for name in wanted):
-        attempts += 1
-        if attempts > max_attempts:
-            counts = {name: len(r) for name, r in rows.items()}
-            raise RuntimeError(f"countdown generator gave up after {attempts} draws: have {counts}, want {wanted}")
+    def draw(rng: random.Random):
         count = 4 if rng.random() < p_four_numbers else 3
         numbers = tuple(sorted(rng.randint(MIN_NUMBER, MAX_NUMBER) for _ in range(count)))
         forms = _forms(numbers)
         targets = sorted(v for v, by_form in forms.items() if 1 <= v <= max_target and len(by_form) >= min_solutions)
         if not targets:
-            continue
+            return None
         problem = CountdownProblem(numbers, rng.choice(targets))
         # Draw the reference before the dedup check so the random stream does not depend on earlier draws'
         # split assignment. Each genuinely different solution (normal form) is equally likely.
         by_form = forms[problem.target]
         reference_form = rng.choice(sorted(by_form))
         reference_tree = rng.choice(by_form[reference_form])
-        if problem in seen:
-            continue
-        seen.add(problem)
-        split = _split_of(problem, seed)
-        if len(rows[split]) >= wanted[split]:
-            continue
-        rows[split].append(
-            {
-                "id": f"countdown/s{seed}/{split}/{len(rows[split])}",
-                "question": problem_prompt(problem),
-                "answer": reference_string(problem),
-                "source": "countdown",
-                "split": split,
-                "numbers": list(problem.numbers),
-                "target": problem.target,
-                "solution": render_chain(reference_tree),
-                "num_solutions": len(by_form),
-                "num_trees": sum(len(trees) for trees in by_form.values()),
-                "solutions": sorted(by_form),
-            }
-        )
-    return pd.DataFrame([row for name in wanted for row in rows[name]])
+        identity = f"{','.join(map(str, problem.numbers))}|{problem.target}"
+        return identity, {"question": problem_prompt(problem), "answer": reference_string(problem),
+                          "numbers": list(problem.numbers), "target": problem.target,
+                          "solution": render_chain(reference_tree), "num_solutions": len(by_form),
+                          "num_trees": sum(len(trees) for trees in by_form.values()), "solutions": sorted(by_form)}
+
+    return draw_table("countdown", seed, wanted, draw)

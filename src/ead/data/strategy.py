@@ -37,11 +37,12 @@ Run: ``python -m ead.data.build --dataset strategy --out results/data/strategy.p
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ead.data.splits import draw_table
 
 if TYPE_CHECKING:  # pandas is imported lazily: the grader imports this module in RL loops
     import pandas as pd
@@ -70,7 +71,6 @@ STRATEGIES = tuple(KEY_STRATEGIES.values())
 #: The biased teacher's strategy whatever the key (:func:`teacher_responses`).
 FAVOURITE = "add"
 DIGITS = "0123456789"
-SPLIT_BUCKETS = {"train": range(0, 80), "val": range(80, 90), "test": range(90, 100)}
 # Far longer than any response a tiny policy can write in its 128 positions; a longer one is refused before it is split.
 MAX_RESPONSE_CHARS = 1000
 
@@ -240,42 +240,21 @@ def teacher_responses(questions, bias: float, seed: int) -> list[str]:
 # Generator
 # ---------------------------------------------------------------------------------------------------------
 
-def _split_of(digits: str, seed: int) -> str:
-    bucket = int.from_bytes(hashlib.sha256(f"strategy|{seed}|{digits}".encode()).digest()[:8], "big") % 100
-    return next(name for name, buckets in SPLIT_BUCKETS.items() if bucket in buckets)
-
-
 def generate_strategy(seed: int = 0, n_train: int = 20000, n_val: int = 500, n_test: int = 1000,
                       n_digits: int = 16) -> pd.DataFrame:
     """The three splits as one tidy table. Each drawn problem: a key uniform over :data:`KEY_STRATEGIES` and
     ``n_digits`` digits uniform over 0-9. Columns: id, question, answer (the grader's reference string), source, split,
     key, digits, strategy (the key's), solution (the one response that scores 1)."""
-    import pandas as pd
-
     wanted = {"train": n_train, "val": n_val, "test": n_test}
     if min(wanted.values()) < 0 or n_digits < 2:
         raise ValueError(f"sizes must be >= 0 and n_digits >= 2 (rot must move a digit), got {wanted}, "
                          f"n_digits={n_digits}")
-    rng = random.Random(seed)
     keys = sorted(KEY_STRATEGIES)
-    rows: dict[str, list[dict]] = {name: [] for name in wanted}
-    seen: set[str] = set()
-    attempts, max_attempts = 0, 50 * sum(wanted.values()) + 10000
-    while any(len(rows[name]) < wanted[name] for name in wanted):
-        attempts += 1
-        if attempts > max_attempts:
-            counts = {name: len(r) for name, r in rows.items()}
-            raise RuntimeError(f"strategy generator gave up after {attempts} draws: have {counts}, want {wanted}")
+
+    def draw(rng: random.Random):
         problem = StrategyProblem(rng.choice(keys), "".join(rng.choices(DIGITS, k=n_digits)))
-        if problem.digits in seen:
-            continue
-        seen.add(problem.digits)
-        split = _split_of(problem.digits, seed)
-        if len(rows[split]) >= wanted[split]:
-            continue
-        rows[split].append({
-            "id": f"strategy/s{seed}/{split}/{len(rows[split])}", "question": problem_prompt(problem),
-            "answer": reference_string(problem), "source": "strategy", "split": split, "key": problem.key,
-            "digits": problem.digits, "strategy": problem.strategy, "solution": solution(problem),
-        })
-    return pd.DataFrame([row for name in ("train", "val", "test") for row in rows[name]])
+        return problem.digits, {"question": problem_prompt(problem), "answer": reference_string(problem),
+                                "key": problem.key, "digits": problem.digits, "strategy": problem.strategy,
+                                "solution": solution(problem)}
+
+    return draw_table("strategy", seed, wanted, draw)
