@@ -14,6 +14,8 @@ include: "analyses_inputs.smk"
 
 # One rule per analysis, named as it (ead.settings.analyses.ANALYSES): each runs its own job, python -m
 # ead.analyses.<analysis>, on every model of analyses.<analysis>.models; one definition, so they differ only in that name.
+# The analysis is a wildcard each rule fixes to its own name: Snakemake evaluates a shell command when its job runs (the
+# loop variable is then the last analysis), while a wildcard is the job's own.
 for analysis in ANALYSES:
 
     rule:
@@ -23,19 +25,19 @@ for analysis in ANALYSES:
             model=get_analysis_model,
             data=get_analysis_data(analysis),
         output:
-            samples=f"results/analyses/{analysis}/{{analysis_model}}_samples.parquet",
+            samples="results/analyses/{analysis}/{analysis_model}_samples.parquet",
+        wildcard_constraints:
+            analysis=analysis,
         params:
             args=get_analysis_args(analysis),
         log:
-            f"results/logs/analyses/{analysis}/{{analysis_model}}.log",
+            "results/logs/analyses/{analysis}/{analysis_model}.log",
         benchmark:
-            f"results/benchmarks/analyses/{analysis}/{{analysis_model}}.tsv"
+            "results/benchmarks/analyses/{analysis}/{analysis_model}.tsv"
         conda:
             CONDA_ENV
         shell:
-            # {rule}, not the loop variable: Snakemake evaluates a shell command when its job runs, by when the loop
-            # has moved on to the last analysis; the rule's name is the analysis.
-            "python -m ead.analyses.{rule} --model {input.model} --data {input.data} {params.args}"
+            "python -m ead.analyses.{wildcards.analysis} --model {input.model} --data {input.data} {params.args}"
             " --samples-out {output.samples} > {log} 2>&1"
 
 
