@@ -104,6 +104,9 @@ REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.
                      ("measured_schedule.yaml", "smoke.yaml"): r"claims\[4\] \(M2\)\.metric = 'pass@16': k exceeds",
                      ("measured_schedule.yaml", "paper.yaml"): r"rl\.experiments\.measured\.policies = "
                                                                r"\['tiny1m_sharp'\]: not in paper_models",
+                     # the positive control's claims read Pass@16; its task is the CPU trainer's strategy task
+                     ("positive_control.yaml", "smoke.yaml"): r"\(P5\)\.metric = 'pass@16': k exceeds",
+                     ("positive_control.yaml", "paper.yaml"): r"rl\.task = 'strategy': the verl backend trains on",
                      # the authors' revised recipe is the paper profile's (its claims name the hub models)
                      **{("revised_recipe.yaml", *profile): r"\(R1\)\.sampler: the cell .*'qwen2\.5-math-1\.5b'.* "
                         r"is not in the grid" for profile in [(), ("smoke.yaml",), ("full.yaml",)]}}

@@ -188,8 +188,10 @@ def premise_metrics_section(paths: list[str]) -> str:
         cells = [f"{by_metric.loc[m, 'diff']:+.3f} [{by_metric.loc[m, 'diff_ci_low']:+.3f}, "
                  f"{by_metric.loc[m, 'diff_ci_high']:+.3f}]" if m in by_metric.index else ""
                  for m in ("pass@1", f"pass@{largest}", *PROBE_METRICS[1:])]
-        shares = [f"{by_metric.loc[f'failure_share_{kind}', 'value']:.2f}"
-                  if f"failure_share_{kind}" in by_metric.index else "" for kind in ("strategy", "arithmetic", "rule")]
+        # the task's failure types by first mistake (countdown: strategy, arithmetic, rule; the strategy task:
+        # strategy, execution, format), in the probe's order
+        shares = [f"{metric.removeprefix('failure_share_')} {by_metric.loc[metric, 'value']:.2f}"
+                  for metric in by_metric.index if metric.startswith("failure_share_")]
         ess = (f"{by_metric.loc['sequence_ess_fraction', 'value']:.3f}"
                if "sequence_ess_fraction" in by_metric.index else "")  # absent in tables of older probe runs
         rows.append([policy, sampler, int(step), f"{100 * by_metric.loc['pass@1', 'value']:.1f}", *cells,
@@ -198,7 +200,7 @@ def premise_metrics_section(paths: list[str]) -> str:
     return (f"### Probed samplers, paired against {baseline}\n\nFrom `" + "`, `".join(paths) + "`: differences "
             f"to {baseline} on the same problems with the same random numbers, 95% CIs over problems.\n\n"
             + markdown_table(["policy", "sampler", "step", "Pass@1 (%)", "Pass@1 diff", "Pass@n diff",
-                              "informative@8 diff", "distinct correct diff", "failures: strategy / arithmetic / rule",
+                              "informative@8 diff", "distinct correct diff", "failure shares by first mistake",
                               "ESS share (sequence weights to tau 1)"],
                              rows))
 

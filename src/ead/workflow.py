@@ -88,6 +88,11 @@ FIGURES: dict[str, Figure] = {
     # beyond the paper (overlays): RL figures of the experiments they add, claim forest plots, their own sections
     "beyond_off_policy_cost": Figure("rl_figure", experiment="beyond"),
     "d_max_sweep": Figure("rl_figure", experiment="d_max_sweep"),
+    # the positive control (overlay positive_control.yaml): Fig. 4's curves on the strategy task
+    "positive_control": Figure("rl_figure", experiment="positive_control", panels=CurvePanels(
+        "eval", ("pass@1", "pass@{k}"), "policy",
+        "Positive control (strategy task): Pass@1 / Pass@{k} during RL ({ci}; bottom: paired difference to tau 1.0)",
+        paired_metrics=("pass@1", "pass@{k}"))),
     "claims_beyond": Figure("claims_figure", claims="beyond"),
     "claims_d_max": Figure("claims_figure", claims="d_max"),
     "claims_measured": Figure("claims_figure", claims="measured"),

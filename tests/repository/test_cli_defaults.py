@@ -32,7 +32,7 @@ def workflow_jobs() -> list[str]:
     for rules in (ROOT / "workflow" / "rules").glob("*.smk"):
         modules |= set(re.findall(r"python -m (ead[\w.{}]+)", rules.read_text()))
     expanded = {m for m in modules if "{" not in m}
-    assert {m for m in modules if "{" in m} == {"ead.analyses.{rule}"}  # one rule per analysis, named as it
+    assert {m for m in modules if "{" in m} == {"ead.analyses.{wildcards.analysis}"}  # one rule per analysis
     return sorted(expanded | {f"ead.analyses.{analysis}" for analysis in ANALYSES})
 
 

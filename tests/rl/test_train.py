@@ -18,7 +18,7 @@ from ead.io import write_table
 from ead.models import save_hf_model
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 from ead.rl.losses import forking_token_mask
-from ead.rl.train import response_log_probs
+from ead.rl.train import group_outcomes, response_log_probs
 from ead.samplers.hf import left_pad, sample
 from ead.schedule import AnnealedSchedule, FixedTemperature
 from ead.settings.rl import Cell, cell_settings
@@ -411,3 +411,13 @@ def test_timeouts_are_counted_per_step_and_per_problem_and_fail_the_job_past_the
             trainer.train_step(2)
     finally:
         configure_grader()
+
+
+def test_group_outcomes_count_informative_and_solved_groups():
+    # groups of 4: all wrong, one right, all right, two right
+    rewards = [0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0]
+    groups = [g for g in range(4) for _ in range(4)]
+    informative, solved = group_outcomes(rewards, groups)
+    assert informative == pytest.approx(2 / 4)  # 0 < correct < 4: groups 1 and 3
+    assert solved == pytest.approx(3 / 4)       # a correct rollout: groups 1, 2 and 3
+    assert group_outcomes([0.0, 0.0], [0, 1]) == (0.0, 0.0)

@@ -58,8 +58,7 @@ def test_the_positive_control_overlay_trains_a_strategy_policy_from_its_biased_t
     settings = sft_settings(config, "tiny_strategy")
     assert settings["teacher_bias"] == config["policies"]["tiny_strategy"]["teacher"]["bias"]
     assert "teacher_bias" not in sft_settings(config, "tiny1m")  # the other policies' SFT commands are unchanged
-    default = load_layered_config(ROOT / "configs" / "config.yaml")
-    assert config["rl"] == default["rl"]  # no RL experiment on it yet
+    assert config["rl"]["task"] == "strategy" and config["rl"]["run"] == ["positive_control"]  # its RL experiment
 
     wrong = copy.deepcopy(config)
     wrong["policies"]["tiny1m"]["teacher"] = {"bias": 0.9}

@@ -16,7 +16,9 @@ from ead.settings.rl import (
     check_claims,
     check_rl_learns,
     expand_grid,
+    grid_cells,
     learning_rate,
+    rl_data,
     sampler_schedule,
 )
 from ead.workflow import rl_figures
@@ -501,3 +503,20 @@ def test_gpu_smoke_and_verl_cpu_share_one_layer_and_state_only_device_model_and_
     assert [(c.algorithm, c.sampler, c.n, c.seed) for c in cpu_grid] == [(c.algorithm, c.sampler, c.n, c.seed)
                                                                       for c in gpu_grid]
     assert list(cpu["rl"]["experiments"]) == list(gpu["rl"]["experiments"]) == ["main"]
+
+
+DEFAULT = ROOT / "configs" / "config.yaml"
+POSITIVE_CONTROL = ROOT / "configs" / "ablations" / "positive_control.yaml"
+
+
+def test_the_positive_control_grid_is_its_strategy_policy_alone():
+    config = load_layered_config(DEFAULT, POSITIVE_CONTROL)
+    validate_config(config, SCHEMA)
+    cells = grid_cells(config)
+    assert {cell.policy for cell in cells} == {"tiny_strategy"}
+    assert {cell.sampler for cell in cells} == {"tau0.6", "tau1.0", "tau1.2", "ead", "ead_tis"}
+    assert rl_data(config) == "results/data/strategy.parquet"
+    assert {cell_settings(config, cell).task for cell in cells} == {"strategy"}
+    claimed = {(claim["sampler"], claim["baseline"]) for claim in config["claims"]}
+    assert {("ead", "tau1.0"), ("ead", "tau1.2"), ("ead_tis", "ead")} <= claimed
+    assert rl_data(load_layered_config(DEFAULT)) == "results/data/countdown.parquet"

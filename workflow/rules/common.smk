@@ -22,11 +22,11 @@ from ead.settings.arguments import (analysis_args, analysis_claims_params, cache
                                     synthetic_data_args, wildcard_names)
 from ead.settings.policies import (policy_task, sft_settings, sharpened_policies, sharpening, tiny_policies,
                                    trained_policies)
-from ead.settings.premises import premise_settings
+from ead.settings.premises import premise_data, premise_settings
 from ead.settings.inference_only import inference_only_names, inference_only_schedule
 from ead.settings.rl import (CELL_PATTERN, Cell, cell_settings, figure_experiment, figure_k, grid_cells,
                              local_verl_models, paper_data_entry, paper_data_instruction, paper_data_is_local,
-                             rl_learns_runs, rl_task, verl_cell_settings, verl_cell_threads)
+                             rl_data, rl_learns_runs, rl_task, verl_cell_settings, verl_cell_threads)
 from ead.settings.schedule_shapes import schedule_shapes_spec, shape_schedules, shape_table_options
 from ead.tables import CONFIG_FILES_ENV
 from ead.workflow import FIGURES, claim_figures, final_figures, rl_figures

@@ -8,7 +8,7 @@ include: "premises_inputs.smk"
 rule premises:
     input:
         model="results/models/{policy}",
-        data="results/data/countdown.parquet",
+        data=get_premise_data,
         measured=get_premise_measured_input,
     output:
         table="results/premises/{policy}.csv",

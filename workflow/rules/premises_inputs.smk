@@ -9,6 +9,11 @@ def get_premise_outputs():
             for suffix in ("", "_verdicts")]
 
 
+def get_premise_data(wildcards):
+    """The probed policy's task table (countdown or strategy)."""
+    return premise_data(config, wildcards.policy)
+
+
 def get_premise_settings():
     """The probe's settings as one JSON document (ead.settings.premises.premise_settings)."""
     return shlex.quote(json.dumps(premise_settings(config), sort_keys=True))

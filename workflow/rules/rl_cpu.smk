@@ -23,7 +23,7 @@ use rule tiny_policy_base_eval as rl_base_eval with:
 rule rl_cell:
     input:
         model="results/models/{policy}",
-        data="results/data/countdown.parquet",
+        data=rl_data(config),
         base_eval=rules.rl_base_eval.output.per_problem,
         measured=get_measured_schedule_input,
     output:

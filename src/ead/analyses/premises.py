@@ -1,6 +1,7 @@
 """Premise probe (no RL): do the paper's premises hold for this policy on this task, before any RL runs on them?
 
-On a policy (after SFT) and a fixed set of countdown problems, every sampler of the probe draws n samples per
+On a policy (after SFT) and a fixed set of problems of its task (countdown, or the strategy task of the positive
+control; the task is the table's ``source`` column), every sampler of the probe draws n samples per
 problem with common random numbers (the same seeded stream per batch: where two samplers' distributions agree they
 draw the same token). Samplers whose schedule depends on the RL step (EAD's d_s) are probed at each of
 ``steps``. Per (sampler, step), as a mean over problems with a 95% bootstrap CI, and as a *paired* difference
@@ -8,8 +9,10 @@ against the baseline sampler (same problems, same random numbers) with its CI an
 
 * ``pass@1``, ``pass@{n}``, ``informative@{g}`` (a group of g rollouts with 0 < correct < g: the groups that
   give GRPO-style advantages a signal), ``distinct_correct`` (distinct correct chains per problem);
-* failure shares among failed samples, by first mistake (``ead.data.countdown.failure_type``): ``strategy`` (a
-  legal move into a dead end), ``arithmetic``, ``rule`` (pooled ratio, bootstrap over problems);
+* failure shares among failed samples, by first mistake (pooled ratio, bootstrap over problems): on countdown
+  (``ead.data.countdown.failure_type``) ``strategy`` (a legal move into a dead end), ``arithmetic``, ``rule``; on the
+  strategy task (``ead.data.strategy.failure_type``) ``strategy`` (a strategy other than the key's), ``execution``,
+  ``format``;
 * the off-policy gap TIS would correct if the policy trained at tau = 1: per-token ``log_ratio`` (log pi_1 -
   log pi_sampler), the fraction of tokens and of sequences whose weight exp(log-ratio) exceeds ``tis_cap``, the
   mean sequence log-ratio, and ``sequence_ess_fraction``: per problem, the effective sample size of its n samples'
@@ -38,13 +41,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ead.analyses.measured_schedule import read_measured_schedule
 from ead.claims import combine, decide
-from ead.data.countdown import FAILURE_TYPES, failure_type, parse_problem, verify_chain
+from ead.data import countdown, strategy
 from ead.evaluation import first_problems_of_split
 from ead.io import read_table, setup_logging
 from ead.metrics import (
@@ -71,20 +76,54 @@ def step_dependent(schedule, steps: list[int]) -> bool:
     return any(not np.array_equal(schedule.temperatures(PROBE_POSITIONS, s), first) for s in steps[1:])
 
 
-def per_problem_quantities(samples: pd.DataFrame, problems: pd.DataFrame, tis_cap: float) -> pd.DataFrame:
+@dataclass(frozen=True)
+class ProbeTask:
+    """What the probe needs of a task: its failure types (by first mistake, premise G2's ``strategy`` among them) and
+    a classifier of one response against its reference string, ``"ok"`` for a solution."""
+
+    failure_types: tuple[str, ...]
+    classify: Callable[[str, str], str]
+
+
+def _countdown_failure(text: str, answer: str) -> str:
+    problem = countdown.parse_problem(answer)
+    return countdown.failure_type(countdown.verify_chain(text, problem), problem)
+
+
+def _strategy_failure(text: str, answer: str) -> str:
+    return strategy.failure_type(text, strategy.parse_problem(answer))
+
+
+#: The tasks the probe can classify failures of: countdown (``strategy`` = a legal move into a dead end) and the
+#: strategy task (``strategy`` = a strategy other than the key's named at the fork).
+PROBE_TASKS = {"countdown": ProbeTask(countdown.FAILURE_TYPES, _countdown_failure),
+               "strategy": ProbeTask(strategy.FAILURE_TYPES, _strategy_failure)}
+
+
+def table_task(table: pd.DataFrame, source: str) -> str:
+    """The task of a synthetic problems table: its ``source`` column, one task per table, one the probe knows."""
+    tasks = sorted(table["source"].unique()) if "source" in table.columns else []
+    if len(tasks) != 1 or tasks[0] not in PROBE_TASKS:
+        raise SystemExit(f"{source}: the premise probe needs one task of {sorted(PROBE_TASKS)} in the table's "
+                         f"'source' column, found {tasks}")
+    return tasks[0]
+
+
+def per_problem_quantities(samples: pd.DataFrame, problems: pd.DataFrame, tis_cap: float,
+                           task: str = "countdown") -> pd.DataFrame:
     """One row per problem: correct count, distinct correct chains, failures by type, log-ratio sums and counts."""
     reference = dict(zip(problems["id"], problems["answer"]))
+    probe_task = PROBE_TASKS[task]
     log_cap = math.log(tis_cap)
     rows = []
     for problem_id, group in samples.groupby("prompt_id", sort=False):
-        problem = parse_problem(reference[problem_id])
         kinds, chains = [], set()
         token_ratio_sum = token_count = tokens_capped = sequences_capped = 0.0
         sequence_ratios = []
         for text, behaviour, target in zip(group["text"], group["behaviour_logprobs"], group["target_logprobs"]):
-            check = verify_chain(text, problem)
-            kinds.append(failure_type(check, problem))
-            if check.valid:
+            kind = probe_task.classify(text, reference[problem_id])
+            kinds.append(kind)
+            if kind == "ok":
                 chains.add("\n".join(line.strip() for line in text.strip().splitlines() if line.strip()))
             ratio = np.asarray(target, dtype=np.float64) - np.asarray(behaviour, dtype=np.float64)
             token_ratio_sum += ratio.sum()
@@ -97,7 +136,7 @@ def per_problem_quantities(samples: pd.DataFrame, problems: pd.DataFrame, tis_ca
                "tokens_capped": tokens_capped, "sequences_capped": sequences_capped,
                "sequence_log_ratio": float(np.mean(sequence_ratios)),
                "sequence_ess_fraction": ess_fraction(np.asarray(sequence_ratios))}
-        row.update({f"failures_{kind}": kinds.count(kind) for kind in FAILURE_TYPES})
+        row.update({f"failures_{kind}": kinds.count(kind) for kind in probe_task.failure_types})
         rows.append(row)
     return pd.DataFrame(rows).set_index("problem_id")
 
@@ -117,8 +156,9 @@ def per_problem_metrics(quantities: pd.DataFrame, n: int, group_sizes: list[int]
 
 def ratio_metrics(quantities: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Pooled ratios (numerator, denominator per problem): failure shares and per-token off-policy statistics."""
-    failures = quantities[[f"failures_{kind}" for kind in FAILURE_TYPES]].sum(axis=1).to_numpy()
-    ratios = {f"failure_share_{kind}": (quantities[f"failures_{kind}"].to_numpy(), failures) for kind in FAILURE_TYPES}
+    kinds = [column.removeprefix("failures_") for column in quantities.columns if column.startswith("failures_")]
+    failures = quantities[[f"failures_{kind}" for kind in kinds]].sum(axis=1).to_numpy()
+    ratios = {f"failure_share_{kind}": (quantities[f"failures_{kind}"].to_numpy(), failures) for kind in kinds}
     ratios["token_log_ratio"] = (quantities["token_log_ratio_sum"].to_numpy(), quantities["num_tokens"].to_numpy())
     ratios["tokens_capped"] = (quantities["tokens_capped"].to_numpy(), quantities["num_tokens"].to_numpy())
     return ratios
@@ -219,7 +259,8 @@ def with_measured_schedules(settings: dict, path: str | None) -> dict:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="the policy (HF directory)")
-    parser.add_argument("--data", required=True, help="countdown table")
+    parser.add_argument("--data", required=True, help="the problems table (countdown or strategy: its task is its "
+                        "'source' column)")
     parser.add_argument("--settings", required=True, help="probe settings (JSON; the workflow builds them)")
     parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: results depend on it)")
     parser.add_argument("--out", required=True, help="per-sampler metrics table")
@@ -232,7 +273,9 @@ def main(argv=None):
     settings = with_measured_schedules(json.loads(args.settings), args.measured_schedule)
     log = setup_logging("premises")
     model, tokenizer = load_hf_model(args.model)
-    problems = first_problems_of_split(read_table(args.data), settings["split"], settings["limit"], args.data)
+    table = read_table(args.data)
+    task = table_task(table, args.data)
+    problems = first_problems_of_split(table, settings["split"], settings["limit"], args.data)
     ids, prompts = problems["id"].tolist(), problems["question"].tolist()
     n, steps = settings["n"], settings["steps"]
     # the same seed and batch size for every sampler: batch by batch the same random numbers (common random numbers,
@@ -244,7 +287,7 @@ def main(argv=None):
         schedule = build_schedule(spec)
         for step in (steps if step_dependent(schedule, steps) else steps[:1]):
             samples = sample_hf(model, tokenizer, ids, prompts, schedule, step=step, **options)
-            quantities[(name, step)] = per_problem_quantities(samples, problems, settings["tis_cap"])
+            quantities[(name, step)] = per_problem_quantities(samples, problems, settings["tis_cap"], task)
             done = quantities[(name, step)]
             log.info("%s at step %d: pass@1 %.4f, distinct correct %.2f", name, step,
                      done["num_correct"].sum() / done["num_samples"].sum(), done["distinct_correct"].mean())
@@ -252,7 +295,7 @@ def main(argv=None):
                       resamples=settings["bootstrap"], seed=settings["seed"])
     greedy = sample_hf(model, tokenizer, ids, prompts, build_schedule({"name": "fixed", "tau": 1.0}), greedy=True,
                        **{**options, "n": 1})
-    correct = [verify_chain(text, parse_problem(answer)).valid
+    correct = [PROBE_TASKS[task].classify(text, answer) == "ok"
                for text, answer in zip(greedy["text"], problems.set_index("id").loc[greedy["prompt_id"], "answer"])]
     value, low, high = bootstrap_mean_ci(np.asarray(correct, dtype=float), resamples=settings["bootstrap"],
                                          seed=settings["seed"])

@@ -56,6 +56,7 @@ __all__ = [
     "StrategyCheck",
     "StrategyProblem",
     "execute",
+    "failure_type",
     "generate_strategy",
     "parse_problem",
     "problem_prompt",
@@ -182,6 +183,31 @@ def verify_response(response: str, problem: StrategyProblem) -> StrategyCheck:
     if output != expected:
         return StrategyCheck(False, named, output, f"output {output!r} is not {named}'s {expected!r}", "execution")
     return StrategyCheck(True, named, output, "ok")
+
+
+def failure_type(response: str, problem: StrategyProblem) -> str:
+    """Why a response failed, by its first mistake: ``"ok"`` for a solution, else one of :data:`FAILURE_TYPES`.
+
+    The premise probe's classifier (``ead.analyses.premises``, premise G2: are wrong strategies a large share of the
+    failures?), read line by line as the response is written:
+
+    * ``strategy``: the first line names a strategy other than the key's (what follows it does not matter: the
+      response chose a wrong path at its fork);
+    * ``execution``: the first line names the key's strategy, and what follows is not its exact output (a wrong,
+      missing or extra digit, a character that is no digit, a further line);
+    * ``format``: the first line is no strategy name.
+
+    Unlike :func:`verify_response`, whose ``error`` says what made the whole response unacceptable (a malformed output
+    line after the right name is a ``format`` error there), this names the first line that went wrong.
+    """
+    if verify_response(response, problem).valid:
+        return "ok"
+    if not isinstance(response, str) or len(response) > MAX_RESPONSE_CHARS:
+        return "format"
+    named = response.strip().split("\n")[0].strip()
+    if named == problem.strategy:
+        return "execution"
+    return "strategy" if named in STRATEGIES else "format"
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -107,6 +107,16 @@ def response_log_probs(model, input_ids, attention_mask, response_ids, response_
     return torch.log_softmax(logits, dim=-1).gather(-1, response_ids[..., None]).squeeze(-1)
 
 
+def group_outcomes(rewards, group_index) -> tuple[float, float]:
+    """(informative, solved): the shares of rollout groups (one prompt's n rollouts) with 0 < correct < n, the only
+    groups GRPO's advantages learn from, and with at least one correct rollout."""
+    rewards, group_index = np.asarray(rewards, dtype=np.float64), np.asarray(group_index)
+    groups = np.unique(group_index)
+    correct = np.array([(rewards[group_index == g] > 0).sum() for g in groups])
+    sizes = np.array([(group_index == g).sum() for g in groups])
+    return float(((correct > 0) & (correct < sizes)).mean()), float((correct > 0).mean())
+
+
 def step_generator(seed: int, step: int, stream: int) -> torch.Generator:
     """Independent, reproducible random stream for (seed, step, purpose): resuming never shifts the draws."""
     return torch.Generator().manual_seed(int(np.random.SeedSequence([seed, step, stream]).generate_state(1)[0]))
@@ -231,6 +241,7 @@ class Trainer:
         updated = time.perf_counter()
 
         valid = mask.float()
+        informative, solved = group_outcomes(rewards.numpy(), group_index)
         log_ratio = (old_log_prob - batch.behaviour_logprobs) * valid  # log pi_train - log pi_behaviour per token
         mean_of = lambda key: float(np.mean([m[key] for m in metrics])) if key in metrics[0] else float("nan")  # noqa: E731
         return {
@@ -244,6 +255,10 @@ class Trainer:
             "kl_loss": mean_of("actor/kl_loss"),
             "grad_norm": mean_of("grad_norm"),
             "loss_token_fraction": float(loss_mask.sum() / mask.sum()),
+            "informative_group_fraction": informative,
+            "solved_group_fraction": solved,
+            # the tau = 1 entropy of the first response token (the strategy task's fork: the strategy's name)
+            "first_token_entropy": float(batch.entropies[:, 0][mask[:, 0]].mean()),
             "grad_norm_max": float(max(m["grad_norm"] for m in metrics)),
             "tis_weight_mean": tis.mean,
             "tis_weight_max": tis.max,

@@ -9,6 +9,13 @@ from ead.settings.rl import sampler_schedule
 _JOB_KEYS = ("split", "limit", "n", "max_new_tokens", "seed", "batch_size", "bootstrap", "steps", "baseline",
              "group_sizes", "tis_cap")
 _ROLE_KEYS = ("hot", "cold", "strategy_share_min", "ead", "informative_k")
+#: The tasks whose failures the probe classifies by first mistake (ead.analyses.premises.PROBE_TASKS).
+PROBED_TASKS = ("countdown", "strategy")
+
+
+def premise_data(config: dict, policy: str) -> str:
+    """The table the probe samples a policy's problems from: its task's (the job reads the task from the table)."""
+    return f"results/data/{policy_task(config, policy)}.parquet"
 
 
 def premise_settings(config: dict) -> dict:
@@ -32,10 +39,10 @@ def check_premises(config: dict) -> None:
     if unknown:
         raise ConfigError(f"premises.policies = {premises['policies']}: {unknown} not defined in policies "
                           f"(known: {sorted(config['policies'])})")
-    other_task = [p for p in premises["policies"] if policy_task(config, p) != "countdown"]
+    other_task = [p for p in premises["policies"] if policy_task(config, p) not in PROBED_TASKS]
     if other_task:
-        raise ConfigError(f"premises.policies = {premises['policies']}: {other_task} are not countdown policies (the "
-                          "probe's strategy / arithmetic failure types are countdown's)")
+        raise ConfigError(f"premises.policies = {premises['policies']}: {other_task} are not policies of a task the "
+                          f"probe classifies failures of ({', '.join(PROBED_TASKS)}; ead.analyses.premises)")
     samplers = config["rl"]["samplers"]
     missing = [s for s in premises["samplers"] if s not in samplers]
     if missing:

@@ -138,6 +138,11 @@ def rl_task(config: dict) -> str:
     return config["rl"]["task"]
 
 
+def rl_data(config: dict) -> str:
+    """The CPU cells' problems table: rl.task's (its train split the prompts, rl.eval.split the evaluation)."""
+    return f"results/data/{rl_task(config)}.parquet"
+
+
 def rl_learns_runs(config: dict) -> bool:
     """Premise G4 (``rl_learns``) has a table: the config asks for it and the grid runs its sampler."""
     learns = config.get("rl_learns")

@@ -83,8 +83,13 @@ _CELL_TABLE = {**_CELL_KINDS, **SETTINGS_COLUMNS}
 #: paper's "fewer than 1% of sequences hit the truncation threshold"; CPU backend at every TIS level, verl backend from
 #: ``rollout_corr/rollout_is_ratio_fraction_high`` in cells with sequence-level TIS and empty in the others, where
 #: verl 0.9.1 computes no sequence weight: ead.rl.verl.convert).
+#: ``informative_group_fraction`` and ``solved_group_fraction`` (CPU backend: the shares of the step's rollout groups
+#: with 0 < correct < n, the groups GRPO learns from, and with a correct rollout) and ``first_token_entropy`` (CPU
+#: backend: the tau = 1 entropy of the first response token, the strategy task's fork) say where a sampler's rollouts
+#: give the update a signal.
 LATER_TRAIN_METRICS = ["loss_token_fraction", "tis_ess_fraction", "sequence_ess_fraction",
-                       "tis_capped_sequence_fraction"]
+                       "tis_capped_sequence_fraction", "informative_group_fraction", "solved_group_fraction",
+                       "first_token_entropy"]
 #: Every per-step training metric of steps.csv (a claim on one of these compares or thresholds per-seed step means).
 ALL_TRAIN_METRICS = TRAIN_METRICS + LATER_TRAIN_METRICS
 #: The grader's timeouts (``Grade.status == "timeout"``: an answer that used up its CPU budget twice and scored 0) as
@@ -102,7 +107,8 @@ STATUS_COLUMN = "grade_status"
 #: every training metric is a finite number, except those a backend does not record, empty in the whole file
 #: (:class:`Empty`); its eval_problems.csv one row per (step, evaluated_with, problem) with finite counts.
 _NOT_RECORDED = Empty("where the backend does not record it (verl: grad_norm_max, "
-                      "behaviour_target_log_ratio, loss_token_fraction, sequence_ess_fraction, grader_timeouts; TIS "
+                      "behaviour_target_log_ratio, loss_token_fraction, sequence_ess_fraction, grader_timeouts, "
+                      "informative_group_fraction, solved_group_fraction, first_token_entropy; TIS "
                       "statistics of a run without TIS) or the table predates the column")
 _ALWAYS_RECORDED = ("reward_mean", "entropy", "response_length")
 STEPS = Table("steps", {"step": "int", **{metric: "float" for metric in TRAIN_METRICS}, **_CELL_TABLE},

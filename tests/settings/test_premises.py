@@ -1,0 +1,29 @@
+"""The premise probe's settings: which policies it can probe, and the table it reads for each."""
+
+from pathlib import Path
+
+import pytest
+
+from ead.settings import ConfigError, load_layered_config, validate_config
+from ead.settings.premises import premise_data
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+DEFAULT = ROOT / "configs" / "config.yaml"
+POSITIVE_CONTROL = ROOT / "configs" / "ablations" / "positive_control.yaml"
+
+
+def test_the_positive_control_probes_its_strategy_policy_on_the_strategy_table():
+    config = load_layered_config(DEFAULT, POSITIVE_CONTROL)
+    validate_config(config, SCHEMA)
+    assert config["premises"]["policies"] == ["tiny_strategy"]
+    assert premise_data(config, "tiny_strategy") == "results/data/strategy.parquet"
+    default = load_layered_config(DEFAULT)
+    assert {premise_data(default, policy) for policy in default["premises"]["policies"]} == {
+        "results/data/countdown.parquet"}
+
+
+def test_a_policy_of_a_task_without_failure_types_is_refused():
+    config = load_layered_config(DEFAULT, command_line={"premises": {"policies": ["tiny_arith"]}})
+    with pytest.raises(ConfigError, match=r"\['tiny_arith'\] are not policies of a task the probe classifies"):
+        validate_config(config, SCHEMA)
