@@ -15,6 +15,10 @@ Run (from the repository root, after a fresh clone was set up in /tmp/fresh):
         --doc docs/operations.md --block dag-runtime
     python benchmarks/dag_runtime.py --workdir /tmp/fresh --run --configfile configs/smoke.yaml \
         --out benchmarks/results/smoke_runtime.md --doc docs/operations.md --block smoke-runtime
+    python benchmarks/dag_runtime.py --workdir /tmp/fresh --run --targets results/claims.csv \
+        results/premises/rl_learns.csv figures/positive_control.png \
+        --configfile configs/ablations/positive_control.yaml --out benchmarks/results/positive_control_runtime.md \
+        --doc docs/operations.md --block positive-control-runtime
 """
 
 from __future__ import annotations
@@ -160,6 +164,8 @@ def main():
                         help="with --run: run `bash workflow/scripts/setup.sh` before it, timed (the README's "
                              "reproduce command is both)")
     parser.add_argument("--configfile", help="the profile's config file (none: the default profile)")
+    parser.add_argument("--targets", nargs="*", default=[],
+                        help="with --run: these targets instead of `rule all` (an overlay's, e.g. the positive control's)")
     parser.add_argument("--log", type=Path, help="read this Snakemake log instead of the newest one in --workdir")
     parser.add_argument("--out", type=Path, required=True, help="markdown report")
     parser.add_argument("--doc", type=Path, help="Markdown file whose block --block gets the stage table")
@@ -170,6 +176,7 @@ def main():
     command = [str(args.workdir / ".venv/bin/snakemake"), "--cores", "all"]
     if args.configfile:
         command += ["--configfile", args.configfile]
+    command[1:1] = args.targets  # before --configfile, which takes every word after it
     if args.setup:
         if not args.run:
             parser.error("--setup needs --run")
@@ -198,7 +205,7 @@ def main():
              f"(`{log.name}`)")
     block = render(jobs, command_seconds, label, setup_seconds)
     shown = " ".join(["python benchmarks/dag_runtime.py --workdir <fresh clone> --run",
-                      *(["--setup"] if args.setup else []),
+                      *(["--setup"] if args.setup else []), *args.targets,
                       *([f"--configfile {args.configfile}"] if args.configfile else []), f"--out {args.out}"])
     with atomic_path(args.out) as tmp:
         Path(tmp).write_text(f"# {profile} profile: DAG runtime\n\nCommand: `{shown}`\n\n{block}")

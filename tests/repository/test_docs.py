@@ -58,6 +58,7 @@ BLOCK_SOURCES = {
     ("README.md", "figures"): None,
     ("docs/operations.md", "dag-runtime"): "dag_runtime.md",
     ("docs/operations.md", "smoke-runtime"): "smoke_runtime.md",
+    ("docs/operations.md", "positive-control-runtime"): "positive_control_runtime.md",
     ("docs/operations.md", "test-suite"): "test_suite.md",
     ("README.md", "test-command"): "test_suite.md",
     ("docs/operations.md", "fast-lane"): "fast_lane.md",
@@ -379,6 +380,7 @@ DURATION_OR_SIZE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:min|minutes|s|sec|seconds|h
 #: "*" is every reference page. The phrase is matched in the line as written (inline code included).
 NOT_MEASURED = [
     ("*", "aims at 55 minutes", "the default profile's time budget, an aim the project states, not a measurement"),
+    ("docs/operations.md", "aims at 30 minutes", "the positive-control overlay's time budget, an aim, not a measurement"),
     ("*", "within 55 minutes", "the title of TESTBED.md's entry on that budget, quoted as a reference"),
     ("*", "24 GiB", "the memory of the machine the project runs on, a fact of its hardware"),
     ("docs/cluster.md", "480 GB", "rl_cell_verl's mem_mb in workflow/profiles/slurm/config.yaml"),
