@@ -15,18 +15,19 @@ from ead.data import SYNTHETIC_TASKS
 from ead.settings import ConfigError, load_workflow_config
 from ead.settings.analyses import (ANALYSES, analysis_model_names, analysis_models, analysis_task, claimed_models,
                                    summary_job_settings)
-from ead.settings.arguments import (analysis_args, analysis_claims_params, cache_dir, cell_eval_args, claims_params,
-                                    cli_args, completeness_args, evaluation_args, grader_arg, inference_only_eval_args,
-                                    inference_only_table_args, json_arg, measured_schedule_args, paired_curves_args,
-                                    rerun_command, rl_learns_args, rl_tables_args, schedule_table_args,
-                                    synthetic_data_args, wildcard_names)
+from ead.settings.arguments import (analysis_args, analysis_claims_params, breakdown_args, cache_dir, cell_eval_args,
+                                    claims_params, cli_args, completeness_args, evaluation_args, grader_arg,
+                                    inference_only_eval_args, inference_only_table_args, json_arg,
+                                    measured_schedule_args, paired_curves_args, rerun_command, rl_learns_args,
+                                    rl_tables_args, schedule_table_args, synthetic_data_args, wildcard_names)
 from ead.settings.policies import (policy_task, sft_settings, sharpened_policies, sharpening, tiny_policies,
                                    trained_policies)
 from ead.settings.premises import premise_data, premise_settings
 from ead.settings.inference_only import inference_only_names, inference_only_schedule
-from ead.settings.rl import (CELL_PATTERN, Cell, cell_settings, figure_experiment, figure_k, grid_cells,
-                             local_verl_models, paper_data_entry, paper_data_instruction, paper_data_is_local,
-                             rl_data, rl_learns_runs, rl_task, verl_cell_settings, verl_cell_threads)
+from ead.settings.rl import (CELL_PATTERN, Cell, breakdown_runs, cell_settings, figure_experiment, figure_k,
+                             grid_cells, local_verl_models, paper_data_entry, paper_data_instruction,
+                             paper_data_is_local, rl_data, rl_learns_runs, rl_task, verl_cell_settings,
+                             verl_cell_threads)
 from ead.settings.schedule_shapes import schedule_shapes_spec, shape_schedules, shape_table_options
 from ead.tables import CONFIG_FILES_ENV
 from ead.workflow import FIGURES, claim_figures, final_figures, rl_figures
