@@ -14,7 +14,7 @@ import ead.workflow
 from ead.data import SYNTHETIC_TASKS
 from ead.settings import ConfigError, load_workflow_config
 from ead.settings.analyses import (ANALYSES, analysis_model_names, analysis_models, analysis_task, claimed_models,
-                                   summary_job_settings)
+                                   offline_models_analysed, summary_job_settings)
 from ead.settings.arguments import (analysis_args, analysis_claims_params, breakdown_args, cache_dir, cell_eval_args,
                                     claims_params, cli_args, completeness_args, evaluation_args, grader_arg,
                                     inference_only_eval_args, inference_only_table_args, json_arg,
@@ -136,16 +136,18 @@ def get_final_figures():
 
 
 def get_final_tables():
-    """Result tables and models `rule all` also produces (data, models, base-model evaluation).
+    """Result tables and models `rule all` also produces (data, models, base-model evaluation) for what the run uses:
+    the real benchmarks and the offline model when an analysis lists that model, the RL grid's task table, the policies
+    it uses (their SFT reads their tasks' tables), so an overlay that runs other policies makes none of the default's.
 
     The paper profile (rl.backend: verl) runs on GPUs and does not need the CPU profile's offline data and tiny models.
     """
     if RL_BACKEND == "verl":
         return []
-    datasets = [f"results/data/{name}.parquet" for name in config["data"]["real"]]
-    return datasets + [
-        "results/data/countdown.parquet",
-        "results/models/smollm2-135m-instruct",
+    offline = offline_models_analysed(config)
+    datasets = [f"results/data/{name}.parquet" for name in config["data"]["real"]] if offline else []
+    return datasets + [rl_data(config)] + [
+        f"results/models/{model}" for model in offline
     ] + [  # every model the run uses is a target: a failed job deletes its output, and a missing model must be rebuilt
         f"results/models/{policy}" for policy in trained_policies(config) + sharpened_policies(config)
         if policy in used_policies(config)
