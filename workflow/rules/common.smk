@@ -136,9 +136,10 @@ def get_final_figures():
 
 
 def get_final_tables():
-    """Result tables and models `rule all` also produces (data, models, base-model evaluation) for what the run uses:
-    the real benchmarks and the offline model when an analysis lists that model, the RL grid's task table, the policies
-    it uses (their SFT reads their tasks' tables), so an overlay that runs other policies makes none of the default's.
+    """Result tables and models `rule all` also produces (data, models, base-model evaluation), of what the run uses
+    only (the real benchmarks and the offline model when an analysis lists that model; the RL grid's task table; the
+    policies it uses, whose SFT reads their tasks' tables), so an overlay that runs other policies makes none of the
+    default's.
 
     The paper profile (rl.backend: verl) runs on GPUs and does not need the CPU profile's offline data and tiny models.
     """

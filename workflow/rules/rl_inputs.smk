@@ -14,7 +14,7 @@ def get_rl_learns_table():
 
 
 def get_breakdown_table(table):
-    """One table of rule rl_breakdown (``signal``: by training phase; ``groups``: by data column) when the config has
+    """One table of the breakdown (``signal``, by training phase, or ``groups``, by data column) when the config has
     ``rl.breakdown`` (else none)."""
     return [getattr(rules.rl_breakdown.output, table)] if breakdown_runs(config) else []
 
