@@ -55,6 +55,7 @@ STAGE_OF_RULE = {
     # every figure's rule, from the one registry (ead.workflow.FIGURES)
     **{figure.rule: "tables, claims, figures" for figure in FIGURES.values()}, "all": "tables, claims, figures",
     "rl_paired_curves": "tables, claims, figures", "schedule_shapes_table": "tables, claims, figures",
+    "rl_breakdown": "tables, claims, figures",
     "measured_schedule": "sampling analyses",
     # the inference-only comparison (configs/ablations/inference_only.yaml) samples like the analyses
     "inference_only_eval": "sampling analyses", "inference_only_table": "sampling analyses",

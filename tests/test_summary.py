@@ -67,3 +67,38 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
             "**contradicted** | mean 0.0123, 95% CI [-0.0051, 0.0302]: CI high < 0.08 |") in text
     assert "supported at >= 8 points with the CI's low end above 5" in text
     assert "Forking" not in text and "Entropy" not in text  # sections without tables are left out
+
+
+def test_the_grid_breakdowns_are_rendered_only_when_given(tmp_path):
+    from ead.tables import EVAL_BY_GROUP, SIGNAL_BY_PHASE
+
+    setting = dict(policy="tiny_strategy", algorithm="dapo", n=8, num_seeds=6)
+    signal = pd.DataFrame([{**setting, "sampler": sampler, "metric": "informative_group_fraction", "phase": phase,
+                            "first_step": 4 * phase - 3, "last_step": 4 * phase, "value": value,
+                            "ci_low": value - 0.01, "ci_high": value + 0.02}
+                           for sampler, values in (("ead", (0.477, 0.464)), ("tau1.0", (0.411, 0.31)))
+                           for phase, value in zip((1, 2), values)])
+    SIGNAL_BY_PHASE.write(signal, tmp_path / "signal.csv")
+    groups = pd.DataFrame([{**setting, "sampler": "ead", "step": step, "group_by": "key", "group": key,
+                            "metric": "pass@1", "value": value, "ci_low": value - 0.05, "ci_high": value + 0.05,
+                            "num_problems": problems}
+                           for key, problems, values in (("*", 24, (0.154, 0.895)), ("/", 20, (0.019, 0.029)))
+                           for step, value in zip((0, 8, 16), (values[0], 0.5, values[1]))])
+    EVAL_BY_GROUP.write(groups, tmp_path / "groups.csv")
+    empty = ["--base-eval", "--eval-curves", "--entropy", "--entropy-roles", "--forking", "--premises",
+             "--premise-metrics", "--claims", "--rl-learns", "--majority"]
+    out = tmp_path / "summary.md"
+    main(["--profile", "positive_control", "--rerun", "snakemake", *empty, "--signal-by-phase",
+          str(tmp_path / "signal.csv"), "--eval-by-group", str(tmp_path / "groups.csv"), "--out", str(out)])
+    text = out.read_text()
+    assert "| setting | metric | sampler | seeds | steps 1-4 | steps 5-8 |" in text
+    assert ("| tiny_strategy / dapo / n 8 | informative_group_fraction | ead | 6 | 0.477 [0.467, 0.497] | "
+            "0.464 [0.454, 0.484] |") in text
+    assert "| tiny_strategy / dapo / n 8 | informative_group_fraction | tau1.0 | 6 | 0.411 [0.401, 0.431] |" in text
+    # the first and the last evaluated step, in percent; a group's value in code quotes (a Markdown `*`)
+    assert "| setting | sampler | key | seeds x problems | pass@1 (%), step 0 | pass@1 (%), step 16 |" in text
+    assert "| tiny_strategy / dapo / n 8 | ead | `*` | 6 x 24 | 15.4 [10.4, 20.4] | 89.5 [84.5, 94.5] |" in text
+    assert "| tiny_strategy / dapo / n 8 | ead | `/` | 6 x 20 | 1.9 [-3.1, 6.9] | 2.9 [-2.1, 7.9] |" in text
+    assert "50.0" not in text  # step 8 is in the table, not in the summary
+    main(["--profile", "positive_control", "--rerun", "snakemake", *empty, "--out", str(out)])
+    assert "by phase" not in out.read_text() and "by key" not in out.read_text()

@@ -421,7 +421,8 @@ def test_declarations_are_well_formed():
                            "majority_scaling",
                            "entropy_by_position_samples", "forking_samples", "majority_scaling_samples",
                            "premises", "premise_verdicts", "rl_learns", "claims", "paired_curves",
-                           "sampler_schedules", "inference_only", "inference_only_headline", "measured_schedule"}
+                           "sampler_schedules", "inference_only", "inference_only_headline", "measured_schedule",
+                           "signal_by_phase", "eval_by_group"}
     with pytest.raises(ValueError, match="unknown column kinds"):
         Table("bad", {"x": "number"})
 

@@ -76,3 +76,16 @@ def test_a_config_error_names_the_file_that_set_the_value(tmp_path):
     result = subprocess.run([sys.executable, "-m", "ead.workflow", "--configfile", "configs/smoke.yaml", "--config",
                              "rl__experiments__main__seeds=[0, 0]"], cwd=ROOT, capture_output=True, text=True)
     assert result.stderr.startswith("Config error: --config: rl.experiments.main.seeds = [0, 0]: 0 is listed twice")
+
+
+def test_an_analysis_figure_is_a_target_only_when_its_analysis_lists_a_model():
+    from ead.settings.layering import load_layered_config
+    from ead.workflow import FIGURES, final_figures
+
+    root = Path(__file__).resolve().parents[1]
+    default = load_layered_config(root / "configs" / "config.yaml")
+    assert {"fig01_entropy_by_position", "fig02_forking", "fig09_majority_scaling"} <= set(final_figures(default))
+    control = load_layered_config(root / "configs" / "config.yaml", root / "configs" / "ablations" /
+                                  "positive_control.yaml")  # its analyses list no model
+    assert final_figures(control) == ["fig03_annealing_schedule", "positive_control"]
+    assert FIGURES["fig09_majority_scaling"].analysis == "majority_scaling"

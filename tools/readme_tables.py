@@ -110,6 +110,8 @@ def figure_condition(figure: Figure) -> str:
         return f"a claim has `figure: {figure.claims}`"
     if figure.config_key is not None:
         return f"the config has a `{figure.config_key}:` section"
+    if figure.analysis is not None:
+        return f"`analyses.{figure.analysis}.models` lists a model"
     return "always"
 
 

@@ -2,7 +2,9 @@
 
 The docs describe what each table means but quote no result: results depend on the machine (see docs/operations.md,
 "Reproducibility"), so each run reads its own numbers here. Every number carries its 95% CI and the table it
-comes from. Sections whose tables are not given are left out.
+comes from. Sections whose tables are not given are left out; every table option is required (it may list no file)
+but the grid's breakdowns (``--signal-by-phase``, ``--eval-by-group``), which the workflow passes only where the config
+has ``rl.breakdown``.
 
 Run:
     python -m ead.summary --profile default --rerun "snakemake --cores all" --base-eval results/eval/*_base.csv \
@@ -10,7 +12,9 @@ Run:
         --entropy-roles results/analyses/entropy_by_role/*.csv \
         --forking results/analyses/forking/*.csv --majority results/analyses/majority_scaling/*.csv \
         --premises results/premises/*_verdicts.csv --premise-metrics results/premises/tiny1m.csv \
-        --rl-learns results/premises/rl_learns.csv --claims results/claims.csv --out results/summary.md
+        --rl-learns results/premises/rl_learns.csv --claims results/claims.csv \
+        --signal-by-phase results/rl/signal_by_phase.csv --eval-by-group results/rl/eval_by_group.csv \
+        --out results/summary.md
 """
 
 from __future__ import annotations
@@ -27,12 +31,14 @@ from ead.tables import (
     CLAIMS,
     ENTROPY_BY_POSITION,
     ENTROPY_BY_ROLE,
+    EVAL_BY_GROUP,
     EVAL_CURVES,
     FORKING,
     MAJORITY_SCALING,
     PREMISE_VERDICTS,
     PREMISES,
     RL_LEARNS,
+    SIGNAL_BY_PHASE,
 )
 
 ENTROPY_POSITIONS = (0, 2, 4, 8, 16, 24, 32, 64, 127)  # positions quoted from the entropy-by-position curve
@@ -244,8 +250,51 @@ def claims_section(path: str) -> str:
                               "seeds", "verdict", "RL learns", "what this scale can show"], rows))
 
 
+def signal_section(path: str) -> str:
+    """The grid's per-step training metrics by training phase (ead.rl.breakdown): one column per phase."""
+    table = SIGNAL_BY_PHASE.read(path)
+    phases = table[["phase", "first_step", "last_step"]].drop_duplicates().sort_values("phase")
+    rows = []
+    for (policy, algorithm, n, metric, sampler), group in table.groupby(["policy", "algorithm", "n", "metric",
+                                                                         "sampler"], sort=True):
+        by_phase = group.set_index("phase")
+        rows.append([f"{policy} / {algorithm} / n {n}", metric, sampler, int(by_phase["num_seeds"].max()),
+                     *(f"{by_phase.loc[p, 'value']:.3f} [{by_phase.loc[p, 'ci_low']:.3f}, "
+                       f"{by_phase.loc[p, 'ci_high']:.3f}]" if p in by_phase.index else ""
+                       for p in phases["phase"])])
+    header = ["setting", "metric", "sampler", "seeds",
+              *(f"steps {row.first_step}-{row.last_step}" for row in phases.itertuples())]
+    return ("## RL training signal by phase\n\nFrom `" + path + "` (`ead.rl.breakdown`): per-step training metrics of "
+            "the cells' `steps.csv` (`informative_group_fraction`: the share of the step's rollout groups with 0 < "
+            "correct < n, the groups the update learns from; `solved_group_fraction`: with a correct rollout; "
+            "`first_token_entropy`: the first response token's tau = 1 entropy), each seed's mean over the phase's "
+            "steps, then the mean over seeds with a 95% bootstrap CI over seeds.\n\n" + markdown_table(header, rows))
+
+
+def groups_section(path: str) -> str:
+    """The evaluation by a data column's value (ead.rl.breakdown) at the first and the last evaluated step."""
+    table = EVAL_BY_GROUP.read(path)
+    first, last = int(table["step"].min()), int(table["step"].max())
+    group_by, metric = table["group_by"].iloc[0], table["metric"].iloc[0]
+    rows = []
+    for (policy, algorithm, n, sampler, group), rows_of_group in table.groupby(
+            ["policy", "algorithm", "n", "sampler", "group"], sort=True):
+        by_step = rows_of_group.set_index("step")
+        label = str(group).replace("|", "\\|")
+        rows.append([f"{policy} / {algorithm} / n {n}", sampler, f"`{label}`",
+                     f"{int(by_step['num_seeds'].max())} x {int(by_step['num_problems'].max())}",
+                     *(percent_with_ci(by_step.loc[step]) if step in by_step.index else "" for step in (first, last))])
+    header = ["setting", "sampler", group_by, "seeds x problems", f"{metric} (%), step {first}",
+              f"{metric} (%), step {last}"]
+    return (f"## RL evaluation by {group_by}\n\nFrom `{path}` (`ead.rl.breakdown`): {metric} at the declared "
+            f"evaluation temperature on the problems of each value of the data table's `{group_by}` column, mean over "
+            "seeds and problems with a 95% CI from the two-way bootstrap (percent); every evaluated step is in the "
+            "table, the first and the last here.\n\n" + markdown_table(header, rows))
+
+
 def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(),
-           premises=(), claims=None, premise_metrics=(), entropy_roles=(), rl_learns=None) -> str:
+           premises=(), claims=None, premise_metrics=(), entropy_roles=(), rl_learns=None, signal_by_phase=None,
+           eval_by_group=None) -> str:
     """The summary of one run; ``rerun`` is the command that made it (and refreshes it), with its config files."""
     sections = [f"# Results of this run (profile: {profile})\n\nRendered by `python -m ead.summary` from the result "
                 f"tables; rerun `{rerun}` to refresh. Numbers differ between machines "
@@ -262,6 +311,10 @@ def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(),
         sections.append(base_section(list(base_eval)))
     if eval_curves:
         sections.append(rl_section(eval_curves))
+    if eval_by_group:
+        sections.append(groups_section(eval_by_group))
+    if signal_by_phase:
+        sections.append(signal_section(signal_by_phase))
     if entropy:
         sections.append(entropy_section(list(entropy)))
     if entropy_roles:
@@ -290,6 +343,9 @@ def main(argv=None):
     parser.add_argument("--rl-learns", nargs="*", required=True,
                         help="results/premises/rl_learns.csv, premise G4 (at most one)")
     parser.add_argument("--claims", nargs="*", required=True, help="results/claims.csv (at most one)")
+    # given only where the config has rl.breakdown (the workflow leaves the flags out otherwise)
+    parser.add_argument("--signal-by-phase", help="results/rl/signal_by_phase.csv (ead.rl.breakdown)")
+    parser.add_argument("--eval-by-group", help="results/rl/eval_by_group.csv (ead.rl.breakdown)")
     parser.add_argument("--out", required=True, help="Markdown file to write")
     args = parser.parse_args(argv)
     for option in ("eval_curves", "claims", "rl_learns"):
@@ -298,7 +354,7 @@ def main(argv=None):
     log = setup_logging("summary")
     text = render(args.profile, args.rerun, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
                   args.majority, args.premises, (args.claims or [None])[0], args.premise_metrics, args.entropy_roles,
-                  (args.rl_learns or [None])[0])
+                  (args.rl_learns or [None])[0], args.signal_by_phase, args.eval_by_group)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)
     log.info("wrote %s", args.out)

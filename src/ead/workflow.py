@@ -3,9 +3,9 @@ imported by the Snakefile (workflow/rules/common.smk), the tests and the benchma
 
 Every figure names the rule that draws it and when it is a target: an RL figure when the experiment it draws runs
 (``rl.experiments`` after ``rl.run``), a claims forest plot when some claim names it, an overlay's figure when the
-config has its key; the analyses' figures and Fig. 3 always. An RL figure of metric-vs-step panels also says what its
-panels draw (:class:`CurvePanels`), so those figures are entries here over one plotting function
-(ead.plots.rl_figure), not one module each.
+config has its key, an analysis' figure when the analysis lists a model; Fig. 3 always. An RL figure of
+metric-vs-step panels also says what its panels draw (:class:`CurvePanels`), so those figures are entries here over
+one plotting function (ead.plots.rl_figure), not one module each.
 
     python -m ead.workflow --configfile configs/smoke.yaml configs/ablations/decay_scale_20.yaml   # the resolved config
 """
@@ -42,14 +42,16 @@ class CurvePanels:
 class Figure:
     """One figure of the registry. ``rule``: the Snakemake rule that draws it (rl_figure, claims_figure, or the
     figure's own rule); exactly one of ``experiment`` (RL figures: the rl.experiments entry it draws),
-    ``claims`` (a forest plot of the claims whose ``figure`` is this) or ``config_key`` (a figure of an overlay's
-    section) says when it is a target; none of them: always. ``panels``: what an RL figure of curves draws (any other
+    ``claims`` (a forest plot of the claims whose ``figure`` is this), ``config_key`` (a figure of an overlay's
+    section) or ``analysis`` (a sampling analysis' figure: when ``analyses.<analysis>.models`` lists a model) says
+    when it is a target; none of them: always. ``panels``: what an RL figure of curves draws (any other
     RL figure is drawn by its own module, ead.plots.<figure>)."""
 
     rule: str
     experiment: str | None = None
     claims: str | None = None
     config_key: str | None = None
+    analysis: str | None = None
     panels: CurvePanels | None = None
 
     def is_target(self, config: dict) -> bool:
@@ -59,12 +61,14 @@ class Figure:
             return any(claim["figure"] == self.claims for claim in config["claims"])
         if self.config_key is not None:
             return self.config_key in config
+        if self.analysis is not None:
+            return bool(config["analyses"][self.analysis]["models"])
         return True
 
 
 FIGURES: dict[str, Figure] = {
-    "fig01_entropy_by_position": Figure("fig01_entropy_by_position"),
-    "fig02_forking": Figure("fig02_forking"),
+    "fig01_entropy_by_position": Figure("fig01_entropy_by_position", analysis="entropy_by_position"),
+    "fig02_forking": Figure("fig02_forking", analysis="forking"),
     "fig03_annealing_schedule": Figure("fig03_annealing_schedule"),
     # Fig. 4 keeps the paper's k = 16 in its file name whatever k a profile evaluates: the title says the k drawn
     "fig04_pass_worst_at_16": Figure("rl_figure", experiment="main", panels=CurvePanels(
@@ -79,7 +83,7 @@ FIGURES: dict[str, Figure] = {
         "eval", ("pass@{k}",), "n", "Rollout scaling: Pass@{k} during RL ({ci}; bottom: paired difference to tau 1.0)",
         paired_metrics=("pass@{k}",))),
     "fig08_rollout_n_comparison": Figure("rl_figure", experiment="rollout_scaling"),
-    "fig09_majority_scaling": Figure("fig09_majority_scaling"),
+    "fig09_majority_scaling": Figure("fig09_majority_scaling", analysis="majority_scaling"),
     "fig10_algorithms": Figure("rl_figure", experiment="algorithms", panels=CurvePanels(
         "eval", ("pass@{k}", "worst@{k}"), "algorithm", "Other RL algorithms: Pass@{k} / Worst@{k} ({ci})")),
     "fig11_off_policy": Figure("rl_figure", experiment="off_policy"),

@@ -243,6 +243,20 @@ def test_bad_config_fails_with_one_message_and_no_traceback(workdir, tmp_path):
 
 
 @pytest.mark.slow
+def test_the_positive_control_summary_plans_only_what_the_overlay_runs(workdir):
+    """Its analyses list no model and it uses one policy: its summary needs none of the default's analyses, models or
+    base evaluations, and asking for an analysis figure is refused when the DAG is built, naming the key."""
+    overlay = ["--configfile", "configs/ablations/positive_control.yaml"]
+    jobs = planned_jobs(workdir, "results/summary.md", *overlay)
+    assert jobs == {"synthetic_dataset": 1, "tiny_policy_sft": 1, "tiny_policy_base_eval": 1, "premises": 1,
+                    "rl_base_eval": 1, "rl_cell": 30, "rl_tables": 1, "rl_learns": 1, "claims": 1, "rl_breakdown": 1,
+                    "summary": 1}
+    result = snakemake(workdir, "--dry-run", "figures/fig01_entropy_by_position.png", *overlay, check=False)
+    assert result.returncode != 0
+    assert "analyses.entropy_by_position.models is empty" in result.stdout + result.stderr
+
+
+@pytest.mark.slow
 def test_lint_is_clean(workdir):
     result = snakemake(workdir, "--lint", check=False)
     assert result.returncode == 0, result.stdout + result.stderr

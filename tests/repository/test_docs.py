@@ -41,6 +41,7 @@ def _load(name: str):
 doc_blocks = _load("doc_blocks")
 readme_tables = _load("readme_tables")
 main_finding = _load("main_finding")
+positive_control = _load("positive_control")
 
 #: Docs whose headings can be referred to by name.
 NAMED_DOCS = r"README(?:\.md)?|TESTBED\.md|BENCHMARKS\.md|docs/[\w-]+\.md|configs/README\.md|tests/fixtures/README\.md"
@@ -65,6 +66,7 @@ BLOCK_SOURCES = {
     ("BENCHMARKS.md", "verl-cpu-runtime"): "verl_cpu.md",
     ("BENCHMARKS.md", "verl-ranks"): "verl_ranks.md",
     ("README.md", "main-finding"): "main_finding.md",
+    ("README.md", "positive-control"): "positive_control.md",
 }
 
 
@@ -328,6 +330,50 @@ def test_the_main_finding_reads_g4_and_the_main_comparison_from_the_tables():
     assert "| C15 | ead_tis - tau1.0 (tiny1m_sharp) | pass@1 | step 16 |" in table[1]
     with pytest.raises(ValueError, match=r"lacks the main comparison's rows \['C15-curve'\]"):
         main_finding.render(learns, claims[claims["claim"] != "C15-curve"], commit="abc1234", date="2026-11-26")
+
+
+def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_tables():
+    """The README's positive-control numbers are the tables' (in points), the premise parts that have an effect, G4,
+    then P1-P5; a missing claim fails."""
+    import pandas as pd
+
+    from ead.tables import CLAIMS, PREMISE_VERDICTS, RL_LEARNS
+
+    probe = dict(model="results/models/tiny_strategy", num_problems=256, n=16, baseline="tau1.0", seed=0,
+                 threshold=0.0, rule="r")
+    verdicts = pd.DataFrame([
+        dict(probe, premise="G1", part="heat early raises coverage", effect=0.0859, ci_low=0.0469, ci_high=0.1212,
+             mde=0.056, verdict="supported"),
+        dict(probe, premise="G1", part="a trade-off exists (both parts)", effect=float("nan"), ci_low=float("nan"),
+             ci_high=float("nan"), mde=float("nan"), verdict="inconclusive"),
+        dict(probe, premise="G2", part="strategy errors are a large share of failures", effect=0.9698, ci_low=0.9615,
+             ci_high=0.9766, mde=float("nan"), verdict="supported")])
+    learns = pd.DataFrame([dict(premise="G4", part="RL learns here", policy="tiny_strategy", algorithm="dapo", n=8,
+                                sampler="tau1.0", metric="pass@1", step=16, effect=0.205, ci_low=0.1451,
+                                ci_high=0.2717, standard_error=0.03, mde=0.0918, min_effect=0.08, min_ci_low=0.05,
+                                num_seeds=6, num_problems=96, verdict="supported", rule="r"),
+                           dict(premise="G4", part="RL learns here", policy="other", algorithm="dapo", n=8,
+                                sampler="tau1.0", metric="pass@1", step=16, effect=0.0, ci_low=0.0, ci_high=0.0,
+                                standard_error=0.0, mde=0.0, min_effect=0.08, min_ci_low=0.05, num_seeds=6,
+                                num_problems=96, verdict="contradicted", rule="r")])
+    claim = dict(figure="none", policy="tiny_strategy", algorithm="dapo", n=8, sampler="ead", baseline="tau1.0",
+                 metric="pass@1", evaluated_with="eval_tau", step=16, standard_error=0.003, num_seeds=6, num_units=576,
+                 rule="r", scope="x", rl_learns="supported", over="curve", best_of="", selection="",
+                 threshold=float("nan"), baseline_algorithm="")
+    claims = pd.DataFrame([{**claim, "claim": name, "statement": f"statement {name}", "effect": -0.0012 * i,
+                            "ci_low": -0.0079, "ci_high": 0.0047, "mde": 0.0094, "verdict": "inconclusive"}
+                           for i, name in enumerate(reversed(positive_control.CLAIM_IDS))])
+    block = positive_control.render(PREMISE_VERDICTS.validate(verdicts, "v.csv"), RL_LEARNS.validate(learns, "l.csv"),
+                                    CLAIMS.validate(claims, "claims.csv"), commit="855c172", date="2026-11-27")
+    rows = [line.split(" | ")[0][2:] for line in block.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows == ["", "G1", "G2", "G4", "P1", "P2", "P3", "P4", "P5"]  # the header, then no row without an effect
+    assert "| G1 | heat early raises coverage | +8.6 [+4.7, +12.1] | 5.6 | 1 x 256 | **supported** |" in block
+    assert "| G2 | strategy errors are a large share of failures | +97.0 [+96.2, +97.7] |  | 1 x 256 |" in block
+    assert "| G4 | tau1.0's pass@1, step 16 - step 0 | +20.5 [+14.5, +27.2] | 9.2 | 6 x 96 | **supported** |" in block
+    assert "| P1 | statement P1 | -0.5 [-0.8, +0.5] | 0.9 | 6 x 96 | **inconclusive** |" in block
+    assert "commit `855c172`, run 2026-11-27" in block
+    with pytest.raises(ValueError, match=r"lacks the positive control's rows \['P3'\]"):
+        positive_control.render(verdicts, learns, claims[claims["claim"] != "P3"], commit="c", date="d")
 
 
 # --- The reference pages say what is true now ------------------------------------------------------------------------

@@ -72,3 +72,22 @@ def test_the_positive_control_overlay_trains_a_strategy_policy_from_its_biased_t
     wrong["policies"]["tiny1m_sharp"]["teacher"] = {"bias": 0.9}  # a sharpened copy has its source's training
     with pytest.raises(ConfigError, match=r"policies\.tiny1m_sharp"):
         validate_config(wrong, SCHEMA)
+
+
+def test_a_run_uses_the_policies_its_experiments_probe_and_analyses_name_and_their_sources():
+    from ead.settings.policies import used_policies
+
+    default = load("config.yaml")
+    assert used_policies(default) == list(default["policies"])  # the default uses every policy it defines
+    smoke = load("config.yaml", "smoke.yaml")
+    assert used_policies(smoke) == list(smoke["policies"])
+    # the positive control keeps the default's policies defined but runs only its own
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" /
+                                 "positive_control.yaml")
+    assert set(config["policies"]) > {"tiny_strategy"}
+    assert used_policies(config) == ["tiny_strategy"]
+    # a sharpened policy brings the trained one it copies; an analysis model that is no policy is not one
+    config = copy.deepcopy(config)
+    config["premises"]["policies"] = ["tiny1m_sharp"]
+    config["analyses"]["forking"]["models"] = ["smollm2-135m-instruct"]
+    assert used_policies(config) == ["tiny1m", "tiny1m_sharp", "tiny_strategy"]

@@ -520,3 +520,32 @@ def test_the_positive_control_grid_is_its_strategy_policy_alone():
     claimed = {(claim["sampler"], claim["baseline"]) for claim in config["claims"]}
     assert {("ead", "tau1.0"), ("ead", "tau1.2"), ("ead_tis", "ead")} <= claimed
     assert rl_data(load_layered_config(DEFAULT)) == "results/data/countdown.parquet"
+
+
+def test_the_breakdown_is_asked_for_by_the_positive_control_and_its_keys_are_checked():
+    from ead.settings.arguments import breakdown_args
+    from ead.settings.rl import breakdown_runs
+
+    assert not breakdown_runs(CONFIG)  # the default profile makes none
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" /
+                                 "positive_control.yaml")
+    validate_config(config, SCHEMA)
+    assert breakdown_runs(config)
+    args = breakdown_args(config)
+    assert ("--group-by key --metric pass@1 --phases 4 --resamples 1000 --seed 1234 --train-metrics "
+            "informative_group_fraction solved_group_fraction first_token_entropy --expect-steps 16 --eval-every 4 "
+            "--own-sampler") == args
+    for change, message in (
+            ({"phases": 17}, r"rl\.breakdown\.phases = 17 exceeds rl\.steps = 16"),
+            ({"train_metrics": ["reward"]}, r"rl\.breakdown\.train_metrics: \['reward'\] are not steps\.csv"),
+            ({"metric": "pass@32"}, r"rl\.breakdown\.metric = 'pass@32': k exceeds rl\.eval\.n = 16"),
+            ({"metric": "maj@4"}, r"rl\.breakdown\.metric = 'maj@4': not pass@k"),
+            ({"phases": 0}, r"rl\.breakdown\.phases")):
+        wrong = copy.deepcopy(config)
+        wrong["rl"]["breakdown"].update(change)
+        with pytest.raises(ConfigError, match=message):
+            validate_config(wrong, SCHEMA)
+    wrong = copy.deepcopy(config)
+    del wrong["rl"]["breakdown"]["group_by"]
+    with pytest.raises(ConfigError, match="group_by"):
+        validate_config(wrong, SCHEMA)

@@ -83,7 +83,7 @@ rule analysis_claims:
 
 rule fig01_entropy_by_position:
     input:
-        tables=get_analysis_tables("entropy_by_position"),
+        tables=get_figure_tables("entropy_by_position"),
         roles=get_role_tables,
         code=plot_code("fig01_entropy_by_position"),
     output:
@@ -99,7 +99,7 @@ rule fig01_entropy_by_position:
 
 rule fig02_forking:
     input:
-        tables=get_analysis_tables("forking"),
+        tables=get_figure_tables("forking"),
         code=plot_code("fig02_forking"),
     output:
         **figure_outputs("fig02_forking"),
@@ -113,7 +113,7 @@ rule fig02_forking:
 
 rule fig09_majority_scaling:
     input:
-        tables=get_analysis_tables("majority_scaling"),
+        tables=get_figure_tables("majority_scaling"),
         code=plot_code("fig09_majority_scaling"),
     output:
         **figure_outputs("fig09_majority_scaling"),

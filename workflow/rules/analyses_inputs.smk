@@ -24,6 +24,21 @@ def get_analysis_tables(analysis):
     return get_tables
 
 
+def get_figure_tables(analysis):
+    """Input function factory: the tables an analysis' figure draws (get_analysis_tables); an analysis that lists no
+    model has no figure (ead.workflow.FIGURES leaves it out of `rule all`), and asking for it is refused here, when the
+    DAG is built, naming the key."""
+
+    def get_tables(wildcards):
+        tables = get_analysis_tables(analysis)(wildcards)
+        if not tables:
+            raise ValueError(f"analyses.{analysis}.models is empty: this config analyses no model, so the figure of "
+                             f"{analysis} has nothing to draw")
+        return tables
+
+    return get_tables
+
+
 def get_role_tables(wildcards):
     """The entropy-by-role table of every tiny policy of analyses.entropy_by_position (roles are countdown's; Fig. 1,
     right)."""

@@ -14,19 +14,20 @@ import ead.workflow
 from ead.data import SYNTHETIC_TASKS
 from ead.settings import ConfigError, load_workflow_config
 from ead.settings.analyses import (ANALYSES, analysis_model_names, analysis_models, analysis_task, claimed_models,
-                                   summary_job_settings)
-from ead.settings.arguments import (analysis_args, analysis_claims_params, cache_dir, cell_eval_args, claims_params,
-                                    cli_args, completeness_args, evaluation_args, grader_arg, inference_only_eval_args,
-                                    inference_only_table_args, json_arg, measured_schedule_args, paired_curves_args,
-                                    rerun_command, rl_learns_args, rl_tables_args, schedule_table_args,
-                                    synthetic_data_args, wildcard_names)
-from ead.settings.policies import (policy_task, sft_settings, sharpened_policies, sharpening, tiny_policies,
-                                   trained_policies)
+                                   offline_models_analysed, summary_job_settings)
+from ead.settings.arguments import (analysis_args, analysis_claims_params, breakdown_args, cache_dir, cell_eval_args,
+                                    claims_params, cli_args, completeness_args, evaluation_args, grader_arg,
+                                    inference_only_eval_args, inference_only_table_args, json_arg,
+                                    measured_schedule_args, paired_curves_args, rerun_command, rl_learns_args,
+                                    rl_tables_args, schedule_table_args, synthetic_data_args, wildcard_names)
+from ead.settings.policies import (policy_task, sft_settings, sharpened_policies, sharpening, trained_policies,
+                                   used_policies)
 from ead.settings.premises import premise_data, premise_settings
 from ead.settings.inference_only import inference_only_names, inference_only_schedule
-from ead.settings.rl import (CELL_PATTERN, Cell, cell_settings, figure_experiment, figure_k, grid_cells,
-                             local_verl_models, paper_data_entry, paper_data_instruction, paper_data_is_local,
-                             rl_data, rl_learns_runs, rl_task, verl_cell_settings, verl_cell_threads)
+from ead.settings.rl import (CELL_PATTERN, Cell, breakdown_runs, cell_settings, figure_experiment, figure_k,
+                             grid_cells, local_verl_models, paper_data_entry, paper_data_instruction,
+                             paper_data_is_local, rl_data, rl_learns_runs, rl_task, verl_cell_settings,
+                             verl_cell_threads)
 from ead.settings.schedule_shapes import schedule_shapes_spec, shape_schedules, shape_table_options
 from ead.tables import CONFIG_FILES_ENV
 from ead.workflow import FIGURES, claim_figures, final_figures, rl_figures
@@ -135,26 +136,32 @@ def get_final_figures():
 
 
 def get_final_tables():
-    """Result tables and models `rule all` also produces (data, models, base-model evaluation).
+    """Result tables and models `rule all` also produces (data, models, base-model evaluation), of what the run uses
+    only (the real benchmarks and the offline model when an analysis lists that model; the RL grid's task table; the
+    policies it uses, whose SFT reads their tasks' tables), so an overlay that runs other policies makes none of the
+    default's.
 
     The paper profile (rl.backend: verl) runs on GPUs and does not need the CPU profile's offline data and tiny models.
     """
     if RL_BACKEND == "verl":
         return []
-    datasets = [f"results/data/{name}.parquet" for name in config["data"]["real"]]
-    return datasets + [
-        "results/data/countdown.parquet",
-        "results/models/smollm2-135m-instruct",
-    ] + [  # every model is a target: a failed job deletes its output, and a missing model must be rebuilt
+    offline = offline_models_analysed(config)
+    datasets = [f"results/data/{name}.parquet" for name in config["data"]["real"]] if offline else []
+    return datasets + [rl_data(config)] + [
+        f"results/models/{model}" for model in offline
+    ] + [  # every model the run uses is a target: a failed job deletes its output, and a missing model must be rebuilt
         f"results/models/{policy}" for policy in trained_policies(config) + sharpened_policies(config)
+        if policy in used_policies(config)
     ] + get_base_eval_tables() + get_premise_outputs() + get_cell_outputs("eval")  # eval.csv: rule rl_cell_eval
 
 
 def get_base_eval_tables():
-    """The base evaluation of every tiny policy (CPU profiles; the paper profile's hub policies have none)."""
+    """The base evaluation of every tiny policy the run uses (ead.settings.policies.used_policies: an overlay that
+    runs other policies than the default's evaluates only its own; CPU profiles, the paper profile's hub policies have
+    none)."""
     if RL_BACKEND == "verl":
         return []
-    return [f"results/eval/{policy}_base.csv" for policy in tiny_policies(config)]
+    return [f"results/eval/{policy}_base.csv" for policy in used_policies(config)]
 
 
 def get_eval_args(evaluation):

@@ -85,6 +85,27 @@ rule rl_learns:
         "python -m ead.claims.rl_learns --eval-problems {input.eval_problems} {params.args} --out {output} > {log} 2>&1"
 
 
+# Where the grid's signal and learning land (config `rl.breakdown`): per-step training metrics by training phase, and
+# the evaluation by a column of the task's data table (the strategy task's key); a target when the config asks.
+rule rl_breakdown:
+    input:
+        steps=get_cell_outputs("steps"),
+        eval_problems=get_cell_outputs("eval_problems"),
+        data=rl_data(config),
+    output:
+        signal="results/rl/signal_by_phase.csv",
+        groups="results/rl/eval_by_group.csv",
+    params:
+        args=get_breakdown_args,
+    log:
+        "results/logs/rl/breakdown.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.rl.breakdown --steps {input.steps} --eval-problems {input.eval_problems} --data {input.data}"
+        " {params.args} --signal-out {output.signal} --groups-out {output.groups} > {log} 2>&1"
+
+
 # The paper's RL claims as paired comparisons of cells, with CIs, power and computed verdicts (config `claims`), and
 # the rows of the claims of Figs. 1 and 2 (analyses.claims, rule analysis_claims) after them.
 rule claims:

@@ -13,6 +13,17 @@ def get_rl_learns_table():
     return ["results/premises/rl_learns.csv"] if rl_learns_runs(config) else []
 
 
+def get_breakdown_table(table):
+    """One table of the breakdown (``signal``, by training phase, or ``groups``, by data column) when the config has
+    ``rl.breakdown`` (else none)."""
+    return [getattr(rules.rl_breakdown.output, table)] if breakdown_runs(config) else []
+
+
+def get_breakdown_args(wildcards):
+    """ead.rl.breakdown's flags (ead.settings.arguments.breakdown_args; only a run with ``rl.breakdown`` asks)."""
+    return breakdown_args(config)
+
+
 def get_figure_experiment(wildcards):
     """The experiment (cells) an RL figure draws, as shell-quoted JSON."""
     return json_arg(figure_experiment(config, wildcards.figure, rl_figures()[wildcards.figure]))

@@ -17,12 +17,17 @@ rule summary:
         premise_metrics=[path for path in get_premise_outputs() if not path.endswith("_verdicts.csv")],
         claims=rules.claims.output,
         rl_learns=get_rl_learns_table(),
+        signal_by_phase=get_breakdown_table("signal"),
+        eval_by_group=get_breakdown_table("groups"),
     output:
         report("results/summary.md", caption="../report/summary.rst", category="Summary"),
     params:
         profile=PROFILE,
         # the command that refreshes this run: its --configfile files (and --config), so a smoke summary says smoke's
         rerun=shlex.quote(get_rerun_command()),
+        # the grid's breakdowns, only where the config has rl.breakdown (the flags are absent otherwise)
+        breakdown="".join([*(f" --signal-by-phase {path}" for path in get_breakdown_table("signal")),
+                           *(f" --eval-by-group {path}" for path in get_breakdown_table("groups"))]),
     log:
         "results/logs/summary.log",
     conda:
@@ -32,4 +37,4 @@ rule summary:
         " --eval-curves {input.eval_curves} --entropy {input.entropy} --entropy-roles {input.entropy_roles}"
         " --forking {input.forking}"
         " --majority {input.majority} --premises {input.premises} --premise-metrics {input.premise_metrics}"
-        " --rl-learns {input.rl_learns} --claims {input.claims} --out {output} > {log} 2>&1"
+        " --rl-learns {input.rl_learns} --claims {input.claims}{params.breakdown} --out {output} > {log} 2>&1"

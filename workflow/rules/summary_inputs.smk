@@ -7,7 +7,8 @@ def get_tables_read():
     would stay missing ("Nothing to be done", then --report fails on it) unless it is a target of `rule all`."""
     figures = set(final_figures(config))
     tables = [*rules.rl_tables.output, *rules.claims.output, *get_rl_learns_table(), *get_analysis_claims_table(),
-              *get_base_eval_tables(), *get_premise_outputs(), *get_role_tables(None)]
+              *get_base_eval_tables(), *get_premise_outputs(), *get_role_tables(None),
+              *get_breakdown_table("signal"), *get_breakdown_table("groups")]
     for analysis in ANALYSES:
         tables += get_analysis_tables(analysis)(None)
     if "fig03_annealing_schedule" in figures:

@@ -30,7 +30,7 @@ from ead.settings.layering import (
 from ead.settings.measured_schedule import check_measured_schedule
 from ead.settings.policies import check_policies
 from ead.settings.premises import check_premises
-from ead.settings.rl import check_claims, check_paired_baselines, check_rl_learns, validate_rl
+from ead.settings.rl import check_breakdown, check_claims, check_paired_baselines, check_rl_learns, validate_rl
 from ead.settings.schedule_shapes import check_schedule_shapes
 from ead.settings.schema import check_schema
 
@@ -85,6 +85,7 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     check_claims(config)
     check_rl_learns(config)
     check_paired_baselines(config)
+    check_breakdown(config)
     check_schedule_shapes(config)
     check_inference_only(config)
     check_measured_schedule(config)

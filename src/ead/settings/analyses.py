@@ -35,6 +35,13 @@ def analysis_models(config: dict, analysis: str) -> list[str]:
     return config["analyses"][analysis]["models"]
 
 
+def offline_models_analysed(config: dict) -> list[str]:
+    """The offline models (:data:`OFFLINE_ANALYSIS_MODELS`) some analysis lists: the run makes them, and the real
+    benchmarks they answer (``data.real``), only then."""
+    listed = {model for analysis in ANALYSES for model in analysis_models(config, analysis)}
+    return [model for model in OFFLINE_ANALYSIS_MODELS if model in listed]
+
+
 def claimed_models(config: dict, analysis: str) -> list[str]:
     """The models some claim of ``analyses.claims`` tests in ``analysis``, each once, in the claims' order."""
     return list(dict.fromkeys(claim["model"] for claim in config["analyses"]["claims"]

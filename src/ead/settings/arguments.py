@@ -17,11 +17,13 @@ from ead.schedule import resolve_schedule
 from ead.settings.analyses import analysis_job_settings
 from ead.settings.evaluation import evaluation_settings
 from ead.settings.inference_only import inference_only_schedule
+from ead.settings.rl import breakdown_settings
 
-__all__ = ["analysis_args", "analysis_claims_params", "cache_dir", "cell_eval_args", "claims_params", "cli_args",
-           "completeness_args", "ead_schedule", "evaluation_args", "grader_arg", "inference_only_eval_args",
-           "inference_only_table_args", "json_arg", "measured_schedule_args", "paired_curves_args", "rerun_command",
-           "rl_learns_args", "rl_tables_args", "schedule_table_args", "synthetic_data_args", "wildcard_names"]
+__all__ = ["analysis_args", "analysis_claims_params", "breakdown_args", "cache_dir", "cell_eval_args", "claims_params",
+           "cli_args", "completeness_args", "ead_schedule", "evaluation_args", "grader_arg",
+           "inference_only_eval_args", "inference_only_table_args", "json_arg", "measured_schedule_args",
+           "paired_curves_args", "rerun_command", "rl_learns_args", "rl_tables_args", "schedule_table_args",
+           "synthetic_data_args", "wildcard_names"]
 
 
 def cli_args(options: dict) -> str:
@@ -190,6 +192,13 @@ def rl_learns_args(config: dict) -> str:
     bootstrap and the cells' completeness (a cell cut short would pass an earlier step off as its last)."""
     return (cli_args({**config["rl_learns"], "resamples": config["claims_bootstrap"], "seed": config["stats"]["seed"]})
             + " " + completeness_args(config))
+
+
+def breakdown_args(config: dict) -> str:
+    """ead.rl.breakdown: ``rl.breakdown``'s phases, training metrics, data column and evaluation metric, the claims'
+    bootstrap and the cells' completeness."""
+    return (cli_args({**breakdown_settings(config), "resamples": config["claims_bootstrap"],
+                      "seed": config["stats"]["seed"]}) + " " + completeness_args(config))
 
 
 # --- the summary -------------------------------------------------------------------------------------------------

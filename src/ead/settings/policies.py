@@ -15,9 +15,22 @@ def sharpened_policies(config: dict) -> list[str]:
     return [name for name, spec in config["policies"].items() if "sharpen" in spec]
 
 
-def tiny_policies(config: dict) -> list[str]:
-    """Every tiny policy (``policies``: trained and sharpened), in the config's order."""
-    return list(config["policies"])
+def used_policies(config: dict) -> list[str]:
+    """The tiny policies a run uses, in ``policies`` order: those of the RL experiments that run (``rl.experiments``
+    after ``rl.run``, CPU backend), the premise probe's, the sampling analyses' models, the measured schedule's and the
+    inference-only comparison's, and the trained policy each of them copies (``sharpen.policy``). The default's
+    ``policies`` stay defined under an overlay that runs other ones; only these are evaluated before RL."""
+    named = set(config.get("premises", {}).get("policies", []))
+    if config["rl"]["backend"] == "cpu":
+        named.update(policy for spec in config["rl"]["experiments"].values() for policy in spec["policies"])
+    analyses = config.get("analyses", {})
+    named.update(model for section in analyses.values() if isinstance(section, dict)
+                 for model in section.get("models", []))
+    named.update(config.get("measured_schedule", {}).get("policies", []))
+    named.update(config.get("inference_only", {}).get("models", []))
+    named &= set(config["policies"])
+    named |= {config["policies"][name]["sharpen"]["policy"] for name in named if "sharpen" in config["policies"][name]}
+    return [name for name in config["policies"] if name in named]
 
 
 def sharpening(config: dict, name: str) -> dict:

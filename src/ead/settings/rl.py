@@ -149,6 +149,16 @@ def rl_learns_runs(config: dict) -> bool:
     return bool(learns) and any(cell.sampler == learns["sampler"] for cell in grid_cells(config))
 
 
+def breakdown_runs(config: dict) -> bool:
+    """The grid is broken down by phase and by a data column (``rl.breakdown``, ead.rl.breakdown): the config asks."""
+    return bool(config["rl"].get("breakdown"))
+
+
+def breakdown_settings(config: dict) -> dict:
+    """ead.rl.breakdown's settings: ``rl.breakdown`` (phases, train_metrics, group_by, metric)."""
+    return dict(config["rl"]["breakdown"])
+
+
 def figure_experiment(config: dict, figure: str, experiment: str) -> dict:
     """``rl.experiments.<experiment>``, the cells the RL figure ``figure`` draws (ead.workflow.FIGURES names it)."""
     if experiment not in config["rl"]["experiments"]:
@@ -346,6 +356,30 @@ def check_rl_learns(config: dict) -> None:
     if learns["min_ci_low"] > learns["min_effect"]:
         raise ConfigError(f"rl_learns.min_ci_low = {learns['min_ci_low']} exceeds rl_learns.min_effect = "
                           f"{learns['min_effect']} (the CI's lower bound it must clear sits below the mean it claims)")
+
+
+def check_breakdown(config: dict) -> None:
+    """``rl.breakdown``: the CPU backend (whose steps.csv records the per-step signal columns and whose task has a data
+    table), at most one phase per training step, steps.csv metrics, and an evaluation metric the cells can give."""
+    breakdown = config["rl"].get("breakdown")
+    if not breakdown:
+        return
+    if config["rl"]["backend"] != "cpu":
+        raise ConfigError("rl.breakdown reads the CPU backend's per-step signal columns and its task's data table; "
+                          f"rl.backend is {config['rl']['backend']!r}")
+    if breakdown["phases"] > config["rl"]["steps"]:
+        raise ConfigError(f"rl.breakdown.phases = {breakdown['phases']} exceeds rl.steps = {config['rl']['steps']} "
+                          "(a phase holds at least one training step)")
+    unknown = [metric for metric in breakdown["train_metrics"] if metric not in ALL_TRAIN_METRICS]
+    if unknown:
+        raise ConfigError(f"rl.breakdown.train_metrics: {unknown} are not steps.csv training metrics (known: "
+                          f"{ALL_TRAIN_METRICS})")
+    match = COUNT_METRIC.fullmatch(breakdown["metric"])
+    if not match and breakdown["metric"] != "greedy_accuracy":
+        raise ConfigError(f"rl.breakdown.metric = {breakdown['metric']!r}: not pass@k, worst@k or greedy_accuracy")
+    if match and int(match[2]) > config["rl"]["eval"]["n"]:
+        raise ConfigError(f"rl.breakdown.metric = {breakdown['metric']!r}: k exceeds rl.eval.n = "
+                          f"{config['rl']['eval']['n']}")
 
 
 def check_paired_baselines(config: dict) -> None:

@@ -16,6 +16,8 @@
 * :data:`PREMISES`, :data:`PREMISE_VERDICTS`: the premise probe (``results/premises/<policy>{,_verdicts}.csv``);
 * :data:`RL_LEARNS` (``results/premises/rl_learns.csv``): premise G4, "RL learns here", read from the RL grid;
 * :data:`PAIRED_CURVES` (``results/rl/paired_curves.csv``): each sampler minus a baseline at every evaluated step;
+* :data:`SIGNAL_BY_PHASE`, :data:`EVAL_BY_GROUP` (``results/rl/{signal_by_phase,eval_by_group}.csv``): the grid
+  broken down by training phase and by a column of the task's data table (config ``rl.breakdown``);
 * :data:`SAMPLER_SCHEDULES` (``results/rl/schedule_shapes.csv``): tau by position and step of RL samplers;
 * :data:`INFERENCE_ONLY`, :data:`INFERENCE_ONLY_HEADLINE` (``results/inference_only/``): samplers without RL;
 * :data:`MEASURED_SCHEDULE` (``results/schedule/measured_<policy>.csv``): c and d0 sized from measurement;
@@ -35,11 +37,12 @@ from ead.tables.schema import Bound, Coverage, Empty, Table
 __all__ = [
     "ALL_TRAIN_METRICS", "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "COUNT_BOUNDS",
     "COUNT_COLUMNS", "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVAL_CURVES",
-    "EVAL_PROBLEMS", "EVALUATED_WITH", "FORKING", "FORKING_SAMPLES", "GROUP", "INFERENCE_ONLY",
+    "EVAL_BY_GROUP", "EVAL_PROBLEMS", "EVALUATED_WITH", "FORKING", "FORKING_SAMPLES", "GROUP", "INFERENCE_ONLY",
     "INFERENCE_ONLY_HEADLINE", "LATER_TRAIN_METRICS", "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE",
     "PAIRED_CURVES", "PREMISE_VERDICTS", "PREMISES", "PROBLEM_COLUMNS", "RL_LEARNS", "SAMPLER_SCHEDULES",
-    "SCHEDULE_TABLE", "SETTINGS_COLUMNS", "STATUS_COLUMN", "STEPS", "TABLES", "TIMEOUT_PROBLEM_COLUMN",
-    "TIMEOUT_STEP_COLUMN", "TRAIN_CURVES", "TRAIN_METRICS", "evaluated_steps", "expected_eval_steps", "expected_steps",
+    "SCHEDULE_TABLE", "SETTINGS_COLUMNS", "SIGNAL_BY_PHASE", "STATUS_COLUMN", "STEPS", "TABLES",
+    "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN", "TRAIN_CURVES", "TRAIN_METRICS", "evaluated_steps",
+    "expected_eval_steps", "expected_steps",
 ]
 
 #: The cell every RL table row belongs to.
@@ -278,6 +281,24 @@ PAIRED_CURVES = Table("paired_curves", {"policy": "str", "algorithm": "str", "n"
                       empty={column: Empty("where the bootstrap drew once (no spread: rl.paired --resamples 1)")
                              for column in ("standard_error", "mde")})
 
+#: The grid broken down (``ead.rl.breakdown``, config ``rl.breakdown``): per (policy, algorithm, sampler, n), training
+#: ``phase`` (steps ``first_step``..``last_step``) and per-step training ``metric`` of steps.csv, the mean over seeds of
+#: each seed's mean over the phase's steps, with a 95% bootstrap CI over seeds; and per evaluated ``step`` and value
+#: ``group`` of the data table's column ``group_by``, the evaluation ``metric`` at the declared temperature over the
+#: group's problems, mean over seeds and problems with a two-way bootstrap CI.
+_BREAKDOWN = {column: _CELL_KINDS[column] for column in GROUP}
+SIGNAL_BY_PHASE = Table("signal_by_phase", {**_BREAKDOWN, "metric": "str", "phase": "int", "first_step": "int",
+                                            "last_step": "int", "value": "float", **_CI, "num_seeds": "int"},
+                        keys=(*GROUP, "metric", "phase"),
+                        finite=("phase", "first_step", "last_step", "value", "ci_low", "ci_high", "num_seeds"),
+                        bounds=(Bound("num_seeds", low=1), Bound("first_step", low=1, high="last_step")))
+EVAL_BY_GROUP = Table("eval_by_group", {**_BREAKDOWN, "step": "int", "group_by": "str", "group": "str",
+                                        "metric": "str", "value": "float", **_CI, "num_seeds": "int",
+                                        "num_problems": "int"},
+                      keys=(*GROUP, "group_by", "group", "metric", "step"),
+                      finite=("step", "value", "ci_low", "ci_high", "num_seeds", "num_problems"),
+                      bounds=(Bound("num_seeds", low=1), Bound("num_problems", low=1)))
+
 #: The temperature each RL sampler gives by (step, position) (``ead.analyses.sampler_schedules``), with its schedule
 #: document: the top row of the schedule-shapes figure.
 SAMPLER_SCHEDULES = Table("sampler_schedules", {"sampler": "str", "step": "int", "position": "int", "tau": "float",
@@ -312,5 +333,5 @@ TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURV
                                           BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, FORKING,
                                           MAJORITY_SCALING, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES,
                                           PREMISES, PREMISE_VERDICTS, RL_LEARNS, CLAIMS, PAIRED_CURVES,
-                                          SAMPLER_SCHEDULES, INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE,
-                                          MEASURED_SCHEDULE)}
+                                          SIGNAL_BY_PHASE, EVAL_BY_GROUP, SAMPLER_SCHEDULES, INFERENCE_ONLY,
+                                          INFERENCE_ONLY_HEADLINE, MEASURED_SCHEDULE)}

@@ -1,0 +1,94 @@
+"""The README's positive-control numbers, read from one run of the positive-control overlay, never typed by hand.
+
+The overlay ``configs/ablations/positive_control.yaml`` (docs/testbed.md) runs the premise probe on its policy
+(``results/premises/<policy>_verdicts.csv``: G1-G3), premise G4 on its tau 1.0 cells
+(``results/premises/rl_learns.csv``) and its paired claims P1-P5 (``results/claims.csv``). This renders each premise
+part and each claim in points with its 95% CI, MDE and verdict, in one table. The report goes to ``--out`` and,
+between the markers ``<!-- positive-control:begin -->`` / ``<!-- positive-control:end -->``, into ``--doc``
+(tools/doc_blocks.py); ``tests/repository/test_docs.py`` checks that the block is the report. No other doc types these
+numbers.
+
+Run (after a run of the overlay, e.g. from a fresh clone):
+    python tools/positive_control.py --results /tmp/fresh/runs/positive_control/results \
+        --commit "$(git -C /tmp/fresh rev-parse --short HEAD)" --date 2026-11-27 \
+        --out benchmarks/results/positive_control.md --doc README.md --block positive-control
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from ead.io import atomic_path
+from ead.tables import CLAIMS, PREMISE_VERDICTS, RL_LEARNS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/doc_blocks.py, also when loaded by file path
+from doc_blocks import replace_block  # noqa: E402
+
+#: The overlay's claims (config `claims`), the primary first.
+CLAIM_IDS = ("P1", "P2", "P3", "P4", "P5")
+
+
+def points(value: float) -> str:
+    return f"{100 * value:+.1f}"
+
+
+def interval(row) -> str:
+    return f"{points(row.effect)} [{points(row.ci_low)}, {points(row.ci_high)}]"
+
+
+def mde(value: float) -> str:
+    return "" if pd.isna(value) else f"{100 * value:.1f}"
+
+
+def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str) -> str:
+    """The block: the probe's premise parts that have an effect (G1-G3), G4, then the claims in CLAIM_IDS' order."""
+    policy = Path(verdicts["model"].iloc[0]).name
+    lines = [f"Positive-control overlay from a fresh clone at commit `{commit}`, run {date}; from its "
+             f"`results/premises/{policy}_verdicts.csv` (G1-G3, before RL), `results/premises/rl_learns.csv` (G4) and "
+             "`results/claims.csv` (points: differences of rates, G2 a share of failures; 95% CIs: the probe's over "
+             "problems, G4's and the claims' two-way bootstrap over seeds and problems; MDE at 80% power).", "",
+             "| | what | effect, points [95% CI] | MDE | seeds x problems | verdict |", "|---|---|---|---:|---|---|"]
+    for row in verdicts[verdicts["effect"].notna()].itertuples():
+        lines.append(f"| {row.premise} | {row.part} | {interval(row)} | {mde(row.mde)} | 1 x {row.num_problems} | "
+                     f"**{row.verdict}** |")
+    for row in rl_learns[rl_learns["policy"] == policy].itertuples():
+        lines.append(f"| {row.premise} | {row.sampler}'s {row.metric}, step {row.step} - step 0 | {interval(row)} | "
+                     f"{mde(row.mde)} | {row.num_seeds} x {row.num_problems} | **{row.verdict}** |")
+    rows = claims[claims["claim"].isin(CLAIM_IDS)].copy()
+    missing = sorted(set(CLAIM_IDS) - set(rows["claim"]))
+    if missing:
+        raise ValueError(f"claims table lacks the positive control's rows {missing}")
+    rows["order"] = rows["claim"].map(CLAIM_IDS.index)
+    for row in rows.sort_values("order").itertuples():
+        lines.append(f"| {row.claim} | {row.statement} | {interval(row)} | {mde(row.mde)} | "
+                     f"{row.num_seeds} x {row.num_units // row.num_seeds} | **{row.verdict}** |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, required=True, help="the overlay run's results/ directory")
+    parser.add_argument("--policy", default="tiny_strategy", help="the probed policy (premises.policies)")
+    parser.add_argument("--commit", required=True, help="the commit the run was made at")
+    parser.add_argument("--date", required=True, help="the run's date (YYYY-MM-DD)")
+    parser.add_argument("--out", type=Path, required=True, help="the report (benchmarks/results/positive_control.md)")
+    parser.add_argument("--doc", type=Path, help="Markdown file holding the block")
+    parser.add_argument("--block", default="positive-control", help="the block's name in --doc")
+    args = parser.parse_args(argv)
+    premises = args.results / "premises"
+    block = render(PREMISE_VERDICTS.read(premises / f"{args.policy}_verdicts.csv"),
+                   RL_LEARNS.read(premises / "rl_learns.csv"), CLAIMS.read(args.results / "claims.csv"),
+                   commit=args.commit, date=args.date)
+    with atomic_path(args.out) as tmp:
+        Path(tmp).write_text(block)
+    if args.doc:
+        replace_block(args.doc, args.block, block)
+    print(block)
+
+
+if __name__ == "__main__":
+    main()
