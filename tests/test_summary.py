@@ -102,3 +102,35 @@ def test_the_grid_breakdowns_are_rendered_only_when_given(tmp_path):
     assert "50.0" not in text  # step 8 is in the table, not in the summary
     main(["--profile", "positive_control", "--rerun", "snakemake", *empty, "--out", str(out)])
     assert "by phase" not in out.read_text() and "by key" not in out.read_text()
+
+
+def test_the_probe_by_group_is_rendered_only_when_given(tmp_path):
+    from ead.tables import PREMISES_BY_GROUP
+
+    probe = dict(group_by="key", model="results/models/tiny_strategy", num_problems=24, n=16, baseline="tau1.0",
+                 seed=0)
+    rows = []
+    for sampler, step, values in (("tau1.0", 1, (0.160, 0.747)), ("ead", 1, (0.198, 0.823)),
+                                  ("ead", 16, (0.170, 0.790))):
+        for metric, value, base in zip(("pass@1", "informative@8"), values, (0.160, 0.747)):
+            rows.append({**probe, "sampler": sampler, "step": step, "group": "*", "metric": metric, "value": value,
+                         "ci_low": value - 0.05, "ci_high": value + 0.04, "diff": value - base,
+                         "diff_ci_low": value - base - 0.02, "diff_ci_high": value - base + 0.03})
+    PREMISES_BY_GROUP.write(pd.DataFrame(rows), tmp_path / "tiny_strategy_by_key.csv")
+    empty = ["--base-eval", "--eval-curves", "--entropy", "--entropy-roles", "--forking", "--premises",
+             "--premise-metrics", "--claims", "--rl-learns", "--majority"]
+    out = tmp_path / "summary.md"
+    main(["--profile", "positive_control", "--rerun", "snakemake", *empty, "--premises-by-group",
+          str(tmp_path / "tiny_strategy_by_key.csv"), "--out", str(out)])
+    text = out.read_text()
+    assert "### Probed samplers by key" in text
+    assert ("| policy | key | problems | sampler | step | pass@1 (%) | pass@1 - tau1.0 (points) | informative@8 (%) | "
+            "informative@8 - tau1.0 (points) |") in text
+    # percent with the CI over problems; the paired difference in points; per value, the table's samplers by step
+    assert ("| tiny_strategy | `*` | 24 | tau1.0 | 1 | 16.0 [11.0, 20.0] | +0.0 [-2.0, +3.0] | 74.7 [69.7, 78.7] | "
+            "+0.0 [-2.0, +3.0] |") in text
+    assert ("| tiny_strategy | `*` | 24 | ead | 1 | 19.8 [14.8, 23.8] | +3.8 [+1.8, +6.8] | 82.3 [77.3, 86.3] | "
+            "+7.6 [+5.6, +10.6] |") in text
+    assert text.index("| ead | 1 |") < text.index("| ead | 16 |")
+    main(["--profile", "positive_control", "--rerun", "snakemake", *empty, "--out", str(out)])
+    assert "Probed samplers by" not in out.read_text()

@@ -420,7 +420,7 @@ def test_declarations_are_well_formed():
                            "base_summary", "schedule_table", "entropy_by_position", "entropy_by_role", "forking",
                            "majority_scaling",
                            "entropy_by_position_samples", "forking_samples", "majority_scaling_samples",
-                           "premises", "premise_verdicts", "rl_learns", "claims", "paired_curves",
+                           "premises", "premise_verdicts", "premises_by_group", "rl_learns", "claims", "paired_curves",
                            "sampler_schedules", "inference_only", "inference_only_headline", "measured_schedule",
                            "signal_by_phase", "eval_by_group"}
     with pytest.raises(ValueError, match="unknown column kinds"):

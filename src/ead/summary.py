@@ -4,7 +4,8 @@ The docs describe what each table means but quote no result: results depend on t
 "Reproducibility"), so each run reads its own numbers here. Every number carries its 95% CI and the table it
 comes from. Sections whose tables are not given are left out; every table option is required (it may list no file)
 but the grid's breakdowns (``--signal-by-phase``, ``--eval-by-group``), which the workflow passes only where the config
-has ``rl.breakdown``.
+has ``rl.breakdown``, and the probe's tables by group (``--premises-by-group``), only where it has
+``premises.group_by``.
 
 Run:
     python -m ead.summary --profile default --rerun "snakemake --cores all" --base-eval results/eval/*_base.csv \
@@ -14,7 +15,7 @@ Run:
         --premises results/premises/*_verdicts.csv --premise-metrics results/premises/tiny1m.csv \
         --rl-learns results/premises/rl_learns.csv --claims results/claims.csv \
         --signal-by-phase results/rl/signal_by_phase.csv --eval-by-group results/rl/eval_by_group.csv \
-        --out results/summary.md
+        --premises-by-group results/premises/tiny_strategy_by_key.csv --out results/summary.md
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ead.tables import (
     MAJORITY_SCALING,
     PREMISE_VERDICTS,
     PREMISES,
+    PREMISES_BY_GROUP,
     RL_LEARNS,
     SIGNAL_BY_PHASE,
 )
@@ -211,6 +213,36 @@ def premise_metrics_section(paths: list[str]) -> str:
                              rows))
 
 
+def premise_groups_section(paths: list[str]) -> str:
+    """The probe by value of a data column (ead.analyses.premises, premises.group_by): per value, sampler and step,
+    Pass@1 and informative@k with their CIs and their paired differences to the baseline, in percent and points."""
+    table = pd.concat([PREMISES_BY_GROUP.read(p).assign(policy=Path(p).stem.rsplit("_by_", 1)[0]) for p in paths],
+                      ignore_index=True)
+    group_by, baseline = table["group_by"].iloc[0], table["baseline"].iloc[0]
+    metrics = list(dict.fromkeys(table["metric"]))  # pass@1, informative@k, in the probe's order
+    samplers = list(dict.fromkeys(table["sampler"]))
+    rows = []
+    for (policy, group), rows_of_group in table.groupby(["policy", "group"], sort=True):
+        indexed = rows_of_group.set_index(["sampler", "step", "metric"])
+        for sampler in samplers:
+            for step in sorted(rows_of_group.loc[rows_of_group["sampler"] == sampler, "step"].unique()):
+                cells = []
+                for metric in metrics:
+                    row = indexed.loc[(sampler, step, metric)]
+                    cells += [percent_with_ci(row), f"{100 * row['diff']:+.1f} [{100 * row['diff_ci_low']:+.1f}, "
+                                                    f"{100 * row['diff_ci_high']:+.1f}]"]
+                label = str(group).replace("|", "\\|")
+                rows.append([policy, f"`{label}`", int(indexed.loc[(sampler, step, metrics[0]), "num_problems"]),
+                             sampler, int(step), *cells])
+    header = ["policy", group_by, "problems", "sampler", "step",
+              *(f"{metric} {part}" for metric in metrics for part in ("(%)", f"- {baseline} (points)"))]
+    return (f"### Probed samplers by {group_by}\n\nFrom `" + "`, `".join(paths) + "` (`ead.analyses.premises`, "
+            f"config `premises.group_by`): on the problems of each value of the data table's `{group_by}` column, the "
+            "mean with a 95% CI over problems (percent), and the paired difference to "
+            f"{baseline} on the same problems with the same random numbers (points).\n\n"
+            + markdown_table(header, rows))
+
+
 def learns_section(path: str) -> str:
     """Premise G4, in points: does the G4 sampler's Pass@1 rise from step 0 to the last step (docs/rl-learns.md)?"""
     table = RL_LEARNS.read(path)
@@ -294,7 +326,7 @@ def groups_section(path: str) -> str:
 
 def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(),
            premises=(), claims=None, premise_metrics=(), entropy_roles=(), rl_learns=None, signal_by_phase=None,
-           eval_by_group=None) -> str:
+           eval_by_group=None, premises_by_group=()) -> str:
     """The summary of one run; ``rerun`` is the command that made it (and refreshes it), with its config files."""
     sections = [f"# Results of this run (profile: {profile})\n\nRendered by `python -m ead.summary` from the result "
                 f"tables; rerun `{rerun}` to refresh. Numbers differ between machines "
@@ -303,6 +335,8 @@ def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(),
         sections.append(premises_section(list(premises)))
     if premise_metrics:
         sections.append(premise_metrics_section(list(premise_metrics)))
+    if premises_by_group:
+        sections.append(premise_groups_section(list(premises_by_group)))
     if rl_learns:
         sections.append(learns_section(rl_learns))
     if claims:
@@ -346,6 +380,9 @@ def main(argv=None):
     # given only where the config has rl.breakdown (the workflow leaves the flags out otherwise)
     parser.add_argument("--signal-by-phase", help="results/rl/signal_by_phase.csv (ead.rl.breakdown)")
     parser.add_argument("--eval-by-group", help="results/rl/eval_by_group.csv (ead.rl.breakdown)")
+    # given only where the config has premises.group_by
+    parser.add_argument("--premises-by-group", nargs="+",
+                        help="results/premises/<policy>_by_<column>.csv (ead.analyses.premises)")
     parser.add_argument("--out", required=True, help="Markdown file to write")
     args = parser.parse_args(argv)
     for option in ("eval_curves", "claims", "rl_learns"):
@@ -354,7 +391,8 @@ def main(argv=None):
     log = setup_logging("summary")
     text = render(args.profile, args.rerun, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
                   args.majority, args.premises, (args.claims or [None])[0], args.premise_metrics, args.entropy_roles,
-                  (args.rl_learns or [None])[0], args.signal_by_phase, args.eval_by_group)
+                  (args.rl_learns or [None])[0], args.signal_by_phase, args.eval_by_group,
+                  args.premises_by_group or ())
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)
     log.info("wrote %s", args.out)

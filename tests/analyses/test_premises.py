@@ -13,6 +13,7 @@ from ead.analyses.premises import (
     paired_premise_table,
     per_problem_quantities,
     premise_verdicts,
+    premises_by_group,
     step_dependent,
     table_task,
 )
@@ -23,6 +24,7 @@ from ead.settings import load_layered_config
 from ead.tables import (
     PREMISE_VERDICTS,
     PREMISES,
+    PREMISES_BY_GROUP,
 )
 from tests.analyses.conftest import measured_table
 
@@ -103,6 +105,39 @@ def test_summarise_pairs_every_sampler_with_the_baseline_on_the_same_problems():
     assert table.loc[("tau1.0", "failure_share_rule"), "value"] == pytest.approx(1.0)
 
 
+def counts(correct: dict[str, int], n: int = 4) -> pd.DataFrame:
+    """Per-problem quantities as the probe computes them, reduced to what Pass@1 and informative@k read."""
+    return pd.DataFrame({"num_samples": n, "num_correct": pd.Series(correct)}).rename_axis("problem_id")
+
+
+def test_the_probe_by_group_averages_each_value_of_the_column_over_its_problems_paired_with_the_baseline(tmp_path):
+    # four problems, keys + + * * ; the baseline solves a 4/4, b 1/4, c 0/4, d 2/4; the hot sampler a 3/4, b 1/4,
+    # c 1/4, d 2/4 (listed in another order: the pairing is by problem)
+    quantities = {("tau1.0", 1): counts({"a": 4, "b": 1, "c": 0, "d": 2}),
+                  ("hot", 1): counts({"d": 2, "c": 1, "b": 1, "a": 3}),
+                  ("ead", 16): counts({"a": 4, "b": 4, "c": 4, "d": 4})}
+    keys = pd.Series({"a": "+", "b": "+", "c": "*", "d": "*", "unprobed": "/"})
+    table = premises_by_group(quantities, ("tau1.0", 1), keys, "key", 2, resamples=200, seed=0)
+    assert len(table) == 3 * 2 * 2  # (sampler, step) x metric x key: no row for a key without probed problems
+    PREMISES_BY_GROUP.write(table.assign(model="m", n=4, baseline="tau1.0", seed=0), tmp_path / "by_key.csv")
+    rows = PREMISES_BY_GROUP.read(tmp_path / "by_key.csv").set_index(["sampler", "step", "metric", "group"])
+    # Pass@1 on key +: (4/4 + 1/4) / 2; informative@2 = 1 - C(c,2)/C(4,2) - C(4-c,2)/C(4,2): c=1 -> 1/2, c=2 -> 2/3
+    assert rows.loc[("tau1.0", 1, "pass@1", "+"), "value"] == pytest.approx(0.625)
+    assert rows.loc[("tau1.0", 1, "informative@2", "+"), "value"] == pytest.approx((0 + 0.5) / 2)
+    assert rows.loc[("tau1.0", 1, "informative@2", "*"), "value"] == pytest.approx((0 + 2 / 3) / 2)
+    assert rows.loc[("hot", 1, "pass@1", "+"), ["value", "diff"]].tolist() == pytest.approx([0.5, -0.125])
+    # c 1/4 (informative 1/2) against the baseline's 0/4; d unchanged
+    assert rows.loc[("hot", 1, "informative@2", "*"), "diff"] == pytest.approx(0.25)
+    assert rows.loc[("ead", 16, "informative@2", "*"), ["value", "diff"]].tolist() == pytest.approx([0, -1 / 3])
+    # the CI is over the group's problems: an exact 0 difference on both problems has no spread
+    assert rows.loc[("tau1.0", 1, "pass@1", "*"), ["diff", "diff_ci_low", "diff_ci_high"]].tolist() == [0, 0, 0]
+    low, high = rows.loc[("tau1.0", 1, "pass@1", "+"), ["ci_low", "ci_high"]]
+    assert 0.25 <= low <= 0.625 <= high <= 1.0
+    assert (table["num_problems"] == 2).all() and set(table["group_by"]) == {"key"}
+    with pytest.raises(ValueError, match=r"1 probed problems have no 'key' value \(e.g. \['d'\]\)"):
+        premises_by_group(quantities, ("tau1.0", 1), keys.drop("d"), "key", 2, resamples=200, seed=0)
+
+
 def test_step_dependence_is_read_off_the_schedule():
     assert step_dependent(build_schedule({"name": "ead", "tau_max": 1.2, "tau_min": 0.1, "d0": 25}), [1, 16])
     assert not step_dependent(build_schedule({"name": "fixed", "tau": 1.0}), [1, 16])
@@ -150,10 +185,26 @@ def test_probe_job_pairs_samplers_with_common_random_numbers(tiny_model_dir, tmp
                              "ead": {"name": "ead", "tau_max": 1.5, "tau_min": 0.3, "d0": 5, "warmup": 2}},
                 "premises": {"hot": "hot", "cold": "cold", "strategy_share_min": 0.3, "ead": "ead",
                              "informative_k": 4}}
-    out, verdicts = tmp_path / "premises.csv", tmp_path / "verdicts.csv"
-    main(["--model", str(tiny_model_dir), "--data", str(data), "--settings", json.dumps(settings), "--threads", "1",
-          "--out", str(out), "--verdicts", str(verdicts)])
+    out, verdicts, groups = tmp_path / "premises.csv", tmp_path / "verdicts.csv", tmp_path / "by_group.csv"
+    command = ["--model", str(tiny_model_dir), "--data", str(data), "--threads", "1", "--out", str(out),
+               "--verdicts", str(verdicts)]
+    with pytest.raises(SystemExit):  # a table by group is asked for by the settings and written where told, or neither
+        main([*command, "--settings", json.dumps(settings), "--groups-out", str(groups)])
+    with pytest.raises(SystemExit):
+        main([*command, "--settings", json.dumps({**settings, "group_by": "num_solutions"})])
+    with pytest.raises(SystemExit, match=r"premises.group_by = 'key' is not a column of the task's data table"):
+        main([*command, "--settings", json.dumps({**settings, "group_by": "key"}), "--groups-out", str(groups)])
+    main([*command, "--settings", json.dumps({**settings, "group_by": "num_solutions"}), "--groups-out", str(groups)])
     table = PREMISES.read(out)
+    # by group: each value's problems; weighted by their counts, the groups give back the probe's own means
+    by_group = PREMISES_BY_GROUP.read(groups)
+    assert set(by_group.metric) == {"pass@1", "informative@4"} and set(by_group.group_by) == {"num_solutions"}
+    assert by_group.groupby(["sampler", "step", "metric"])["num_problems"].sum().eq(6).all()
+    pooled = (by_group.assign(total=by_group["value"] * by_group["num_problems"])
+              .groupby(["sampler", "step", "metric"])["total"].sum() / 6)
+    overall = table.set_index(["sampler", "step", "metric"])["value"]
+    assert pooled.to_numpy() == pytest.approx(overall.loc[pooled.index].to_numpy())
+    assert (by_group.loc[by_group.sampler == "tau1.0_again", ["diff", "diff_ci_low", "diff_ci_high"]] == 0).all().all()
     # the same schedule under the same random numbers draws the same samples: every paired difference is exactly 0
     again = table[table.sampler == "tau1.0_again"]
     assert len(again) > 5 and (again[["diff", "diff_ci_low", "diff_ci_high"]].fillna(0) == 0).all().all()

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from ead.settings import ConfigError, load_layered_config, validate_config
-from ead.settings.premises import premise_data
+from ead.settings.premises import premise_data, premise_group_by, premise_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -27,3 +27,14 @@ def test_a_policy_of_a_task_without_failure_types_is_refused():
     config = load_layered_config(DEFAULT, command_line={"premises": {"policies": ["tiny_arith"]}})
     with pytest.raises(ConfigError, match=r"\['tiny_arith'\] are not policies of a task the probe classifies"):
         validate_config(config, SCHEMA)
+
+
+def test_the_probe_by_key_is_asked_for_by_the_positive_control_alone():
+    config = load_layered_config(DEFAULT, POSITIVE_CONTROL)
+    assert premise_group_by(config) == "key" and premise_settings(config)["group_by"] == "key"
+    default = load_layered_config(DEFAULT)
+    # no group_by in the default's settings: its probe's command (and so its run) is unchanged
+    assert premise_group_by(default) is None and "group_by" not in premise_settings(default)
+    wrong = load_layered_config(DEFAULT, command_line={"premises": {"group_by": 3}})
+    with pytest.raises(ConfigError, match="group_by"):
+        validate_config(wrong, SCHEMA)

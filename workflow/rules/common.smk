@@ -22,7 +22,7 @@ from ead.settings.arguments import (analysis_args, analysis_claims_params, break
                                     rl_tables_args, schedule_table_args, synthetic_data_args, wildcard_names)
 from ead.settings.policies import (policy_task, sft_settings, sharpened_policies, sharpening, trained_policies,
                                    used_policies)
-from ead.settings.premises import premise_data, premise_settings
+from ead.settings.premises import premise_data, premise_group_by, premise_settings
 from ead.settings.inference_only import inference_only_names, inference_only_schedule
 from ead.settings.rl import (CELL_PATTERN, Cell, breakdown_runs, cell_settings, figure_experiment, figure_k,
                              grid_cells, local_verl_models, paper_data_entry, paper_data_instruction,

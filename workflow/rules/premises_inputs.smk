@@ -1,12 +1,32 @@
 # Input functions of the premise probe (premises.smk, which includes this file).
 
 
-def get_premise_outputs():
-    """The probe's tables for every probed policy (CPU profiles; the paper profile probes none)."""
+def premise_table_suffixes():
+    """The probe's tables of one policy by kind: ``metrics``, ``verdicts``, and ``groups`` (by the data column
+    premises.group_by) only where the config names one; none in the paper profile (it probes no policy)."""
     if RL_BACKEND == "verl":
-        return []
+        return {}
+    group_by = premise_group_by(config)
+    return {"metrics": "", "verdicts": "_verdicts", **({"groups": f"_by_{group_by}"} if group_by else {})}
+
+
+def get_premise_tables(kind):
+    """One kind of the probe's tables (premise_table_suffixes) for every probed policy."""
+    suffixes = premise_table_suffixes()
+    return [f"results/premises/{policy}{suffixes[kind]}.csv" for policy in config["premises"]["policies"]
+            if kind in suffixes]
+
+
+def get_premise_outputs():
+    """Every table of the probe, policy by policy."""
     return [f"results/premises/{policy}{suffix}.csv" for policy in config["premises"]["policies"]
-            for suffix in ("", "_verdicts")]
+            for suffix in premise_table_suffixes().values()]
+
+
+def get_premise_group_output():
+    """The probe's table by the data column premises.group_by (as the rule's named output), none without it."""
+    group_by = premise_group_by(config)
+    return {"groups": f"results/premises/{{policy}}_by_{group_by}.csv"} if group_by else {}
 
 
 def get_premise_data(wildcards):
@@ -26,6 +46,8 @@ def get_premise_measured_input(wildcards):
     return []
 
 
-def get_premise_measured_arg(wildcards):
-    """' --measured-schedule <table>' for get_premise_measured_input's table; '' (the command unchanged) without."""
-    return "".join(f" --measured-schedule {path}" for path in get_premise_measured_input(wildcards))
+def get_premise_optional_args(wildcards, output):
+    """' --measured-schedule <table>' for get_premise_measured_input's table and ' --groups-out <table>' for
+    get_premise_group_output's; '' (the command and the params unchanged) without either."""
+    return "".join([*(f" --measured-schedule {path}" for path in get_premise_measured_input(wildcards)),
+                    *(f" --groups-out {output.groups}" for _ in get_premise_group_output())])

@@ -13,8 +13,9 @@ rule summary:
         entropy_roles=get_role_tables,
         forking=get_analysis_tables("forking"),
         majority=get_analysis_tables("majority_scaling"),
-        premises=[path for path in get_premise_outputs() if path.endswith("_verdicts.csv")],
-        premise_metrics=[path for path in get_premise_outputs() if not path.endswith("_verdicts.csv")],
+        premises=get_premise_tables("verdicts"),
+        premise_metrics=get_premise_tables("metrics"),
+        premise_groups=get_premise_tables("groups"),
         claims=rules.claims.output,
         rl_learns=get_rl_learns_table(),
         signal_by_phase=get_breakdown_table("signal"),
@@ -25,9 +26,11 @@ rule summary:
         profile=PROFILE,
         # the command that refreshes this run: its --configfile files (and --config), so a smoke summary says smoke's
         rerun=shlex.quote(get_rerun_command()),
-        # the grid's breakdowns, only where the config has rl.breakdown (the flags are absent otherwise)
+        # the grid's breakdowns, only where the config has rl.breakdown, and the probe's table by group, only where it
+        # has premises.group_by (the flags are absent otherwise, and this param '' as before)
         breakdown="".join([*(f" --signal-by-phase {path}" for path in get_breakdown_table("signal")),
-                           *(f" --eval-by-group {path}" for path in get_breakdown_table("groups"))]),
+                           *(f" --eval-by-group {path}" for path in get_breakdown_table("groups")),
+                           *(f" --premises-by-group {path}" for path in get_premise_tables("groups"))]),
     log:
         "results/logs/summary.log",
     conda:

@@ -27,10 +27,15 @@ It then states three premises of the paper as verdicts (``ead.claims.decide`` on
 * G3, EAD raises the informative-group fraction at group size ``informative_k`` over the baseline, at every
   probed step.
 
+With ``group_by`` in the settings (config ``premises.group_by``: a column of the task's data table, the strategy
+task's ``key``) it also writes, to ``--groups-out`` (``ead.tables.PREMISES_BY_GROUP``), per (sampler, step) and
+value of that column: Pass@1 and ``informative@{informative_k}`` over the value's problems with their 95% bootstrap
+CIs over problems, the paired difference to the baseline on the same problems, and the problem count.
+
 Run:
     python -m ead.analyses.premises --model results/models/tiny1m --data results/data/countdown.parquet \
         --settings '{"split": "val", "limit": 256, "n": 16, ...}' --out results/premises/tiny1m.csv \
-        --verdicts results/premises/tiny1m_verdicts.csv
+        --verdicts results/premises/tiny1m_verdicts.csv [--groups-out results/premises/tiny1m_by_key.csv]
 (``--settings`` is the config's ``premises`` section with the samplers resolved to schedules; the workflow
 builds it, see workflow/rules/premises.smk.) Samplers listed in its ``measured`` key take c and d0 from
 ``--measured-schedule`` (the policy's table of ``ead.analyses.measured_schedule``), as RL cells of them do.
@@ -63,7 +68,7 @@ from ead.metrics import (
 from ead.models import load_hf_model
 from ead.samplers.engines import sample_hf
 from ead.schedule import build_schedule
-from ead.tables import PREMISE_VERDICTS, PREMISES
+from ead.tables import PREMISE_VERDICTS, PREMISES, PREMISES_BY_GROUP
 
 PROBE_POSITIONS = np.arange(512)  # positions compared to tell whether a schedule changes with the RL step
 
@@ -187,6 +192,47 @@ def paired_premise_table(quantities: dict[tuple[str, int], pd.DataFrame], baseli
     return pd.DataFrame(rows)
 
 
+def premises_by_group(quantities: dict[tuple[str, int], pd.DataFrame], baseline: tuple[str, int],
+                      groups: pd.Series, group_by: str, informative_k: int, *, resamples: int,
+                      seed: int) -> pd.DataFrame:
+    """Per (sampler, step) and value of ``groups`` (problem id -> value of the data column ``group_by``): Pass@1 and
+    informative@``informative_k`` over the value's problems, mean with a bootstrap CI over them, the paired
+    difference to ``baseline`` on the same problems and the value's problem count (``num_problems``)."""
+    order = quantities[baseline].index  # the baseline's problem order: differences are paired
+    missing = sorted(set(order) - set(groups.index))
+    if missing:
+        raise ValueError(f"{len(missing)} probed problems have no {group_by!r} value (e.g. {missing[:3]})")
+    labels = groups.loc[order].astype(str).to_numpy()
+    metrics = ("pass@1", f"informative@{informative_k}")
+
+    def values(table):
+        counts = table.loc[order, "num_samples"].to_numpy(), table.loc[order, "num_correct"].to_numpy()
+        return dict(zip(metrics, (pass_at_k(*counts, 1), informative_at_k(*counts, informative_k))))
+
+    base = values(quantities[baseline])
+    rows = []
+    for (sampler, step), table in quantities.items():
+        for metric, per_problem in values(table).items():
+            for group in sorted(set(labels)):
+                chosen = labels == group
+                value, low, high = bootstrap_mean_ci(per_problem[chosen], resamples=resamples, seed=seed)
+                difference = per_problem[chosen] - base[metric][chosen]
+                _, diff_low, diff_high = bootstrap_mean_ci(difference, resamples=resamples, seed=seed)
+                rows.append({"sampler": sampler, "step": step, "group_by": group_by, "group": group,
+                             "metric": metric, "value": value, "ci_low": low, "ci_high": high,
+                             "diff": float(difference.mean()), "diff_ci_low": diff_low, "diff_ci_high": diff_high,
+                             "num_problems": int(chosen.sum())})
+    return pd.DataFrame(rows)
+
+
+def problem_groups(problems: pd.DataFrame, group_by: str, source: str) -> pd.Series:
+    """Problem id -> value of the probed problems' column ``group_by`` (config ``premises.group_by``)."""
+    if group_by not in problems.columns:
+        raise SystemExit(f"{source}: premises.group_by = {group_by!r} is not a column of the task's data table "
+                         f"(columns: {sorted(problems.columns)})")
+    return problems.set_index("id")[group_by]
+
+
 def premise_verdicts(table: pd.DataFrame, settings: dict) -> pd.DataFrame:
     """G1-G3 as rows: the effects they rest on, their CIs and the verdict with its rule."""
     premises, n = settings["premises"], settings["n"]
@@ -266,7 +312,12 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="per-sampler metrics table")
     parser.add_argument("--verdicts", required=True, help="premise verdicts table")
     parser.add_argument("--measured-schedule", help="the policy's measured schedule table (samplers in `measured`)")
+    parser.add_argument("--groups-out", help="the table by value of the settings' group_by column (given with it)")
     args = parser.parse_args(argv)
+    group_by = json.loads(args.settings).get("group_by")
+    if (group_by is None) != (args.groups_out is None):
+        parser.error("--groups-out and the settings' group_by go together (config premises.group_by): "
+                     f"group_by = {group_by!r}, --groups-out = {args.groups_out!r}")
     import torch
 
     torch.set_num_threads(args.threads)
@@ -276,6 +327,7 @@ def main(argv=None):
     table = read_table(args.data)
     task = table_task(table, args.data)
     problems = first_problems_of_split(table, settings["split"], settings["limit"], args.data)
+    groups = problem_groups(problems, group_by, args.data) if group_by else None
     ids, prompts = problems["id"].tolist(), problems["question"].tolist()
     n, steps = settings["n"], settings["steps"]
     # the same seed and batch size for every sampler: batch by batch the same random numbers (common random numbers,
@@ -307,6 +359,14 @@ def main(argv=None):
     PREMISES.write(table.assign(**provenance), args.out)
     verdicts = premise_verdicts(table, settings)
     PREMISE_VERDICTS.write(verdicts.assign(**provenance), args.verdicts)
+    if group_by:
+        by_group = premises_by_group(quantities, (settings["baseline"], steps[0]), groups, group_by,
+                                     settings["premises"]["informative_k"], resamples=settings["bootstrap"],
+                                     seed=settings["seed"])
+        PREMISES_BY_GROUP.write(by_group.assign(**{key: value for key, value in provenance.items()
+                                                   if key != "num_problems"}), args.groups_out)
+        log.info("wrote %s (%d rows, %d values of %s)", args.groups_out, len(by_group), by_group["group"].nunique(),
+                 group_by)
     for row in verdicts.itertuples():
         log.info("%s %s: %s (%s)", row.premise, row.part, row.verdict, row.rule)
 

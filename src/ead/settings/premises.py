@@ -27,7 +27,14 @@ def premise_settings(config: dict) -> dict:
     measured = [name for name in premises["samplers"] if config["rl"]["samplers"][name].get("measured")]
     if measured:  # c and d0 from the policy's measured schedule table, read by the job (ead.analyses.premises)
         settings["measured"] = measured
+    if premises["group_by"] is not None:  # the table by a data column (absent otherwise: the job's command unchanged)
+        settings["group_by"] = premises["group_by"]
     return settings
+
+
+def premise_group_by(config: dict) -> str | None:
+    """The data column the probe's table by group is broken down by (``premises.group_by``), None for no table."""
+    return config["premises"]["group_by"]
 
 
 def check_premises(config: dict) -> None:

@@ -14,6 +14,8 @@
 * :data:`ENTROPY_SAMPLES`, :data:`FORKING_SAMPLES`, :data:`MAJORITY_SAMPLES`: what the sampling analyses sampled
   and graded (``results/analyses/<analysis>/<model>_samples.parquet``), from which their summary tables are made;
 * :data:`PREMISES`, :data:`PREMISE_VERDICTS`: the premise probe (``results/premises/<policy>{,_verdicts}.csv``);
+  :data:`PREMISES_BY_GROUP` (``results/premises/<policy>_by_<column>.csv``): its Pass@1 and informative groups by
+  value of a column of the task's data table (config ``premises.group_by``);
 * :data:`RL_LEARNS` (``results/premises/rl_learns.csv``): premise G4, "RL learns here", read from the RL grid;
 * :data:`PAIRED_CURVES` (``results/rl/paired_curves.csv``): each sampler minus a baseline at every evaluated step;
 * :data:`SIGNAL_BY_PHASE`, :data:`EVAL_BY_GROUP` (``results/rl/{signal_by_phase,eval_by_group}.csv``): the grid
@@ -39,8 +41,8 @@ __all__ = [
     "COUNT_COLUMNS", "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVAL_CURVES",
     "EVAL_BY_GROUP", "EVAL_PROBLEMS", "EVALUATED_WITH", "FORKING", "FORKING_SAMPLES", "GROUP", "INFERENCE_ONLY",
     "INFERENCE_ONLY_HEADLINE", "LATER_TRAIN_METRICS", "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE",
-    "PAIRED_CURVES", "PREMISE_VERDICTS", "PREMISES", "PROBLEM_COLUMNS", "RL_LEARNS", "SAMPLER_SCHEDULES",
-    "SCHEDULE_TABLE", "SETTINGS_COLUMNS", "SIGNAL_BY_PHASE", "STATUS_COLUMN", "STEPS", "TABLES",
+    "PAIRED_CURVES", "PREMISE_VERDICTS", "PREMISES", "PREMISES_BY_GROUP", "PROBLEM_COLUMNS", "RL_LEARNS",
+    "SAMPLER_SCHEDULES", "SCHEDULE_TABLE", "SETTINGS_COLUMNS", "SIGNAL_BY_PHASE", "STATUS_COLUMN", "STEPS", "TABLES",
     "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN", "TRAIN_CURVES", "TRAIN_METRICS", "evaluated_steps",
     "expected_eval_steps", "expected_steps",
 ]
@@ -229,6 +231,19 @@ PREMISES = Table("premises", {"sampler": "str", "step": "int", **_ESTIMATE, "dif
 PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "effect": "float", **_CI,
                                               "threshold": "float", "verdict": "str", "rule": "str", **_PROBE},
                          keys=("model", "premise", "part"))
+#: The probe by group (``ead.analyses.premises``, config ``premises.group_by``): per (sampler, step) and value
+#: ``group`` of the data table's column ``group_by`` (the strategy task's ``key``), Pass@1 and informative@k (k: the
+#: probe's ``informative_k``) as the mean over the group's problems with a 95% bootstrap CI over them, and the paired
+#: difference to the baseline sampler on the same problems with its CI; ``num_problems`` is the group's problem
+#: count (the other provenance columns are the probe's). ``group`` is an id (text, or a whole number where the
+#: column's values are: a CSV reads them back as numbers).
+PREMISES_BY_GROUP = Table("premises_by_group", {"sampler": "str", "step": "int", "group_by": "str", "group": "id",
+                                                **_ESTIMATE, "diff": "float", "diff_ci_low": "float",
+                                                "diff_ci_high": "float", **_PROBE},
+                          keys=("model", "sampler", "step", "group_by", "group", "metric"),
+                          finite=("step", "value", "ci_low", "ci_high", "diff", "diff_ci_low", "diff_ci_high",
+                                  "num_problems"),
+                          bounds=(Bound("num_problems", low=1),))
 
 #: The claims table (``ead.claims.rl``): one row per paper claim tested on the grid, a paired effect with its CI,
 #: standard error, minimum detectable effect and verdict; ``baseline_algorithm`` (RL rows; empty for the analyses'
@@ -332,6 +347,6 @@ MEASURED_SCHEDULE = Table("measured_schedule", {
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
                                           BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, FORKING,
                                           MAJORITY_SCALING, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES,
-                                          PREMISES, PREMISE_VERDICTS, RL_LEARNS, CLAIMS, PAIRED_CURVES,
-                                          SIGNAL_BY_PHASE, EVAL_BY_GROUP, SAMPLER_SCHEDULES, INFERENCE_ONLY,
-                                          INFERENCE_ONLY_HEADLINE, MEASURED_SCHEDULE)}
+                                          PREMISES, PREMISE_VERDICTS, PREMISES_BY_GROUP, RL_LEARNS, CLAIMS,
+                                          PAIRED_CURVES, SIGNAL_BY_PHASE, EVAL_BY_GROUP, SAMPLER_SCHEDULES,
+                                          INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE, MEASURED_SCHEDULE)}
