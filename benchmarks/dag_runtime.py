@@ -166,7 +166,8 @@ def main():
                              "reproduce command is both)")
     parser.add_argument("--configfile", help="the profile's config file (none: the default profile)")
     parser.add_argument("--targets", nargs="*", default=[],
-                        help="with --run: these targets instead of `rule all` (an overlay's, e.g. the positive control's)")
+                        help="with --run: these targets instead of `rule all` (an overlay's, e.g. the "
+                             "positive control's)")
     parser.add_argument("--log", type=Path, help="read this Snakemake log instead of the newest one in --workdir")
     parser.add_argument("--out", type=Path, required=True, help="markdown report")
     parser.add_argument("--doc", type=Path, help="Markdown file whose block --block gets the stage table")

@@ -307,7 +307,7 @@ SIGNAL_BY_PHASE = Table("signal_by_phase", {**_BREAKDOWN, "metric": "str", "phas
                         keys=(*GROUP, "metric", "phase"),
                         finite=("phase", "first_step", "last_step", "value", "ci_low", "ci_high", "num_seeds"),
                         bounds=(Bound("num_seeds", low=1), Bound("first_step", low=1, high="last_step")))
-EVAL_BY_GROUP = Table("eval_by_group", {**_BREAKDOWN, "step": "int", "group_by": "str", "group": "str",
+EVAL_BY_GROUP = Table("eval_by_group", {**_BREAKDOWN, "step": "int", "group_by": "str", "group": "id",
                                         "metric": "str", "value": "float", **_CI, "num_seeds": "int",
                                         "num_problems": "int"},
                       keys=(*GROUP, "group_by", "group", "metric", "step"),
