@@ -45,6 +45,7 @@ STAGE_OF_RULE = {
     "real_dataset": "data", "countdown_dataset": "data", "schedule_table": "data", "paper_data": "data",
     "synthetic_dataset": "data", "verl_local_data": "data", "verl_local_model": "models",
     "smollm2": "models", "paper_model": "models", "tiny_policy_sft": "models", "sharpened_policy": "models",
+    "fork_sharpened_policy": "models",
     "tiny_policy_base_eval": "base evaluation", "rl_base_eval": "base evaluation",
     "premises": "premise probe",
     **{analysis: "sampling analyses" for analysis in ANALYSES},  # one rule per analysis (workflow/rules/analyses.smk)

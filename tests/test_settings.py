@@ -107,6 +107,9 @@ REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.
                      # the positive control's claims read Pass@16; its task is the CPU trainer's strategy task
                      ("positive_control.yaml", "smoke.yaml"): r"\(P5\)\.metric = 'pass@16': k exceeds",
                      ("positive_control.yaml", "paper.yaml"): r"rl\.task = 'strategy': the verl backend trains on",
+                     # a fixed training pool is the CPU trainer's option
+                     ("fixed_pool.yaml", "paper.yaml"): r"rl\.train_pool = .*: a fixed training pool is an option of "
+                                                        r"the CPU trainer",
                      # the authors' revised recipe is the paper profile's (its claims name the hub models)
                      **{("revised_recipe.yaml", *profile): r"\(R1\)\.sampler: the cell .*'qwen2\.5-math-1\.5b'.* "
                         r"is not in the grid" for profile in [(), ("smoke.yaml",), ("full.yaml",)]}}

@@ -22,8 +22,10 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
     BASE_SUMMARY.write(declared(base, BASE_SUMMARY), tmp_path / "tiny1m_base.csv")
     cell = dict(policy="tiny1m", algorithm="dapo", sampler="ead_tis", n=8, num_seeds=3, evaluated_with="eval_tau")
     own = {**cell, "evaluated_with": "own_sampler"}
+    pool = {**cell, "evaluated_with": "train_pool"}  # rl.train_pool: the cell's evaluation on its training pool
     curves = pd.DataFrame([
         {**own, "step": 16, "metric": "pass@1", "value": 0.2, "ci_low": 0.15, "ci_high": 0.25},  # its own row
+        {**pool, "step": 16, "metric": "pass@1", "value": 0.3, "ci_low": 0.25, "ci_high": 0.35},
         {**cell, "step": 8, "metric": "pass@1", "value": 0.5, "ci_low": 0.4, "ci_high": 0.6},  # not the last step
         {**cell, "step": 16, "metric": "pass@1", "value": 0.114, "ci_low": 0.089, "ci_high": 0.141},
         {**cell, "step": 16, "metric": "pass@16", "value": 0.591, "ci_low": 0.513, "ci_high": 0.672},
@@ -58,6 +60,7 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
     # the last evaluated step of the cell, not an earlier one
     assert "| tiny1m | dapo | ead_tis | 8 | eval tau | 16 | 3 | 11.4 [8.9, 14.1] | 59.1 [51.3, 67.2] |" in text
     assert "| tiny1m | dapo | ead_tis | 8 | own sampler | 16 | 3 | 20.0 [15.0, 25.0] |  |" in text
+    assert "| tiny1m | dapo | ead_tis | 8 | training pool | 16 | 3 | 30.0 [25.0, 35.0] |  |" in text
     assert "50.0 [40.0, 60.0]" not in text
     assert "| m | EAD | 20.0 [10.0, 30.0] | 8 | 45.0 [35.0, 55.0] | 25% |" in text
     assert ("| tiny1m | G3 | EAD raises informative groups at step 1 | +0.0123 [+0.0040, +0.0201] | 0.0061 | "

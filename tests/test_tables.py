@@ -420,7 +420,8 @@ def test_declarations_are_well_formed():
                            "base_summary", "schedule_table", "entropy_by_position", "entropy_by_role", "forking",
                            "majority_scaling",
                            "entropy_by_position_samples", "forking_samples", "majority_scaling_samples",
-                           "premises", "premise_verdicts", "premises_by_group", "rl_learns", "claims", "paired_curves",
+                           "premises", "premise_verdicts", "premises_by_group", "rl_learns", "premise_tradeoff",
+                           "premise_tradeoff_rho", "claims", "paired_curves",
                            "sampler_schedules", "inference_only", "inference_only_headline", "measured_schedule",
                            "signal_by_phase", "eval_by_group"}
     with pytest.raises(ValueError, match="unknown column kinds"):
@@ -489,6 +490,24 @@ def eval_problems_table(evaluations, problems=("a", "b", "c"), **cell):
 EVALUATIONS = [("eval_tau", 0), ("eval_tau", 2), ("eval_tau", 4), ("eval_tau", 5), ("own_sampler", 5)]
 
 
+def test_a_training_pool_evaluation_holds_every_evaluated_step_and_its_own_problems(tmp_path):
+    """rl.train_pool: a cell's train_pool rows (other problems than the held-out ones) are checked like its eval_tau
+    rows, and only where the cell has them (a cell without a pool lacks nothing)."""
+    expect = {"step": tables.expected_eval_steps(5, 2, own_sampler=True), "problem_id": None}
+    pool = [("train_pool", step) for step in (0, 2, 4, 5)]
+    path = tmp_path / "eval_problems.csv"
+    problems = {"all": "abc", **{evaluation: "xy" for evaluation in pool}}
+    EVAL_PROBLEMS.write(eval_problems_table(EVALUATIONS + pool, problems), path)
+    assert len(EVAL_PROBLEMS.read(path, expect)) == 15 + 8
+    EVAL_PROBLEMS.write(eval_problems_table(EVALUATIONS + pool[:2] + pool[3:], problems), path)
+    with pytest.raises(tables.IncompleteTableError, match=r"evaluated_with=train_pool has no row for step 4"):
+        EVAL_PROBLEMS.read(path, expect)
+    EVAL_PROBLEMS.write(eval_problems_table(EVALUATIONS + pool, {**problems, ("train_pool", 2): "x"}), path)
+    with pytest.raises(tables.IncompleteTableError, match=r"evaluated_with=train_pool, step=2 has no row for "
+                                                          r"problem_id 'y'"):
+        EVAL_PROBLEMS.read(path, expect)
+
+
 def test_a_cell_cut_to_its_first_steps_fails_naming_the_file_and_the_steps(tmp_path):
     """A clean cut of steps.csv used to pass and silently shorten the train curves."""
     whole, cut = tmp_path / "seed0" / "steps.csv", tmp_path / "seed1" / "steps.csv"
@@ -520,7 +539,7 @@ def test_a_missing_evaluation_step_or_problem_fails_naming_the_file(tmp_path):
     EVAL_PROBLEMS.write(eval_problems_table(EVALUATIONS, {"all": "abc", ("eval_tau", 4): "ac"}), path)
     with pytest.raises(tables.IncompleteTableError,
                        match=rf"{path} .*evaluated_with=eval_tau, step=4 has no row for problem_id 'b' \(expected from "
-                             r"the other rows of the same policy: 3 values, found 2\)"):
+                             r"the other rows of the same policy/evaluated_with: 3 values, found 2\)"):
         EVAL_PROBLEMS.read(path, expect)
     with pytest.raises(ValueError, match=r"no completeness rule for \['seed'\]"):
         EVAL_PROBLEMS.read(path, {"seed": [0]})

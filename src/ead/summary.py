@@ -87,8 +87,8 @@ def base_section(paths: list[str]) -> str:
             + markdown_table(header, rows))
 
 
-#: How the summary names the two evaluations of a cell (``ead.tables.EVALUATED_WITH``).
-EVALUATED_WITH_LABELS = {"eval_tau": "eval tau", "own_sampler": "own sampler"}
+#: How the summary names the evaluations of a cell (``ead.tables.EVALUATED_WITH``).
+EVALUATED_WITH_LABELS = {"eval_tau": "eval tau", "own_sampler": "own sampler", "train_pool": "training pool"}
 
 
 def rl_section(path: str) -> str:

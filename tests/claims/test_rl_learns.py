@@ -114,3 +114,19 @@ def test_g4_job_writes_one_row_per_setting_of_its_sampler(tmp_path):
     EVAL_PROBLEMS.write(cut, paths[1])
     with pytest.raises(IncompleteTableError, match=rf"{paths[1]} .*has no row for step 16"):
         rl_learns.main([*args, "--sampler", "tau1.0", *extent])
+
+
+def test_g4_reads_the_held_out_rows_and_measures_the_training_pool_only_when_asked():
+    """A cell with a fixed training pool (ead.rl.train) also holds train_pool rows: G4 ignores them, and the same rule
+    measured on them (evaluated_with="train_pool") reads their gain alone, labelled as the pool's."""
+    held_out = learning_cells(START, np.zeros((3, START.size), int))
+    pool = learning_cells(START, np.full((3, START.size), 4)).assign(evaluated_with="train_pool")
+    both = pd.concat([held_out, pool], ignore_index=True)
+    assert g4_row(both)["effect"] == pytest.approx(0.0) and "training pool" not in g4_row(both)["part"]
+    on_pool = rl_learns.rl_learns_table(both, sampler="tau1.0", metric="pass@1", resamples=400, seed=1,
+                                        evaluated_with="train_pool", **THRESHOLDS).iloc[0]
+    assert on_pool["effect"] == pytest.approx(4 / SAMPLES) and on_pool["verdict"] == "supported"
+    assert on_pool["part"].endswith("(training pool)")
+    with pytest.raises(ValueError, match="no evaluation rows with evaluated_with = 'train_pool'"):
+        rl_learns.rl_learns_table(held_out, sampler="tau1.0", metric="pass@1", resamples=10, seed=1,
+                                  evaluated_with="train_pool", **THRESHOLDS)

@@ -1,7 +1,8 @@
 """The CPU backend's grid cell (ead.rl.train): trainer log-probs equal the sampler's, kill-and-resume, shared
 prompts and random numbers within a seed, forking-token and annealed training, the per-step statistics, the
-evaluations' random numbers, timeouts, and the cell document it reads."""
+evaluations' random numbers, timeouts, a fixed training pool and its evaluation, and the cell document it reads."""
 
+import argparse
 import dataclasses
 import json
 import subprocess
@@ -421,3 +422,91 @@ def test_group_outcomes_count_informative_and_solved_groups():
     assert informative == pytest.approx(2 / 4)  # 0 < correct < 4: groups 1 and 3
     assert solved == pytest.approx(3 / 4)       # a correct rollout: groups 1, 2 and 3
     assert group_outcomes([0.0, 0.0], [0, 1]) == (0.0, 0.0)
+
+
+# --- a fixed training pool ------------------------------------------------------------------------------------------
+def pool_settings(seed=0, pool=(6, 0), **rl):
+    """A small cell whose prompts come from a fixed pool of ``pool`` = (size, seed) training problems (None: none)."""
+    config = json.loads(json.dumps(CONFIG))
+    config["rl"].update(steps=2, prompts_per_step=2, max_new_tokens=24, checkpoint_every=2,
+                        train_pool=None if pool is None else {"size": pool[0], "seed": pool[1]}, **rl)
+    config["rl"]["eval"].update(limit=4, n=4, every=1, batch_size=16, max_new_tokens=24)
+    return cell_settings(config, Cell("tiny", "dapo", "tau1.0", 4, seed))
+
+
+def test_a_fixed_training_pool_is_drawn_once_by_its_own_seed_and_every_steps_prompts_come_from_it(rl_inputs):
+    """rl.train_pool: the pool depends on its seed alone (the same for every cell seed and step, so pool and held-out
+    evaluations pair across seeds), and every prompt of every step is a pool problem; prompts recur across steps.
+    Without a pool the prompts come from the whole train split, as before."""
+    import logging
+
+    from ead.rl.train import Trainer, training_pool
+
+    def trainer(settings):
+        return Trainer(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"),
+                       logging.getLogger("test"))
+
+    pools = [trainer(pool_settings(seed=seed)) for seed in (0, 1, 2)]
+    ids = list(pools[0].pool["id"])
+    assert len(ids) == 6 == len(set(ids)) and set(ids) <= set(pools[0].train_problems["id"])
+    assert all(list(t.pool["id"]) == ids for t in pools)
+    assert list(training_pool(pools[0].train_problems, pools[0].settings.budget.train_pool)["id"]) == ids
+    assert list(trainer(pool_settings(pool=(6, 1))).pool["id"]) != ids  # another pool seed, another pool
+
+    tokenizer = pools[0].tokenizer
+    pool_prompts = {tuple(encode_strict(tokenizer, q)) for q in pools[0].pool["question"]}
+    seen = []
+    for t in pools:
+        for step in range(1, 7):
+            input_ids, attention_mask, *_ = t.rollout(step)
+            prompts = {tuple(row[mask.bool()].tolist()) for row, mask in zip(input_ids, attention_mask)}
+            assert prompts <= pool_prompts and len(prompts) == 2
+            seen.append(prompts)
+    assert len(set().union(*seen)) <= 6 < sum(len(p) for p in seen)  # 36 draws of 6 problems: they recur
+
+    free = trainer(pool_settings(pool=None))
+    assert free.pool is None
+    drawn = set()
+    for step in range(1, 7):
+        input_ids, attention_mask, *_ = free.rollout(step)
+        drawn |= {tuple(row[mask.bool()].tolist()) for row, mask in zip(input_ids, attention_mask)}
+    assert not drawn <= pool_prompts
+
+
+def test_a_pool_cell_evaluates_the_pool_at_every_evaluated_step_and_g4_reads_the_held_out_rows(rl_inputs, tmp_path):
+    """Every evaluated step, step 0 included, has graded train_pool rows on exactly the pool's problems (declared tau,
+    greedy too), beside the held-out eval_tau rows; the completeness check reads them, and G4
+    (ead.claims.rl_learns) reads the held-out rows unless asked for the pool's."""
+    from ead.claims.rl_learns import rl_learns_table
+    from ead.rl.cells import read_eval_problems
+    from ead.rl.train import train, training_pool
+
+    settings = pool_settings()
+    train(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"), str(rl_inputs / "base.csv"),
+          str(tmp_path / "out"), str(tmp_path / "ckpt"))
+    table = read_eval_problems([str(tmp_path / "out" / "eval_problems.csv")],
+                               argparse.Namespace(expect_steps=2, eval_every=1, own_sampler=True))
+    pool = table[table["evaluated_with"] == "train_pool"]
+    held_out = table[table["evaluated_with"] == "eval_tau"]
+    assert sorted(pool["step"].unique()) == sorted(held_out["step"].unique()) == [0, 1, 2]
+    data = pd.read_parquet(rl_inputs / "countdown.parquet")
+    expected = training_pool(data[data["split"] == "train"].reset_index(drop=True), settings.budget.train_pool)
+    for _, rows in pool.groupby("step"):
+        assert sorted(rows["problem_id"]) == sorted(expected["id"])
+    assert (pool["num_samples"] == 4).all() and pool["greedy_correct"].notna().all()
+    assert ((pool["num_correct"] >= 0) & (pool["num_correct"] <= pool["num_samples"])).all()
+    assert not set(pool["problem_id"]) & set(held_out["problem_id"])
+
+    learns = dict(sampler="tau1.0", metric="pass@1", min_effect=0.08, min_ci_low=0.05, resamples=50, seed=0)
+    g4 = rl_learns_table(table, **learns).iloc[0]
+    assert g4["num_problems"] == 4 and "training pool" not in g4["part"]
+    held_out_only = rl_learns_table(table[table["evaluated_with"] != "train_pool"], **learns).iloc[0]
+    assert g4["effect"] == held_out_only["effect"]
+    on_pool = rl_learns_table(table, **learns, evaluated_with="train_pool").iloc[0]
+    assert on_pool["num_problems"] == 6 and on_pool["part"].endswith("(training pool)")
+
+    cut = table[~((table["evaluated_with"] == "train_pool") & (table["step"] == 1))]
+    write_table(cut, tmp_path / "cut.csv")
+    with pytest.raises(ValueError, match=r"evaluated_with=train_pool.*no row for step 1"):
+        read_eval_problems([str(tmp_path / "cut.csv")],
+                           argparse.Namespace(expect_steps=2, eval_every=1, own_sampler=True))

@@ -73,3 +73,38 @@ def test_a_value_of_the_wrong_type_is_refused_by_name(change, message):
     change(document)
     with pytest.raises(ConfigError, match=message):
         CellSettings.from_document(document)
+
+
+def a_pool_document() -> dict:
+    document = cell_settings(profile_by_name("default"), Cell("tiny1m_sharp", "dapo", "tau1.0", 8, 0)).to_document()
+    document["budget"]["train_pool"] = {"size": 64, "seed": 0}
+    return document
+
+
+def test_a_training_pool_reads_back_and_a_cell_without_one_says_null():
+    assert a_document()["budget"]["train_pool"] is None
+    settings = CellSettings.from_document(a_pool_document())
+    assert (settings.budget.train_pool.size, settings.budget.train_pool.seed) == (64, 0)
+    assert CellSettings.from_json(settings.to_json()) == settings
+
+
+@pytest.mark.parametrize("pool, message", [
+    ({"size": 0, "seed": 0}, r"'budget\.train_pool' = \{'size': 0, 'seed': 0\}: size must be >= 1"),
+    ({"size": 64, "seed": -1}, r"'budget\.train_pool' = \{'size': 64, 'seed': -1\}: .*seed >= 0"),
+    ({"size": "64", "seed": 0}, r"'budget\.train_pool\.size' = '64' is not an integer"),
+    ({"size": 64}, r"missing key 'budget\.train_pool\.seed'"),
+    ({"size": 64, "seed": 0, "every": 1}, r"unknown key 'budget\.train_pool\.every'"),
+    (64, r"'budget\.train_pool' = 64 is not a mapping"),
+])
+def test_a_bad_training_pool_is_refused_by_the_contract(pool, message):
+    document = a_pool_document()
+    document["budget"]["train_pool"] = pool
+    with pytest.raises(ConfigError, match=message):
+        CellSettings.from_document(document)
+
+
+def test_a_document_without_the_training_pool_key_is_refused():
+    document = a_pool_document()
+    del document["budget"]["train_pool"]
+    with pytest.raises(ConfigError, match=r"missing key 'budget\.train_pool'"):
+        CellSettings.from_document(document)

@@ -91,3 +91,58 @@ def test_a_run_uses_the_policies_its_experiments_probe_and_analyses_name_and_the
     config["premises"]["policies"] = ["tiny1m_sharp"]
     config["analyses"]["forking"]["models"] = ["smollm2-135m-instruct"]
     assert used_policies(config) == ["tiny1m", "tiny1m_sharp", "tiny_strategy"]
+    # a fork-sharpened policy brings its source too
+    pool = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" / "fixed_pool.yaml")
+    assert used_policies(pool) == ["tiny1m", "tiny1m_sharp", "tiny1m_fork"]
+
+
+FORK = {"policy": "tiny1m", "temperature": 0.2, "positions": 8, "steps": 400, "batch_size": 64, "lr": 5.0e-4,
+        "seed": 0}
+
+
+def test_a_fork_sharpened_policy_copies_a_trained_countdown_one_and_its_job_gets_every_setting():
+    """policies.<p>.fork_sharpen (ead.models.fork_sharpen): a copy of a trained policy, with its source's task; its
+    job gets every distillation setting as a flag (the source is its --model), and it is neither trained by SFT nor
+    a sharpened copy."""
+    from ead.settings.policies import (
+        fork_sharpen_settings,
+        fork_sharpened_policies,
+        policy_task,
+        sharpened_policies,
+        trained_policies,
+    )
+
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" / "fixed_pool.yaml")
+    validate_config(config, SCHEMA)
+    assert config["policies"]["tiny1m_fork"]["fork_sharpen"] == FORK
+    assert fork_sharpened_policies(config) == ["tiny1m_fork"]
+    assert "tiny1m_fork" not in trained_policies(config) + sharpened_policies(config)
+    assert policy_task(config, "tiny1m_fork") == "countdown"
+    assert fork_sharpen_settings(config, "tiny1m_fork") == {key: value for key, value in FORK.items()
+                                                            if key != "policy"}
+
+    wrong = copy.deepcopy(config)
+    wrong["policies"]["tiny1m_fork"]["fork_sharpen"]["policy"] = "tiny1m_sharp"
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m_fork\.fork_sharpen\.policy = 'tiny1m_sharp' is not a "
+                                          r"trained policy"):
+        validate_config(wrong, SCHEMA)
+    wrong = copy.deepcopy(config)
+    wrong["policies"]["tiny1m_fork"]["fork_sharpen"]["policy"] = "tiny_arith"
+    wrong["rl"]["experiments"]["fixed_pool"]["policies"] = ["tiny1m_sharp"]  # (the grid's task check comes first)
+    wrong["premises"]["policies"] = ["tiny1m_sharp"]
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m_fork\.fork_sharpen: its source is trained on "
+                                          r"'arithmetic'"):
+        validate_config(wrong, SCHEMA)
+    for key, value in (("positions", 0), ("temperature", 1.5), ("lr", "5e-4")):
+        wrong = copy.deepcopy(config)
+        wrong["policies"]["tiny1m_fork"]["fork_sharpen"][key] = value
+        with pytest.raises(ConfigError, match=rf"policies\.tiny1m_fork\.fork_sharpen\.{key}"):
+            validate_config(wrong, SCHEMA)
+    wrong = copy.deepcopy(config)
+    del wrong["policies"]["tiny1m_fork"]["fork_sharpen"]["seed"]
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m_fork"):
+        validate_config(wrong, SCHEMA)
+    wrong = copy.deepcopy(config)
+    wrong["policies"]["tiny1m_fork"]["sharpen"] = {"policy": "tiny1m", "temperature": 0.2}  # two kinds at once
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m_fork"):
+        validate_config(wrong, SCHEMA)

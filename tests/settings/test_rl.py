@@ -549,3 +549,44 @@ def test_the_breakdown_is_asked_for_by_the_positive_control_and_its_keys_are_che
     del wrong["rl"]["breakdown"]["group_by"]
     with pytest.raises(ConfigError, match="group_by"):
         validate_config(wrong, SCHEMA)
+
+
+FIXED_POOL = ROOT / "configs" / "ablations" / "fixed_pool.yaml"
+
+
+def test_the_fixed_pool_overlay_trains_tau_1_on_a_pool_of_64_problems_for_two_policies():
+    """No pool by default (every step's prompts from the whole train split); the overlay's cells draw theirs from one
+    pool of 64, the same document for every seed, tau 1.0 only."""
+    assert CONFIG["rl"]["train_pool"] is None
+    assert cell_settings(CONFIG, Cell("tiny1m_sharp", "dapo", "tau1.0", 8, 0)).budget.train_pool is None
+    config = load_layered_config(DEFAULT, FIXED_POOL)
+    validate_config(config, SCHEMA)
+    cells = grid_cells(config)
+    assert {(cell.policy, cell.sampler, cell.algorithm, cell.n) for cell in cells} == {
+        ("tiny1m_sharp", "tau1.0", "dapo", 8), ("tiny1m_fork", "tau1.0", "dapo", 8)}
+    assert sorted({cell.seed for cell in cells}) == [0, 1, 2]
+    pools = {cell_settings(config, cell).budget.train_pool for cell in cells}
+    assert len(pools) == 1 and (pool := pools.pop()).size == 64 and pool.seed == 0
+    default_budget = cell_settings(CONFIG, Cell("tiny1m_sharp", "dapo", "tau1.0", 8, 0)).budget
+    budget = cell_settings(config, Cell("tiny1m_sharp", "dapo", "tau1.0", 8, 0)).budget
+    assert {**budget.__dict__, "train_pool": None} == default_budget.__dict__  # the default budget otherwise
+
+
+@pytest.mark.parametrize("pool, message", [
+    ({"size": 8, "seed": 0}, r"rl\.train_pool\.size = 8 is below rl\.prompts_per_step = 16"),
+    ({"size": 0, "seed": 0}, r"rl\.train_pool.*size"),
+    ({"size": 64}, r"rl\.train_pool"),
+    ({"size": 64, "seed": 0, "every": 2}, r"rl\.train_pool"),
+    (64, r"rl\.train_pool"),
+])
+def test_a_bad_training_pool_is_refused_naming_the_key(pool, message):
+    with pytest.raises(ConfigError, match=message):
+        validate_config(with_rl(("train_pool",), pool), SCHEMA)
+
+
+def test_the_verl_backend_refuses_a_fixed_training_pool_by_name():
+    config = paper_config()
+    config["rl"]["train_pool"] = {"size": 64, "seed": 0}
+    with pytest.raises(ConfigError, match=r"rl\.train_pool = .*: a fixed training pool is an option of the CPU "
+                                          r"trainer"):
+        validate_config(config, SCHEMA)

@@ -20,8 +20,8 @@ from ead.settings.arguments import (analysis_args, analysis_claims_params, break
                                     inference_only_eval_args, inference_only_table_args, json_arg,
                                     measured_schedule_args, paired_curves_args, rerun_command, rl_learns_args,
                                     rl_tables_args, schedule_table_args, synthetic_data_args, wildcard_names)
-from ead.settings.policies import (policy_task, sft_settings, sharpened_policies, sharpening, trained_policies,
-                                   used_policies)
+from ead.settings.policies import (fork_sharpen_settings, fork_sharpened_policies, fork_sharpening, policy_task,
+                                   sft_settings, sharpened_policies, sharpening, trained_policies, used_policies)
 from ead.settings.premises import premise_data, premise_group_by, premise_settings
 from ead.settings.inference_only import inference_only_names, inference_only_schedule
 from ead.settings.rl import (CELL_PATTERN, Cell, breakdown_runs, cell_settings, figure_experiment, figure_k,
@@ -150,7 +150,8 @@ def get_final_tables():
     return datasets + [rl_data(config)] + [
         f"results/models/{model}" for model in offline
     ] + [  # every model the run uses is a target: a failed job deletes its output, and a missing model must be rebuilt
-        f"results/models/{policy}" for policy in trained_policies(config) + sharpened_policies(config)
+        f"results/models/{policy}"
+        for policy in trained_policies(config) + sharpened_policies(config) + fork_sharpened_policies(config)
         if policy in used_policies(config)
     ] + get_base_eval_tables() + get_premise_outputs() + get_cell_outputs("eval")  # eval.csv: rule rl_cell_eval
 

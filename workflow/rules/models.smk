@@ -1,4 +1,5 @@
-# Models: SmolLM2-135M-Instruct (converted from its wheel) and the tiny policy (SFT from scratch) + base eval.
+# Models: SmolLM2-135M-Instruct (converted from its wheel) and the tiny policies (SFT from scratch, sharpened and
+# fork-sharpened copies) + base eval.
 # The paper profile's hub models come from hub_models.smk.
 
 
@@ -60,6 +61,31 @@ rule sharpened_policy:
     shell:
         "python -m ead.models.sharpen --model {input.model} --temperature {params.temperature} --out {output.model}"
         " > {log} 2>&1"
+
+
+# A fork-sharpened policy: a trained policy distilled to its logits / `fork_sharpen.temperature` at the first
+# `positions` response tokens and to itself after them (minutes).
+rule fork_sharpened_policy:
+    input:
+        model=get_fork_sharpened_source,
+        data=get_policy_data,
+    output:
+        model=directory("results/models/{policy}"),
+    params:
+        args=get_fork_sharpen_args,
+    wildcard_constraints:
+        policy=name_pattern(fork_sharpened_policies(config)),
+    priority: CRITICAL_PATH_PRIORITY["models"]
+    threads: 1  # torch threads: fixed, so the weights do not depend on the cores Snakemake was given
+    log:
+        "results/logs/models/{policy}_fork_sharpen.log",
+    benchmark:
+        "results/benchmarks/{policy}_fork_sharpen.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.models.fork_sharpen --model {input.model} --data {input.data} {params.args}"
+        " --threads {threads} --out {output.model} > {log} 2>&1"
 
 
 # The one policy-evaluation rule: the config's `base_eval` here; rl_cpu.smk reuses it (`use rule`) with `rl.eval`

@@ -16,3 +16,13 @@ def get_policy_data(wildcards):
 def get_sharpened_source(wildcards):
     """The trained policy a sharpened one copies."""
     return f"results/models/{sharpening(config, wildcards.policy)['policy']}"
+
+
+def get_fork_sharpened_source(wildcards):
+    """The trained policy a fork-sharpened one copies."""
+    return f"results/models/{fork_sharpening(config, wildcards.policy)['policy']}"
+
+
+def get_fork_sharpen_args(wildcards):
+    """CLI flags of one fork-sharpened policy's distillation: its fork_sharpen block but the source."""
+    return cli_args(fork_sharpen_settings(config, wildcards.policy))

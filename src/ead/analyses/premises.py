@@ -70,6 +70,8 @@ from ead.samplers.engines import sample_hf
 from ead.schedule import build_schedule
 from ead.tables import PREMISE_VERDICTS, PREMISES, PREMISES_BY_GROUP
 
+#: The verdict table's part of G1's heat half (the hot sampler's Pass@n minus the baseline's), which readers select.
+G1_HEAT_PART = "heat early raises coverage"
 PROBE_POSITIONS = np.arange(512)  # positions compared to tell whether a schedule changes with the RL step
 
 
@@ -250,7 +252,7 @@ def premise_verdicts(table: pd.DataFrame, settings: dict) -> pd.DataFrame:
     rows = []
     hot, cold = premises["hot"], premises["cold"]
     g1_parts = []
-    for sampler, metric, claim in ((hot, f"pass@{n}", "heat early raises coverage"),
+    for sampler, metric, claim in ((hot, f"pass@{n}", G1_HEAT_PART),
                                    (cold, "pass@1", "cold late raises accuracy")):
         effect, low, high, mde = effect_row(sampler, steps_of(sampler)[0], metric)
         verdict = decide(low, high)

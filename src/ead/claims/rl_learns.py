@@ -47,10 +47,13 @@ __all__ = ["decide_learns", "learning_difference", "rl_learns_table"]
 _SETTING = ["policy", "algorithm", "n"]
 
 
-def learning_difference(rows: pd.DataFrame, metric: str) -> tuple[np.ndarray, int]:
+def learning_difference(rows: pd.DataFrame, metric: str, evaluated_with: str = "eval_tau") -> tuple[np.ndarray, int]:
     """(seeds x problems) matrix of ``metric`` at the last evaluated step minus step 0, and that step, from one
-    (policy, algorithm, sampler, n)'s declared-temperature evaluations (every seed)."""
-    rows = rows[rows["evaluated_with"] == "eval_tau"]
+    (policy, algorithm, sampler, n)'s declared-temperature evaluations (every seed): the held-out ones (G4), or
+    with ``evaluated_with = "train_pool"`` those on the cells' fixed training pool (ead.rl.train)."""
+    rows = rows[rows["evaluated_with"] == evaluated_with]
+    if rows.empty:
+        raise ValueError(f"no evaluation rows with evaluated_with = {evaluated_with!r}")
     last = int(rows["step"].max())
     if last <= 0:
         raise ValueError("no evaluation after step 0: nothing to measure learning from")
@@ -89,13 +92,15 @@ def decide_learns(effect: float, ci_low: float, ci_high: float, *, min_effect: f
 
 
 def rl_learns_table(problems: pd.DataFrame, *, sampler: str, metric: str, min_effect: float, min_ci_low: float,
-                    resamples: int, seed: int) -> pd.DataFrame:
-    """One G4 row per (policy, algorithm, n) of the grid that has cells of ``sampler``."""
+                    resamples: int, seed: int, evaluated_with: str = "eval_tau") -> pd.DataFrame:
+    """One G4 row per (policy, algorithm, n) of the grid that has cells of ``sampler``. G4 reads the held-out
+    evaluations (``eval_tau``); ``evaluated_with = "train_pool"`` measures the same gain, with the same rule, on the
+    cells' fixed training pool (its ``part`` says so): how far tau 1.0 learned the prompts it trained on."""
     rows = []
     cells = problems[problems["sampler"] == sampler]
     for key, group in cells.groupby(_SETTING, sort=True):
         try:
-            matrix, last = learning_difference(group, metric)
+            matrix, last = learning_difference(group, metric, evaluated_with)
         except ValueError as error:
             raise ValueError(f"G4 in {'/'.join(map(str, key))} ({sampler} cells): {error}") from None
         draws = two_way_bootstrap_means(matrix, resamples=resamples, seed=seed)
@@ -104,7 +109,9 @@ def rl_learns_table(problems: pd.DataFrame, *, sampler: str, metric: str, min_ef
         standard_error = float(np.std(draws, ddof=1)) if resamples > 1 else float("nan")
         verdict = decide_learns(effect, low, high, min_effect=min_effect, min_ci_low=min_ci_low,
                                 seeds=matrix.shape[0])
-        rows.append({"premise": "G4", "part": f"RL learns here: {sampler}'s {metric} at step {last} minus step 0",
+        where = "" if evaluated_with == "eval_tau" else " (training pool)"
+        part = f"RL learns here: {sampler}'s {metric} at step {last} minus step 0{where}"
+        rows.append({"premise": "G4", "part": part,
                      **dict(zip(_SETTING, key)), "sampler": sampler, "metric": metric, "step": last,
                      "effect": effect, "ci_low": low, "ci_high": high, "standard_error": standard_error,
                      "mde": POWER_Z * standard_error, "min_effect": min_effect, "min_ci_low": min_ci_low,

@@ -1,6 +1,8 @@
 """CPU RL backend: train one grid cell (policy x algorithm x sampler x n x seed) on the countdown task.
 
-Each step s = 1..steps: draw `prompts_per_step` training problems (seeded by (seed, s)), sample n rollouts per
+Each step s = 1..steps: draw `prompts_per_step` training problems (seeded by (seed, s)) from the train split, or
+from a fixed pool of `budget.train_pool.size` of them drawn once by `train_pool.seed` (the same pool for every cell
+seed, so prompts recur across steps: :func:`training_pool`), sample n rollouts per
 prompt with the cell's sampler (fixed tau, or EAD with the global step s feeding d_s), grade them with the shared
 grader, compute GRPO advantages and the algorithm's policy loss with verl's `core_algos`, weight it with TIS when
 the sampler asks for it, and update in `mini_batches` sequential mini-batches (as verl's actor: the PPO ratio
@@ -14,14 +16,16 @@ weight (TIS must be off).
 
 Every `eval.every` steps and at the last step the policy is evaluated on a fixed held-out split: Pass@k /
 Worst@k from `eval.n` sampled completions at the declared `eval.tau` (unbiased estimators), and greedy accuracy;
-with `eval.own_sampler`, the last step is also evaluated with the cell's own sampler (the same random numbers).
+with `eval.own_sampler`, the last step is also evaluated with the cell's own sampler (the same random numbers);
+with a training pool, every evaluated step (step 0 included, by this job) is also evaluated on the pool at the
+declared `eval.tau` (rows `evaluated_with = train_pool`: how far the policy learned the prompts it trains on).
 Step 0 (the policy before RL) comes from the policy's base evaluation table (`--base-eval`), which every cell of
 that policy shares. Checkpoints every `checkpoint_every` steps; a killed run resumes to identical tables.
 
-Outputs (in --out-dir): steps.csv (one row per step), eval_problems.csv (per step, sampler of the evaluation and
-problem: samples, correct, greedy) and, with `--k`, eval.csv (one row per step, sampler of the evaluation and metric,
-with a bootstrap CI over problems), all carrying the cell. The workflow passes no `--k` and makes eval.csv with
-ead.rl.cell_eval.
+Outputs (in --out-dir): steps.csv (one row per step), eval_problems.csv (per step, evaluation (eval_tau,
+own_sampler, train_pool) and problem: samples, correct, greedy) and, with `--k`, eval.csv (one row per step,
+evaluation and metric, with a bootstrap CI over problems), all carrying the cell. The workflow passes no `--k` and
+makes eval.csv with ead.rl.cell_eval.
 
 Run:
     python -m ead.rl.train --policy-dir results/models/tiny1m --data results/data/countdown.parquet \
@@ -58,7 +62,7 @@ from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, pol
 from ead.samplers.hf import left_pad, response_logits, sample
 from ead.schedule import FixedTemperature, build_schedule
 from ead.settings.base import ConfigError
-from ead.settings.cell import CellSettings
+from ead.settings.cell import CellSettings, TrainPool
 from ead.tables import (
     BASE_PROBLEMS,
     COUNT_COLUMNS,
@@ -117,6 +121,20 @@ def group_outcomes(rewards, group_index) -> tuple[float, float]:
     return float(((correct > 0) & (correct < sizes)).mean()), float((correct > 0).mean())
 
 
+#: The random stream of the training pool's draw (apart from every (seed, step, stream) of :func:`step_generator`).
+POOL_STREAM = 0x706F6F6C
+
+
+def training_pool(train_problems: pd.DataFrame, pool: TrainPool) -> pd.DataFrame:
+    """The fixed pool of ``pool.size`` training problems (in train-split order), drawn without repeats by
+    ``pool.seed`` alone: the same pool for every cell, cell seed and step."""
+    if pool.size > len(train_problems):
+        raise ValueError(f"rl.train_pool.size = {pool.size} exceeds the train split's {len(train_problems)} problems")
+    rng = np.random.default_rng(np.random.SeedSequence([pool.seed, POOL_STREAM]))
+    chosen = np.sort(rng.choice(len(train_problems), size=pool.size, replace=False))
+    return train_problems.iloc[chosen].reset_index(drop=True)
+
+
 def step_generator(seed: int, step: int, stream: int) -> torch.Generator:
     """Independent, reproducible random stream for (seed, step, purpose): resuming never shifts the draws."""
     return torch.Generator().manual_seed(int(np.random.SeedSequence([seed, step, stream]).generate_state(1)[0]))
@@ -130,6 +148,12 @@ class Trainer:
         table = read_table(data)
         self.train_problems = first_problems_of_split(table, "train", None, data).reset_index(drop=True)
         training, budget = settings.training, settings.budget
+        # where every step's prompts come from: a fixed pool of training problems (also evaluated), or the whole split
+        self.pool = None if budget.train_pool is None else training_pool(self.train_problems, budget.train_pool)
+        self.prompt_source = self.train_problems if self.pool is None else self.pool
+        if len(self.prompt_source) < budget.prompts_per_step:
+            raise ValueError(f"prompts_per_step = {budget.prompts_per_step} exceeds the {len(self.prompt_source)} "
+                             "problems the prompts are drawn from")
         self.eval_problems = first_problems_of_split(table, settings.eval.split, settings.eval.limit, data)
         self.schedule = build_schedule(settings.schedule)
         self.train_tau = training_temperature(self.schedule, training.trains_at)
@@ -170,8 +194,8 @@ class Trainer:
     # --- one RL step -------------------------------------------------------------------------------------------
     def rollout(self, step: int):
         s = self.settings
-        chosen = torch.randperm(len(self.train_problems), generator=step_generator(s.seed, step, 0))
-        problems = self.train_problems.iloc[chosen[: s.budget.prompts_per_step].numpy()]
+        chosen = torch.randperm(len(self.prompt_source), generator=step_generator(s.seed, step, 0))
+        problems = self.prompt_source.iloc[chosen[: s.budget.prompts_per_step].numpy()]
         prompts = [encode_strict(self.tokenizer, q) for q in problems["question"]]
         rows = [p for p in prompts for _ in range(s.n)]
         group_index = np.repeat(np.arange(len(prompts)), s.n)
@@ -278,29 +302,34 @@ class Trainer:
                                   else self.train_tau),
         }
 
-    def evaluate(self, step: int, *, own_sampler: bool = False) -> pd.DataFrame:
-        """Per-problem sample counts, correct counts and greedy correctness on the fixed evaluation split.
+    def evaluate(self, step: int, *, own_sampler: bool = False, on_pool: bool = False) -> pd.DataFrame:
+        """Per-problem sample counts, correct counts and greedy correctness on the fixed evaluation split (or, with
+        ``on_pool``, on the fixed training pool, at the declared temperature: rows ``evaluated_with = train_pool``).
 
         At the declared evaluation temperature (``eval.tau``, with greedy accuracy), or with the cell's own sampler at
         this step (``own_sampler``: its schedule as its rollouts used it; greedy is left NaN, it does not depend on
         the sampler). Both draw the evaluation's random numbers (``eval.seed``), so a sampler equal to the declared
         one reproduces its rows exactly and is not sampled twice.
         """
+        if own_sampler and on_pool:
+            raise ValueError("the training pool is evaluated at the declared temperature only")
+        if on_pool and self.pool is None:
+            raise ValueError("this cell has no training pool (budget.train_pool is null)")
         ev = self.settings.eval
         declared = FixedTemperature(ev.tau)
         schedule = self.schedule if own_sampler else declared
         if own_sampler and schedule.to_dict() == declared.to_dict() and step in self.declared_rows:
             return self.declared_rows[step].assign(greedy_correct=np.nan, evaluated_with="own_sampler")
         per_problem, _ = evaluate(
-            self.model.eval(), self.tokenizer, self.eval_problems, self.settings.task, n=ev.n,
+            self.model.eval(), self.tokenizer, self.pool if on_pool else self.eval_problems, self.settings.task, n=ev.n,
             ks=sorted({1, ev.n}),  # only the per-problem counts are kept; they serve every k <= n
             schedule=schedule, max_new_tokens=ev.max_new_tokens, seed=ev.seed,
             batch_size=ev.batch_size, greedy=not own_sampler, step=step)
         if own_sampler:
             per_problem["greedy_correct"] = np.nan
-        rows = per_problem[[*COUNT_COLUMNS, TIMEOUT_PROBLEM_COLUMN]].assign(
-            step=step, evaluated_with="own_sampler" if own_sampler else "eval_tau")
-        if not own_sampler:
+        evaluated_with = "own_sampler" if own_sampler else "train_pool" if on_pool else "eval_tau"
+        rows = per_problem[[*COUNT_COLUMNS, TIMEOUT_PROBLEM_COLUMN]].assign(step=step, evaluated_with=evaluated_with)
+        if evaluated_with == "eval_tau":
             self.declared_rows[step] = rows
         return rows
 
@@ -336,9 +365,19 @@ def train(settings: CellSettings, policy_dir: str, data: str, base_eval: str, ou
     # eval.csv's k: the workflow passes none and summarises eval_problems.csv in its own job (ead.rl.cell_eval), so
     # changing rl.eval.k never retrains; a direct call with --k still gets eval.csv here.
     log_ks = ks or sorted({1, evaluation.n})
-    log.info("cell %s: %d steps, lr %.2e, schedule %s, TIS %s, training temperature %s",
+    log.info("cell %s: %d steps, lr %.2e, schedule %s, TIS %s, training temperature %s, prompts from %s",
              settings.cell_columns(), steps, settings.training.lr, settings.schedule, settings.training.tis,
-             "tau_t of each token (annealed)" if trainer.trains_annealed else f"{trainer.train_tau:.2f}")
+             "tau_t of each token (annealed)" if trainer.trains_annealed else f"{trainer.train_tau:.2f}",
+             "the train split" if trainer.pool is None else f"a fixed pool of {len(trainer.pool)} training problems")
+
+    def record(per_problem: pd.DataFrame, step: int) -> None:
+        tables["eval_problems"].extend(per_problem.to_dict("records"))
+        summary = pass_worst_summary(per_problem, log_ks, seed=evaluation.seed)
+        log.info("step %d eval (%s): %s", step, per_problem["evaluated_with"].iloc[0],
+                 ", ".join(f"{r.metric} {r.value:.4f}" for r in summary.itertuples()))
+
+    if trainer.pool is not None and not resuming:  # the pool at step 0 (the held-out step 0 is the base evaluation)
+        record(trainer.evaluate(0, on_pool=True), 0)
     for step in tqdm(range(start, steps + 1), initial=start - 1, total=steps, desc="rl", unit="step"):
         row = trainer.train_step(step)
         tables["steps"].append(row)
@@ -348,11 +387,9 @@ def train(settings: CellSettings, policy_dir: str, data: str, base_eval: str, ou
         if step in evaluated:
             evaluations = [False, True] if step == steps and evaluation.own_sampler else [False]
             for own_sampler in evaluations:
-                per_problem = trainer.evaluate(step, own_sampler=own_sampler)
-                tables["eval_problems"].extend(per_problem.to_dict("records"))
-                summary = pass_worst_summary(per_problem, log_ks, seed=evaluation.seed)
-                log.info("step %d eval (%s): %s", step, per_problem["evaluated_with"].iloc[0],
-                         ", ".join(f"{r.metric} {r.value:.4f}" for r in summary.itertuples()))
+                record(trainer.evaluate(step, own_sampler=own_sampler), step)
+            if trainer.pool is not None:
+                record(trainer.evaluate(step, on_pool=True), step)
         if step % settings.budget.checkpoint_every == 0 and step < steps:
             _save_checkpoint(checkpoint, trainer, step, tables, fingerprint)
 

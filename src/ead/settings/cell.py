@@ -7,8 +7,9 @@ the job as one JSON document (``--settings``, :meth:`CellSettings.to_json`) and 
 (``cell settings: unknown key 'eval.evry'``). The document mirrors the record: the cell's name (policy, algorithm,
 sampler, n, seed) and task, then one group per concern: ``schedule`` (the sampler's schedule document),
 ``training`` (lr, the algorithm's loss parameters, optimizer, TIS, where the trainer evaluates its log-probs),
-``budget`` (steps, batch, response length, checkpoints), ``eval`` (the ``rl.eval`` settings a cell uses; no ``k``:
-changing the reported k never retrains) and ``backend`` (verl's section and the grader, null on the CPU backend).
+``budget`` (steps, batch, response length, checkpoints, the fixed training pool if any), ``eval`` (the ``rl.eval``
+settings a cell uses; no ``k``: changing the reported k never retrains) and ``backend`` (verl's section and the
+grader, null on the CPU backend).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from ead.settings.base import ConfigError
 from ead.tables import CELL_COLUMNS
 
-__all__ = ["Budget", "CellSettings", "Evaluation", "Optimizer", "Training", "VerlBackend", "VerlSettings"]
+__all__ = ["Budget", "CellSettings", "Evaluation", "Optimizer", "TrainPool", "Training", "VerlBackend", "VerlSettings"]
 
 
 @dataclass(frozen=True)
@@ -48,15 +49,33 @@ class Optimizer:
 
 
 @dataclass(frozen=True)
+class TrainPool:
+    """``rl.train_pool`` (CPU backend): ``size`` training problems drawn once from the train split by ``seed`` (the
+    same pool for every cell and cell seed), from which each step draws its prompts, so prompts recur across steps;
+    the cell also evaluates on the pool. A size below 1 or a negative seed is refused."""
+
+    size: int
+    seed: int
+
+    def __post_init__(self):
+        if self.size < 1 or self.seed < 0:
+            raise ConfigError(f"cell settings: 'budget.train_pool' = {{'size': {self.size!r}, 'seed': {self.seed!r}}}: "
+                              "size must be >= 1 and seed >= 0")
+
+
+@dataclass(frozen=True)
 class Budget:
     """How much the cell trains: ``steps`` updates of ``prompts_per_step`` prompts x n rollouts in ``mini_batches``
-    mini-batches, responses of at most ``max_new_tokens``; the CPU trainer checkpoints every ``checkpoint_every``."""
+    mini-batches, responses of at most ``max_new_tokens``; the CPU trainer checkpoints every ``checkpoint_every``.
+    ``train_pool``: the prompts come from a fixed pool of training problems (:class:`TrainPool`), or from the whole
+    train split (None)."""
 
     steps: int
     prompts_per_step: int
     mini_batches: int
     max_new_tokens: int
     checkpoint_every: int
+    train_pool: TrainPool | None
 
 
 @dataclass(frozen=True)

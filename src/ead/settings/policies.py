@@ -1,13 +1,18 @@
-"""``policies``: the tiny CPU policies (trained by SFT, or sharpened copies of a trained one) and their tasks."""
+"""``policies``: the tiny CPU policies (trained by SFT, sharpened copies of a trained one, or copies sharpened at their
+first response tokens only) and their tasks."""
 
 from __future__ import annotations
 
 from ead.settings.base import ConfigError
 
+#: The keys that make a policy a copy of a trained one: every logit / T (ead.models.sharpen), or the first response
+#: tokens' logits / T by self-distillation (ead.models.fork_sharpen).
+COPY_KINDS = ("sharpen", "fork_sharpen")
+
 
 def trained_policies(config: dict) -> list[str]:
     """The policies trained by SFT (shape + sft), as opposed to sharpened copies of them."""
-    return [name for name, spec in config["policies"].items() if "sharpen" not in spec]
+    return [name for name, spec in config["policies"].items() if not any(kind in spec for kind in COPY_KINDS)]
 
 
 def sharpened_policies(config: dict) -> list[str]:
@@ -18,7 +23,7 @@ def sharpened_policies(config: dict) -> list[str]:
 def used_policies(config: dict) -> list[str]:
     """The tiny policies a run uses, in ``policies`` order: those of the RL experiments that run (``rl.experiments``
     after ``rl.run``, CPU backend), the premise probe's, the sampling analyses' models, the measured schedule's and the
-    inference-only comparison's, and the trained policy each of them copies (``sharpen.policy``). The default's
+    inference-only comparison's, and the trained policy each of them copies (``sharpen.policy``, ``fork_sharpen.policy``). The default's
     ``policies`` stay defined under an overlay that runs other ones; only these are evaluated before RL."""
     named = set(config.get("premises", {}).get("policies", []))
     if config["rl"]["backend"] == "cpu":
@@ -29,8 +34,16 @@ def used_policies(config: dict) -> list[str]:
     named.update(config.get("measured_schedule", {}).get("policies", []))
     named.update(config.get("inference_only", {}).get("models", []))
     named &= set(config["policies"])
-    named |= {config["policies"][name]["sharpen"]["policy"] for name in named if "sharpen" in config["policies"][name]}
+    named |= {config["policies"][name][kind]["policy"] for name in named for kind in ("sharpen", "fork_sharpen")
+              if kind in config["policies"][name]}
     return [name for name in config["policies"] if name in named]
+
+
+def fork_sharpened_policies(config: dict) -> list[str]:
+    """The policies that are copies of a trained one sharpened at their first response tokens only
+    (``policies.<name>.fork_sharpen``)."""
+    return [name for name, spec in config["policies"].items() if "fork_sharpen" in spec]
+
 
 
 def sharpening(config: dict, name: str) -> dict:
@@ -39,12 +52,26 @@ def sharpening(config: dict, name: str) -> dict:
     return config["policies"][name]["sharpen"]
 
 
+def fork_sharpening(config: dict, name: str) -> dict:
+    """A fork-sharpened policy's ``fork_sharpen`` block: the trained ``policy`` it copies, the ``temperature`` its
+    first ``positions`` response tokens' logits are divided by, and the distillation's ``steps``, ``batch_size``,
+    ``lr`` and ``seed``."""
+    return config["policies"][name]["fork_sharpen"]
+
+
+def fork_sharpen_settings(config: dict, name: str) -> dict:
+    """The settings of one fork-sharpened policy's job (``python -m ead.models.fork_sharpen``): its block without the
+    source policy (the job's --model)."""
+    return {key: value for key, value in fork_sharpening(config, name).items() if key != "policy"}
+
+
 def policy_task(config: dict, name: str) -> str:
     """The synthetic task a tiny policy is trained and evaluated on: ``policies.<name>.task`` (default countdown); a
-    sharpened copy has its source's."""
+    sharpened or fork-sharpened copy has its source's."""
     spec = config["policies"][name]
-    if "sharpen" in spec:
-        return policy_task(config, spec["sharpen"]["policy"])
+    for kind in COPY_KINDS:
+        if kind in spec:
+            return policy_task(config, spec[kind]["policy"])
     return spec.get("task", "countdown")
 
 
@@ -60,9 +87,10 @@ def sft_settings(config: dict, name: str) -> dict:
 
 
 def check_policies(config: dict) -> None:
-    """A sharpened policy copies a trained one (not another copy, not a missing name); a trained policy's task has
-    its data section; an SFT reference other than the table's random solution (canonical, largest_first) needs the
-    countdown task, and a biased teacher the strategy task."""
+    """A sharpened or fork-sharpened policy copies a trained one (not another copy, not a missing name), a
+    fork-sharpened one a countdown policy; a trained policy's task has its data section; an SFT reference other than
+    the table's random solution (canonical, largest_first) needs the countdown task, and a biased teacher the strategy
+    task."""
     trained = trained_policies(config)
     for name in trained:
         task = policy_task(config, name)
@@ -76,8 +104,13 @@ def check_policies(config: dict) -> None:
             raise ConfigError(f"policies.{name}.sft.reference = {reference!r} needs task countdown (its task is "
                               f"{policy_task(config, name)!r}): only countdown problems have solution trees to "
                               f"choose from")
-    for name in sharpened_policies(config):
-        source = config["policies"][name]["sharpen"]["policy"]
-        if source not in trained:
-            raise ConfigError(f"policies.{name}.sharpen.policy = {source!r} is not a trained policy "
-                              f"(one with shape and sft; trained: {trained})")
+    for kind, copies in (("sharpen", sharpened_policies(config)), ("fork_sharpen", fork_sharpened_policies(config))):
+        for name in copies:
+            source = config["policies"][name][kind]["policy"]
+            if source not in trained:
+                raise ConfigError(f"policies.{name}.{kind}.policy = {source!r} is not a trained policy "
+                                  f"(one with shape and sft; trained: {trained})")
+    for name in fork_sharpened_policies(config):
+        if policy_task(config, name) != "countdown":
+            raise ConfigError(f"policies.{name}.fork_sharpen: its source is trained on {policy_task(config, name)!r}; "
+                              "ead.models.fork_sharpen distils on the countdown train split's questions and solutions")

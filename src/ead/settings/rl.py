@@ -15,7 +15,16 @@ from dataclasses import asdict, dataclass
 from ead.metrics import COUNT_METRIC
 from ead.schedule import SCHEDULES
 from ead.settings.base import ConfigError, schedule_document
-from ead.settings.cell import Budget, CellSettings, Evaluation, Optimizer, Training, VerlBackend, VerlSettings
+from ead.settings.cell import (
+    Budget,
+    CellSettings,
+    Evaluation,
+    Optimizer,
+    Training,
+    TrainPool,
+    VerlBackend,
+    VerlSettings,
+)
 from ead.settings.policies import policy_task
 from ead.tables import ALL_TRAIN_METRICS
 
@@ -103,7 +112,9 @@ def cell_settings(config: dict, cell: Cell) -> CellSettings:
         trains_at=sampler_trains_at(config, cell.sampler),
         measured=sampler.get("measured", False),  # c, d0 from the job's measured table
     )
-    budget = Budget(**{field.name: rl[field.name] for field in dataclasses.fields(Budget)})
+    pool = rl["train_pool"]
+    sizes = {field.name: rl[field.name] for field in dataclasses.fields(Budget) if field.name != "train_pool"}
+    budget = Budget(**sizes, train_pool=None if pool is None else TrainPool(**pool))
     return CellSettings(policy=cell.policy, algorithm=cell.algorithm, sampler=cell.sampler, n=cell.n, seed=cell.seed,
                         task=rl["task"], schedule=sampler_schedule(config, cell.sampler), training=training,
                         budget=budget, eval=cell_evaluation(rl), backend=None)
@@ -216,12 +227,28 @@ def validate_rl(config: dict) -> None:
                           "(unbiased Pass@k needs n >= k samples)")
     if verl:
         _check_verl_sections(config)
+    _check_train_pool(rl, verl)
     for name, algorithm in rl["algorithms"].items():
         _check_algorithm(f"rl.algorithms.{name}", algorithm,
                          used_by_verl=verl and any(name in spec["algorithms"] for spec in rl["experiments"].values()))
     for name, sampler in rl["samplers"].items():
         _check_sampler(config, name, sampler, verl)
     _check_experiments(config, verl)
+
+
+def _check_train_pool(rl: dict, verl: bool) -> None:
+    """``rl.train_pool`` (a fixed pool of training problems the CPU trainer draws every step's prompts from): the CPU
+    backend's only, and at least one step's prompts."""
+    pool = rl["train_pool"]
+    if pool is None:
+        return
+    if verl:
+        raise ConfigError(f"rl.train_pool = {pool}: a fixed training pool is an option of the CPU trainer "
+                          "(ead.rl.train); verl draws its prompts from paper_data.train's data loader. Set "
+                          "rl.train_pool: null (or run it on rl.backend: cpu)")
+    if pool["size"] < rl["prompts_per_step"]:
+        raise ConfigError(f"rl.train_pool.size = {pool['size']} is below rl.prompts_per_step = "
+                          f"{rl['prompts_per_step']}: each step draws its prompts from the pool without repeats")
 
 
 def _check_algorithm(key: str, algorithm: dict, used_by_verl: bool) -> None:

@@ -17,6 +17,8 @@
   :data:`PREMISES_BY_GROUP` (``results/premises/<policy>_by_<column>.csv``): its Pass@1 and informative groups by
   value of a column of the task's data table (config ``premises.group_by``);
 * :data:`RL_LEARNS` (``results/premises/rl_learns.csv``): premise G4, "RL learns here", read from the RL grid;
+* :data:`PREMISE_TRADEOFF`, :data:`PREMISE_TRADEOFF_RHO`: G1's heat effect against G4's gain across policies and runs
+  (``ead.claims.premise_tradeoff``, run by hand);
 * :data:`PAIRED_CURVES` (``results/rl/paired_curves.csv``): each sampler minus a baseline at every evaluated step;
 * :data:`SIGNAL_BY_PHASE`, :data:`EVAL_BY_GROUP` (``results/rl/{signal_by_phase,eval_by_group}.csv``): the grid
   broken down by training phase and by a column of the task's data table (config ``rl.breakdown``);
@@ -41,10 +43,10 @@ __all__ = [
     "COUNT_COLUMNS", "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVAL_CURVES",
     "EVAL_BY_GROUP", "EVAL_PROBLEMS", "EVALUATED_WITH", "FORKING", "FORKING_SAMPLES", "GROUP", "INFERENCE_ONLY",
     "INFERENCE_ONLY_HEADLINE", "LATER_TRAIN_METRICS", "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE",
-    "PAIRED_CURVES", "PREMISE_VERDICTS", "PREMISES", "PREMISES_BY_GROUP", "PROBLEM_COLUMNS", "RL_LEARNS",
-    "SAMPLER_SCHEDULES", "SCHEDULE_TABLE", "SETTINGS_COLUMNS", "SIGNAL_BY_PHASE", "STATUS_COLUMN", "STEPS", "TABLES",
-    "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN", "TRAIN_CURVES", "TRAIN_METRICS", "evaluated_steps",
-    "expected_eval_steps", "expected_steps",
+    "PAIRED_CURVES", "PREMISE_TRADEOFF", "PREMISE_TRADEOFF_RHO", "PREMISE_VERDICTS", "PREMISES", "PREMISES_BY_GROUP",
+    "PROBLEM_COLUMNS", "RL_LEARNS", "SAMPLER_SCHEDULES", "SCHEDULE_TABLE", "SETTINGS_COLUMNS", "SIGNAL_BY_PHASE",
+    "STATUS_COLUMN", "STEPS", "TABLES", "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN", "TRAIN_CURVES", "TRAIN_METRICS",
+    "evaluated_steps", "expected_eval_steps", "expected_steps",
 ]
 
 #: The cell every RL table row belongs to.
@@ -65,8 +67,13 @@ TRAIN_METRICS = ["reward_mean", "entropy", "response_length", "pg_clipfrac", "pp
                  "rollout_s", "grade_s", "update_s", "wall_time_s"]
 #: How a cell's evaluation rows were sampled: at the declared evaluation temperature (``rl.eval.tau``, the same for
 #: every cell: what the figures and most claims compare) or with the cell's own sampler at that step (its EAD
-#: schedule, or its fixed tau; the CPU backend, at the last step only).
-EVALUATED_WITH = ("eval_tau", "own_sampler")
+#: schedule, or its fixed tau; the CPU backend, at the last step only), both on the held-out evaluation problems; or
+#: (``train_pool``) at the declared temperature on the cell's fixed pool of training problems (``rl.train_pool``, CPU
+#: backend, at the same steps as ``eval_tau``): how far the policy learned the prompts it trained on. Every held-out
+#: reader (figures, claims, G4) selects ``eval_tau`` or ``own_sampler`` by name.
+EVALUATED_WITH = ("eval_tau", "own_sampler", "train_pool")
+#: The evaluations every cell holds, rows or not (the others exist only where configured: ``train_pool``).
+_EVALUATED_ALWAYS = ("eval_tau", "own_sampler")
 #: A per-problem evaluation's counts (the evaluation job's table, ``BASE_PROBLEMS``), in order.
 COUNT_COLUMNS = ("problem_id", "num_samples", "num_correct", "greedy_correct")
 #: A problem's counts: at least one sample, at most that many correct, a greedy answer right or wrong.
@@ -107,7 +114,8 @@ TIMEOUT_PROBLEM_COLUMN = "num_timeouts"
 STATUS_COLUMN = "grade_status"
 #: Completeness (:class:`Coverage`): a cell's steps.csv holds every step 1..rl.steps (:func:`expected_steps`); its
 #: eval_problems.csv holds every evaluation step of each evaluation kind (:func:`expected_eval_steps`) and, in every
-#: evaluation, every problem that an evaluation of the same policy holds (the evaluation set).
+#: evaluation, every problem that an evaluation of the same policy and kind holds (the evaluation set; the training
+#: pool's for ``train_pool`` rows).
 #: Keys and finite columns (:attr:`Table.keys`, :attr:`Table.finite`): a cell's steps.csv has one row per step, and
 #: every training metric is a finite number, except those a backend does not record, empty in the whole file
 #: (:class:`Empty`); its eval_problems.csv one row per (step, evaluated_with, problem) with finite counts.
@@ -127,7 +135,8 @@ _NOT_GRADED = Empty("in the rows of an evaluation without a greedy answer (own-s
                     "cell, which validates with one sampling setting)", rows=True)
 EVAL_PROBLEMS = Table("eval_problems", {**_PROBLEM_KINDS, **_CELL_TABLE}, optional={TIMEOUT_PROBLEM_COLUMN: "float"},
                       coverage=(Coverage("step", (*CELL_COLUMNS, "evaluated_with"), ("evaluated_with",)),
-                                Coverage("problem_id", (*CELL_COLUMNS, "evaluated_with", "step"), ("policy",))),
+                                Coverage("problem_id", (*CELL_COLUMNS, "evaluated_with", "step"),
+                                         ("policy", "evaluated_with"))),
                       keys=(*CELL_COLUMNS, "step", "evaluated_with", "problem_id"),
                       finite=("step", "num_samples", "num_correct", "greedy_correct", TIMEOUT_PROBLEM_COLUMN),
                       empty={"greedy_correct": _NOT_GRADED, TIMEOUT_PROBLEM_COLUMN: _NOT_RECORDED},
@@ -150,13 +159,18 @@ def evaluated_steps(steps: int, every: int) -> list[int]:
 
 def expected_eval_steps(steps: int, every: int, own_sampler: bool) -> Callable[[dict], list[int]]:
     """The evaluation steps a cell's eval_problems.csv must hold, by evaluation kind: :func:`evaluated_steps` at the
-    declared temperature; with the cell's own sampler the last step (if ``own_sampler``)."""
+    declared temperature, and on the training pool where a cell has pool rows (``train_pool``); with the cell's own
+    sampler the last step (if ``own_sampler``)."""
     declared = evaluated_steps(steps, every)
 
     def of_group(values: dict) -> list[int]:
-        return declared if values["evaluated_with"] == "eval_tau" else ([steps] if own_sampler else [])
+        if values["evaluated_with"] in ("eval_tau", "train_pool"):
+            return declared
+        return [steps] if own_sampler else []
 
-    of_group.every_group = {"evaluated_with": EVALUATED_WITH}  # a cell lacking a whole kind of evaluation is caught
+    # a cell lacking a whole kind of evaluation it must hold is caught (train_pool: only where configured, so a cell
+    # with pool rows must hold them at every evaluated step)
+    of_group.every_group = {"evaluated_with": _EVALUATED_ALWAYS}
     return of_group
 _VERL_AGGREGATE = Empty("in rows from verl's own validation aggregates (steps without a dump: no CI, and no value "
                         "for a k verl did not report)", rows=True)
@@ -283,6 +297,22 @@ RL_LEARNS = Table("rl_learns", {"premise": "str", "part": "str", "policy": "str"
                   finite=("step", "effect", "ci_low", "ci_high", "min_effect", "min_ci_low", "num_seeds",
                           "num_problems"))
 
+#: G1's heat effect against G4's gain across policies (``ead.claims.premise_tradeoff``): per (source run, policy) the
+#: premise probe's G1 heat half (hot sampler's Pass@n minus tau 1.0's, with its CI and verdict) and the run's G4 row of
+#: one (algorithm, n, sampler) (gain, CI, verdict, step, seeds, problems), with each side's average rank among the rows;
+#: and one row of Spearman's rho between the two over those rows, with its permutation p-value and what it covers.
+PREMISE_TRADEOFF = Table("premise_tradeoff", {
+    "source": "str", "policy": "str", "heat_sampler": "str", "heat_metric": "str", "heat_effect": "float",
+    "heat_ci_low": "float", "heat_ci_high": "float", "heat_verdict": "str", "algorithm": "str", "n": "int",
+    "sampler": "str", "gain_metric": "str", "gain_step": "int", "gain_effect": "float", "gain_ci_low": "float",
+    "gain_ci_high": "float", "gain_verdict": "str", "num_seeds": "int", "num_problems": "int", "heat_rank": "float",
+    "gain_rank": "float"}, keys=("source", "policy"),
+    finite=("heat_effect", "heat_ci_low", "heat_ci_high", "gain_effect", "gain_ci_low", "gain_ci_high", "heat_rank",
+            "gain_rank"))
+PREMISE_TRADEOFF_RHO = Table("premise_tradeoff_rho", {
+    "x": "str", "y": "str", "rho": "float", "num_points": "int", "num_policies": "int", "p_value": "float",
+    "p_method": "str", "points": "str"}, keys=("x", "y"), finite=("num_points", "num_policies"))
+
 #: Paired-difference curves (``ead.rl.paired``): per (policy, algorithm, n, evaluated_with, sampler, baseline, step,
 #: metric) the mean over (seed, problem) of sampler - baseline with its two-way bootstrap CI, standard error and
 #: minimum detectable effect (80% power): a claims row's estimator at every evaluated step; the figures' paired panels.
@@ -347,6 +377,6 @@ MEASURED_SCHEDULE = Table("measured_schedule", {
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
                                           BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, FORKING,
                                           MAJORITY_SCALING, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES,
-                                          PREMISES, PREMISE_VERDICTS, PREMISES_BY_GROUP, RL_LEARNS, CLAIMS,
-                                          PAIRED_CURVES, SIGNAL_BY_PHASE, EVAL_BY_GROUP, SAMPLER_SCHEDULES,
-                                          INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE, MEASURED_SCHEDULE)}
+                                          PREMISES, PREMISE_VERDICTS, PREMISES_BY_GROUP, RL_LEARNS, PREMISE_TRADEOFF,
+                                          PREMISE_TRADEOFF_RHO, CLAIMS, PAIRED_CURVES, SIGNAL_BY_PHASE, EVAL_BY_GROUP,
+                                          SAMPLER_SCHEDULES, INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE, MEASURED_SCHEDULE)}

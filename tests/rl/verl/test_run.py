@@ -62,6 +62,8 @@ def test_the_verl_cell_document_is_all_the_run_cli_reads(tmp_path, capsys):
 @pytest.mark.parametrize("change, message", [
     (lambda document: document["backend"]["verl"].pop("save_freq"), "missing key 'backend.verl.save_freq'"),
     (lambda document: document.update(backend=None), r"a CPU cell's document \(backend: null\)"),
+    (lambda document: document["budget"].update(train_pool={"size": 64, "seed": 0}),
+     r"budget\.train_pool = .*: a fixed training pool is read by the CPU trainer only"),
 ])
 def test_run_cli_refuses_a_document_that_is_not_a_verl_cells(tmp_path, change, message):
     document = cell_document(PAPER, Cell("qwen2.5-math-1.5b", "dapo", "ead", 8, 0)).to_document()

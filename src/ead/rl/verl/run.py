@@ -40,13 +40,18 @@ from ead.settings.rl import reported_ks
 
 def read_cell(text: str) -> CellSettings:
     """The cell's settings from its document (ead.settings.cell refuses a missing, unknown or mistyped key, naming
-    it); a CPU cell's document (no verl backend section) or a measured schedule is refused too."""
+    it); a CPU cell's document (no verl backend section), a measured schedule or a fixed training pool (CPU options)
+    is refused too."""
     settings = CellSettings.from_json(text)
     if settings.backend is None:
         raise ConfigError("--settings is a CPU cell's document (backend: null): pass the document of "
                           "ead.settings.rl.verl_cell_settings (the workflow's rule rl_cell_verl does)")
     if settings.training.measured:
         raise ConfigError(f"sampler {settings.sampler!r}: `measured: true` is read by the CPU trainer only")
+    if settings.budget.train_pool is not None:
+        raise ConfigError(f"budget.train_pool = {settings.budget.train_pool}: a fixed training pool is read by the CPU "
+                          "trainer only (verl draws its prompts from paper_data.train's data loader); set "
+                          "rl.train_pool: null")
     return settings
 
 
