@@ -24,6 +24,12 @@ def test_the_claim_matrix_averages_the_curve_after_step_0_per_seed_and_problem()
     assert claim_matrix(rows, "pass@1", "last").tolist() == [[1.0, 0.0], [1.0, 1.0]]
     with pytest.raises(ValueError, match="one \\(policy, algorithm, sampler, n\\)"):
         claim_matrix(pd.concat([rows, rows.assign(sampler="ead")]), "pass@1", "curve")
+    # the training pool's evaluation is read only when asked for, and a pilot without it is refused by name
+    pool = eval_rows({(0, 4): [4, 4], (1, 4): [0, 4]}).assign(evaluated_with="train_pool")
+    assert claim_matrix(pd.concat([rows, pool]), "pass@1", "last", "train_pool").tolist() == [[1.0, 1.0], [0.0, 1.0]]
+    assert claim_matrix(pd.concat([rows, pool]), "pass@1", "last").tolist() == [[1.0, 0.0], [1.0, 1.0]]
+    with pytest.raises(ValueError, match="evaluated_with = 'train_pool'"):
+        claim_matrix(rows, "pass@1", "curve", "train_pool")
 
 
 def test_variance_components_recover_a_seed_and_an_interaction_spread():

@@ -7,8 +7,9 @@ The comparison is *paired*: cells of one seed train on the same prompts with the
 every cell is evaluated on the same problems with the same evaluation draws (``ead.rl.train``), so the effect is
 the mean over (seed, problem) of the per-problem difference at the last evaluated step, on the seeds both samplers
 ran, with a 95% CI from the two-way bootstrap over seeds and problems (``ead.metrics.two_way_bootstrap_means``).
-A claim's ``evaluated_with`` picks the evaluation at the declared ``rl.eval.tau`` (default, what the figures draw) or
-each cell's last-step evaluation with its own sampler (``rl.eval.own_sampler``). Training metrics (e.g.
+A claim's ``evaluated_with`` picks the evaluation at the declared ``rl.eval.tau`` (default, what the figures draw),
+each cell's last-step evaluation with its own sampler (``rl.eval.own_sampler``) or, for a claim about the training
+distribution, the evaluation of the cells' fixed pool of training problems (``rl.train_pool``). Training metrics (e.g.
 ``entropy``) are compared per seed, averaged over the last ``window`` steps, with a bootstrap
 over seeds. The minimum detectable effect (80% power, two-sided 5%) is (z_0.975 + z_0.8) x the bootstrap standard
 error. The verdict is ``ead.claims.decide`` on the CI (threshold 0, in the claimed direction), and inconclusive
@@ -101,7 +102,8 @@ def evaluation_difference(problems: pd.DataFrame, claim: dict) -> tuple[np.ndarr
         if sides[role].empty:
             raise SystemExit(f"claim {claim['id']}: cell {claim[role]} has no evaluation with evaluated_with = "
                              f"{evaluated_with!r}" + (" (set rl.eval.own_sampler: true; the CPU backend only)"
-                                                      if evaluated_with == "own_sampler" else ""))
+                                                      if evaluated_with == "own_sampler" else
+                                                      " (set rl.train_pool)" if evaluated_with == "train_pool" else ""))
     step = min(int(sides["sampler"]["step"].max()), int(sides["baseline"]["step"].max()))
     # paired on the seeds both ran (an experiment may give one sampler more seeds than another)
     common = sorted(set(sides["sampler"]["seed"]) & set(sides["baseline"]["seed"]))

@@ -27,7 +27,7 @@ difference.
 
 Run:
     python -m ead.claims.seed_power --eval-problems results/rl/tiny_strategy/dapo/tau1.0/n8/seed*/eval_problems.csv \
-        --metric pass@1 --over curve --seeds 2 3 4 6 8 --problems 96 200 --target 0.02 --resamples 1000 --seed 1234 \
+        --metric pass@1 --over curve --evaluated-with eval_tau --seeds 2 3 4 6 8 --problems 96 200 --target 0.02 --resamples 1000 --seed 1234 \
         --out seed_power.csv
 """
 
@@ -45,10 +45,13 @@ from ead.metrics import POWER_Z, per_problem_metric, two_way_bootstrap_means
 __all__ = ["claim_matrix", "predicted_mde", "pseudo_pair_mde", "seed_power_table", "variance_components"]
 
 
-def claim_matrix(rows: pd.DataFrame, metric: str, over: str) -> np.ndarray:
+def claim_matrix(rows: pd.DataFrame, metric: str, over: str, evaluated_with: str = "eval_tau") -> np.ndarray:
     """(seeds x problems) matrix of one cell's per-problem ``metric`` (``over`` curve or last), seeds and problems
-    sorted, from its declared-temperature evaluations (every seed of one policy, algorithm, sampler and n)."""
-    rows = rows[rows["evaluated_with"] == "eval_tau"]
+    sorted, from one of its evaluations (``evaluated_with``: the declared temperature's on held-out problems, or the
+    training pool's) over every seed of one policy, algorithm, sampler and n."""
+    rows = rows[rows["evaluated_with"] == evaluated_with]
+    if rows.empty:
+        raise ValueError(f"the pilot has no evaluation with evaluated_with = {evaluated_with!r}")
     cells = rows[["policy", "algorithm", "sampler", "n"]].drop_duplicates()
     if len(cells) != 1:
         raise ValueError(f"the pilot must be one (policy, algorithm, sampler, n) over its seeds; got {len(cells)}: "
@@ -122,6 +125,8 @@ def main(argv=None):
     parser.add_argument("--eval-problems", nargs="+", required=True, help="the pilot cells' eval_problems.csv")
     parser.add_argument("--metric", required=True, help="the claim's metric (pass@k, worst@k, greedy_accuracy)")
     parser.add_argument("--over", required=True, choices=("curve", "last"))
+    parser.add_argument("--evaluated-with", required=True, choices=("eval_tau", "train_pool"),
+                        help="the claim's evaluation: held-out at rl.eval.tau, or the training pool (rl.train_pool)")
     parser.add_argument("--seeds", type=int, nargs="+", required=True, help="seed counts to predict the MDE at")
     parser.add_argument("--problems", type=int, nargs="+", required=True, help="evaluation sizes to predict it at")
     parser.add_argument("--target", type=float, required=True, help="the MDE wanted (0.02 = 2 points)")
@@ -131,7 +136,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     log = setup_logging("seed_power")
     rows = pd.concat([read_table(path) for path in args.eval_problems], ignore_index=True)
-    matrix = claim_matrix(rows, args.metric, args.over)
+    matrix = claim_matrix(rows, args.metric, args.over, args.evaluated_with)
     table = seed_power_table(matrix, args.seeds, args.problems, args.target, resamples=args.resamples,
                              seed=args.seed)
     table.to_csv(args.out, index=False)
