@@ -44,12 +44,16 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
                                 num_seeds=6, num_problems=128, verdict="contradicted",
                                 rule="mean 0.0123, 95% CI [-0.0051, 0.0302]: CI high < 0.08")])
     RL_LEARNS.write(declared(learns, RL_LEARNS), tmp_path / "rl_learns.csv")
+    # G4's rule on a fixed training pool, its own table: rendered after G4, labelled
+    on_pool = learns.assign(part="RL learns here: tau1.0's pass@1 at step 16 minus step 0 (training pool)",
+                            effect=0.094, ci_low=0.055, ci_high=0.135, num_problems=64, verdict="supported")
+    RL_LEARNS.write(declared(on_pool, RL_LEARNS), tmp_path / "rl_learns_train_pool.csv")
     out = tmp_path / "summary.md"
     main(["--profile", "smoke", "--rerun", "snakemake --cores all --configfile configs/smoke.yaml",
           "--base-eval", str(tmp_path / "tiny1m_base.csv"), "--eval-curves",
           str(tmp_path / "eval_curves.csv"), "--entropy", "--entropy-roles", "--forking", "--premises",
           str(tmp_path / "tiny1m_verdicts.csv"), "--premise-metrics", "--claims",
-          "--rl-learns", str(tmp_path / "rl_learns.csv"),
+          "--rl-learns", str(tmp_path / "rl_learns.csv"), str(tmp_path / "rl_learns_train_pool.csv"),
           "--majority", str(tmp_path / "majority.csv"),
           "--out", str(out)])
     text = out.read_text()
@@ -68,6 +72,8 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
     # premise G4 in points, with its CI, MDE, seeds x problems and the thresholds it was read against
     assert ("| tiny1m_sharp / dapo / n 8 | tau1.0 | pass@1, step 16 - step 0 | +1.2 [-0.5, +3.0] | 2.5 | 6 x 128 | "
             "**contradicted** | mean 0.0123, 95% CI [-0.0051, 0.0302]: CI high < 0.08 |") in text
+    assert ("| tiny1m_sharp / dapo / n 8 | tau1.0 | pass@1, step 16 - step 0 (training pool) | +9.4 [+5.5, +13.5] "
+            "| 2.5 | 6 x 64 | **supported** |") in text
     assert "supported at >= 8 points with the CI's low end above 5" in text
     assert "Forking" not in text and "Entropy" not in text  # sections without tables are left out
 

@@ -243,10 +243,13 @@ def premise_groups_section(paths: list[str]) -> str:
             + markdown_table(header, rows))
 
 
-def learns_section(path: str) -> str:
-    """Premise G4, in points: does the G4 sampler's Pass@1 rise from step 0 to the last step (docs/rl-learns.md)?"""
-    table = RL_LEARNS.read(path)
-    rows = [[f"{row.policy} / {row.algorithm} / n {row.n}", row.sampler, f"{row.metric}, step {row.step} - step 0",
+def learns_section(paths: list[str]) -> str:
+    """Premise G4, in points: does the G4 sampler's Pass@1 rise from step 0 to the last step (docs/rl-learns.md)? With
+    a fixed training pool, the same rule on the pool's evaluation follows (its own table, labelled)."""
+    table = pd.concat([RL_LEARNS.read(path) for path in paths], ignore_index=True)
+    path = "`, `".join(paths)
+    rows = [[f"{row.policy} / {row.algorithm} / n {row.n}", row.sampler, f"{row.metric}, step {row.step} - step 0"
+             + (" (training pool)" if row.part.endswith("(training pool)") else ""),
              f"{100 * row.effect:+.1f} [{100 * row.ci_low:+.1f}, {100 * row.ci_high:+.1f}]",
              "" if pd.isna(row.mde) else f"{100 * row.mde:.1f}", f"{row.num_seeds} x {row.num_problems}",
              f"**{row.verdict}**", row.rule] for row in table.itertuples()]
@@ -264,7 +267,7 @@ def claims_section(path: str) -> str:
     rows = [[row.claim, row.figure, row.statement, f"{row.policy} / {row.algorithm} / n {row.n}",
              comparison_label(row),
              row.metric + (f" ({EVALUATED_WITH_LABELS[row.evaluated_with]})"
-                           if row.evaluated_with == "own_sampler" else "")
+                           if row.evaluated_with in ("own_sampler", "train_pool") else "")
              + (" (curve mean)" if row.over == "curve" else ""),
              f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]", f"{row.mde:.4f}", row.num_seeds,
              f"**{row.verdict}**", row.rl_learns if isinstance(row.rl_learns, str) else "", row.scope]
@@ -338,7 +341,7 @@ def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(),
     if premises_by_group:
         sections.append(premise_groups_section(list(premises_by_group)))
     if rl_learns:
-        sections.append(learns_section(rl_learns))
+        sections.append(learns_section([rl_learns] if isinstance(rl_learns, str) else list(rl_learns)))
     if claims:
         sections.append(claims_section(claims))
     if base_eval:
@@ -375,7 +378,7 @@ def main(argv=None):
     parser.add_argument("--premises", nargs="*", required=True, help="premise verdict tables")
     parser.add_argument("--premise-metrics", nargs="*", required=True, help="premise probe metric tables")
     parser.add_argument("--rl-learns", nargs="*", required=True,
-                        help="results/premises/rl_learns.csv, premise G4 (at most one)")
+                        help="results/premises/rl_learns.csv, premise G4, and with a training pool its table too")
     parser.add_argument("--claims", nargs="*", required=True, help="results/claims.csv (at most one)")
     # given only where the config has rl.breakdown (the workflow leaves the flags out otherwise)
     parser.add_argument("--signal-by-phase", help="results/rl/signal_by_phase.csv (ead.rl.breakdown)")
@@ -385,13 +388,13 @@ def main(argv=None):
                         help="results/premises/<policy>_by_<column>.csv (ead.analyses.premises)")
     parser.add_argument("--out", required=True, help="Markdown file to write")
     args = parser.parse_args(argv)
-    for option in ("eval_curves", "claims", "rl_learns"):
+    for option in ("eval_curves", "claims"):
         if len(getattr(args, option)) > 1:
             parser.error(f"--{option.replace('_', '-')} takes at most one table, got {getattr(args, option)}")
     log = setup_logging("summary")
     text = render(args.profile, args.rerun, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
                   args.majority, args.premises, (args.claims or [None])[0], args.premise_metrics, args.entropy_roles,
-                  (args.rl_learns or [None])[0], args.signal_by_phase, args.eval_by_group,
+                  args.rl_learns, args.signal_by_phase, args.eval_by_group,
                   args.premises_by_group or ())
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)

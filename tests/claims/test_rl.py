@@ -366,3 +366,34 @@ def test_every_rl_claim_carries_the_g4_verdict_of_its_setting(tmp_path):
     # without G4's table (a grid that does not run its sampler) the column is empty
     compare_main(["--claims", json.dumps([CURVE_CLAIM]), "--analysis-claims", *common])
     assert CLAIMS.read(out)["rl_learns"].isna().all()
+
+
+def test_a_claim_on_the_training_pool_carries_g4_measured_on_the_pool(tmp_path):
+    """A cell with a fixed training pool holds two evaluations; a claim on the pool (evaluated_with: train_pool) reads
+    the pool's rows and carries G4's rule on the pool, a held-out claim the held-out G4."""
+    ead, tau = curve_counts(1, 2), curve_counts(1, 1)
+    held_out = pd.concat([evaluation_rows("ead_tis", tau), evaluation_rows("tau1.0", tau)], ignore_index=True)
+    pool = pd.concat([evaluation_rows("ead_tis", ead), evaluation_rows("tau1.0", tau)],
+                     ignore_index=True).assign(evaluated_with="train_pool")
+    table = pd.concat([held_out, pool], ignore_index=True)
+    EVAL_PROBLEMS.write(table, tmp_path / "eval_problems.csv")
+    STEPS.write(curve_steps_table(), tmp_path / "steps.csv")
+    g4 = rl_learns.rl_learns_table(table, sampler="tau1.0", metric="pass@1", resamples=200, seed=0, **THRESHOLDS)
+    RL_LEARNS.write(g4.assign(verdict="contradicted"), tmp_path / "g4.csv")  # a stand-in verdict, told apart below
+    RL_LEARNS.write(g4, tmp_path / "g4_pool.csv")
+    claims = [CURVE_CLAIM, {**CURVE_CLAIM, "id": "Q1", "evaluated_with": "train_pool"}]
+    out = tmp_path / "claims.csv"
+    compare_main(["--claims", json.dumps(claims), "--analysis-claims", "--rl-learns", str(tmp_path / "g4.csv"),
+                  "--rl-learns-train-pool", str(tmp_path / "g4_pool.csv"), "--eval-problems",
+                  str(tmp_path / "eval_problems.csv"), "--steps", str(tmp_path / "steps.csv"), "--window", "4",
+                  "--resamples", "200", "--seed", "0", "--out", str(out)])
+    written = CLAIMS.read(out).set_index("claim")
+    assert written.loc["C15-curve", "effect"] == pytest.approx(0.0)  # held out: the same counts on both sides
+    assert written.loc["Q1", "effect"] > 0 and written.loc["Q1", "evaluated_with"] == "train_pool"
+    assert written["rl_learns"].to_dict() == {"C15-curve": "contradicted", "Q1": "supported"}
+    # without the pool's table, a pool claim's setting is untested
+    compare_main(["--claims", json.dumps(claims), "--analysis-claims", "--rl-learns", str(tmp_path / "g4.csv"),
+                  "--eval-problems", str(tmp_path / "eval_problems.csv"), "--steps", str(tmp_path / "steps.csv"),
+                  "--window", "4", "--resamples", "200", "--seed", "0", "--out", str(out)])
+    assert CLAIMS.read(out).set_index("claim")["rl_learns"].to_dict() == {"C15-curve": "contradicted",
+                                                                          "Q1": "untested"}

@@ -130,3 +130,23 @@ def test_g4_reads_the_held_out_rows_and_measures_the_training_pool_only_when_ask
     with pytest.raises(ValueError, match="no evaluation rows with evaluated_with = 'train_pool'"):
         rl_learns.rl_learns_table(held_out, sampler="tau1.0", metric="pass@1", resamples=10, seed=1,
                                   evaluated_with="train_pool", **THRESHOLDS)
+
+
+def test_g4_job_writes_the_training_pool_table_when_asked_and_refuses_cells_without_a_pool(tmp_path):
+    held_out = learning_cells(START, np.zeros((2, START.size), int))
+    pool = learning_cells(START, np.full((2, START.size), 4)).assign(evaluated_with="train_pool")
+    paths = []
+    for seed, rows in pd.concat([held_out, pool], ignore_index=True).groupby("seed"):
+        paths.append(tmp_path / f"seed{seed}" / "eval_problems.csv")
+        EVAL_PROBLEMS.write(rows, paths[-1])
+    args = ["--eval-problems", *map(str, paths), "--sampler", "tau1.0", "--metric", "pass@1", "--min-effect", "0.08",
+            "--min-ci-low", "0.05", "--resamples", "200", "--seed", "0", "--out", str(tmp_path / "g4.csv")]
+    rl_learns.main([*args, "--train-pool-out", str(tmp_path / "g4_pool.csv")])
+    held, on_pool = RL_LEARNS.read(tmp_path / "g4.csv"), RL_LEARNS.read(tmp_path / "g4_pool.csv")
+    assert held["effect"].tolist() == pytest.approx([0.0]) and held["verdict"].tolist() == ["contradicted"]
+    assert on_pool["effect"].tolist() == pytest.approx([4 / SAMPLES]) and on_pool["verdict"].tolist() == ["supported"]
+    assert on_pool["part"].iloc[0].endswith("(training pool)")
+    for path in paths:  # cells without a pool: the pool's table is refused, naming the flag
+        EVAL_PROBLEMS.write(EVAL_PROBLEMS.read(path).query("evaluated_with == 'eval_tau'"), path)
+    with pytest.raises(SystemExit, match="--train-pool-out .*no cell has an evaluation of a training pool"):
+        rl_learns.main([*args, "--train-pool-out", str(tmp_path / "g4_pool.csv")])

@@ -562,9 +562,12 @@ def test_the_fixed_pool_overlay_trains_tau_1_on_a_pool_of_64_problems_for_two_po
     config = load_layered_config(DEFAULT, FIXED_POOL)
     validate_config(config, SCHEMA)
     cells = grid_cells(config)
+    # the pilot (tau 1.0, seeds 0-2, both policies) and the comparison on tiny1m_sharp (five samplers, seeds 0-3)
     assert {(cell.policy, cell.sampler, cell.algorithm, cell.n) for cell in cells} == {
-        ("tiny1m_sharp", "tau1.0", "dapo", 8), ("tiny1m_fork", "tau1.0", "dapo", 8)}
-    assert sorted({cell.seed for cell in cells}) == [0, 1, 2]
+        ("tiny1m_sharp", sampler, "dapo", 8) for sampler in ("tau0.6", "tau1.0", "tau1.2", "ead", "ead_tis")} | {
+        ("tiny1m_fork", "tau1.0", "dapo", 8)}
+    assert sorted({cell.seed for cell in cells if cell.policy == "tiny1m_fork"}) == [0, 1, 2]
+    assert sorted({cell.seed for cell in cells if cell.policy == "tiny1m_sharp"}) == [0, 1, 2, 3]
     pools = {cell_settings(config, cell).budget.train_pool for cell in cells}
     assert len(pools) == 1 and (pool := pools.pop()).size == 64 and pool.seed == 0
     default_budget = cell_settings(CONFIG, Cell("tiny1m_sharp", "dapo", "tau1.0", 8, 0)).budget
@@ -590,3 +593,23 @@ def test_the_verl_backend_refuses_a_fixed_training_pool_by_name():
     with pytest.raises(ConfigError, match=r"rl\.train_pool = .*: a fixed training pool is an option of the CPU "
                                           r"trainer"):
         validate_config(config, SCHEMA)
+
+
+def test_the_pool_comparison_claims_read_the_pool_and_g4_is_measured_on_it_too():
+    """The fixed-pool overlay's claims are on the training pool; such a claim needs a pool and an evaluation metric,
+    and with a pool G4's rule is also applied to it (its own table, rl_learns_pool_runs)."""
+    from ead.settings.rl import rl_learns_pool_runs
+
+    config = load_layered_config(DEFAULT, FIXED_POOL)
+    validate_config(config, SCHEMA)
+    assert {claim["evaluated_with"] for claim in config["claims"]} == {"train_pool"}
+    assert [claim["id"] for claim in config["claims"]] == ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]
+    assert rl_learns_pool_runs(config) and not rl_learns_pool_runs(CONFIG)
+    wrong = copy.deepcopy(config)
+    wrong["rl"]["train_pool"] = None
+    with pytest.raises(ConfigError, match=r"claims\[0\] \(Q1\)\.evaluated_with = 'train_pool' needs rl\.train_pool"):
+        validate_config(wrong, SCHEMA)
+    wrong = copy.deepcopy(config)
+    wrong["claims"][0].update(metric="entropy", over="last")
+    with pytest.raises(ConfigError, match=r"'entropy' is a training metric"):
+        validate_config(wrong, SCHEMA)

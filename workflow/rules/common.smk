@@ -26,8 +26,8 @@ from ead.settings.premises import premise_data, premise_group_by, premise_settin
 from ead.settings.inference_only import inference_only_names, inference_only_schedule
 from ead.settings.rl import (CELL_PATTERN, Cell, breakdown_runs, cell_settings, figure_experiment, figure_k,
                              grid_cells, local_verl_models, paper_data_entry, paper_data_instruction,
-                             paper_data_is_local, rl_data, rl_learns_runs, rl_task, verl_cell_settings,
-                             verl_cell_threads)
+                             paper_data_is_local, rl_data, rl_learns_pool_runs, rl_learns_runs, rl_task,
+                             verl_cell_settings, verl_cell_threads)
 from ead.settings.schedule_shapes import schedule_shapes_spec, shape_schedules, shape_table_options
 from ead.tables import CONFIG_FILES_ENV
 from ead.workflow import FIGURES, claim_figures, final_figures, rl_figures

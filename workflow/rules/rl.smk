@@ -75,14 +75,17 @@ rule rl_learns:
         eval_problems=get_cell_outputs("eval_problems"),
     output:
         report("results/premises/rl_learns.csv", caption="../report/rl_learns.rst", category="Summary"),
+        **get_rl_learns_pool_output(),
     params:
-        args=rl_learns_args(config),
+        # with a training pool, the flag of its table too (one param: without a pool its value is as before)
+        args=rl_learns_args(config)
+        + "".join(f" --train-pool-out {path}" for path in get_rl_learns_pool_output().values()),
     log:
         "results/logs/rl/rl_learns.log",
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.claims.rl_learns --eval-problems {input.eval_problems} {params.args} --out {output} > {log} 2>&1"
+        "python -m ead.claims.rl_learns --eval-problems {input.eval_problems} {params.args} --out {output[0]} > {log} 2>&1"
 
 
 # Where the grid's signal and learning land (config `rl.breakdown`): per-step training metrics by training phase, and
@@ -114,11 +117,13 @@ rule claims:
         eval_problems=get_cell_outputs("eval_problems"),
         analyses=get_analysis_claims_table(),
         rl_learns=get_rl_learns_table(),
+        rl_learns_pool=list(get_rl_learns_pool_output().values()),
     output:
         report("results/claims.csv", caption="../report/claims.rst", category="Summary"),
     params:
         **claims_params(config),
-        rl_learns="".join(f" --rl-learns {path}" for path in get_rl_learns_table()),
+        rl_learns="".join(f" --rl-learns {path}" for path in get_rl_learns_table())
+        + "".join(f" --rl-learns-train-pool {path}" for path in get_rl_learns_pool_output().values()),
     log:
         "results/logs/rl/claims.log",
     conda:

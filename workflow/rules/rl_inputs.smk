@@ -13,6 +13,12 @@ def get_rl_learns_table():
     return ["results/premises/rl_learns.csv"] if rl_learns_runs(config) else []
 
 
+def get_rl_learns_pool_output():
+    """G4's rule on the cells' fixed training pool (rl.train_pool: its own table, read by the pool's claims), as the
+    rl_learns rule's named output; none without a pool."""
+    return {"train_pool": "results/premises/rl_learns_train_pool.csv"} if rl_learns_pool_runs(config) else {}
+
+
 def get_breakdown_table(table):
     """One table of the breakdown (``signal``, by training phase, or ``groups``, by data column) when the config has
     ``rl.breakdown`` (else none)."""

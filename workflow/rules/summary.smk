@@ -17,7 +17,7 @@ rule summary:
         premise_metrics=get_premise_tables("metrics"),
         premise_groups=get_premise_tables("groups"),
         claims=rules.claims.output,
-        rl_learns=get_rl_learns_table(),
+        rl_learns=get_rl_learns_table() + list(get_rl_learns_pool_output().values()),
         signal_by_phase=get_breakdown_table("signal"),
         eval_by_group=get_breakdown_table("groups"),
     output:

@@ -305,13 +305,22 @@ def scope(metric: str, mde: float, seeds: int, units: int) -> str:
             f"usually reads inconclusive here, which is not evidence against it")
 
 
-def rl_learns_column(rows: pd.DataFrame, premise: pd.DataFrame | None) -> pd.Series:
+def rl_learns_column(rows: pd.DataFrame, premise: pd.DataFrame | None,
+                     pool_premise: pd.DataFrame | None = None) -> pd.Series:
     """Per RL claims row, the verdict of premise G4 (``ead.claims.rl_learns``) in its (policy, algorithm, n): whether
-    the setting the claim compares in is one where RL learns at all; ``untested`` where the G4 table has no such row."""
+    the setting the claim compares in is one where RL learns at all; ``untested`` where the G4 table has no such row.
+    A claim on the training pool (``evaluated_with: train_pool``) carries G4's rule on the pool (``pool_premise``):
+    whether RL learned the problems it trains on."""
     if premise is None:
         return pd.Series([None] * len(rows), index=rows.index, dtype=object)
-    verdicts = {(row.policy, row.algorithm, int(row.n)): row.verdict for row in premise.itertuples()}
-    return pd.Series([verdicts.get((row.policy, row.algorithm, int(row.n)), "untested") for row in rows.itertuples()],
+
+    def by_setting(table):
+        return {} if table is None else {(row.policy, row.algorithm, int(row.n)): row.verdict
+                                         for row in table.itertuples()}
+
+    verdicts = {"held_out": by_setting(premise), "train_pool": by_setting(pool_premise)}
+    return pd.Series([verdicts["train_pool" if getattr(row, "evaluated_with", None) == "train_pool" else "held_out"]
+                      .get((row.policy, row.algorithm, int(row.n)), "untested") for row in rows.itertuples()],
                      index=rows.index, dtype=object)
 
 
@@ -328,6 +337,10 @@ def main(argv=None):
                              "RL claims")
     parser.add_argument("--rl-learns", help="premise G4's table (ead.claims.rl_learns): its verdict becomes each RL "
                                             "claim's rl_learns column")
+    parser.add_argument("--rl-learns-train-pool",
+                        help="G4's rule on the cells' training pool (ead.claims.rl_learns --train-pool-out): its "
+                             "verdict becomes the rl_learns column of the claims on the pool (evaluated_with: "
+                             "train_pool)")
     parser.add_argument("--out", required=True, help="claims table")
     add_completeness_arguments(parser)
     args = parser.parse_args(argv)
@@ -337,7 +350,9 @@ def main(argv=None):
             for claim in json.loads(args.claims)]
     rl_rows = pd.DataFrame(rows)
     if not rl_rows.empty:
-        rl_rows["rl_learns"] = rl_learns_column(rl_rows, RL_LEARNS.read(args.rl_learns) if args.rl_learns else None)
+        rl_rows["rl_learns"] = rl_learns_column(
+            rl_rows, RL_LEARNS.read(args.rl_learns) if args.rl_learns else None,
+            RL_LEARNS.read(args.rl_learns_train_pool) if args.rl_learns_train_pool else None)
     analysis_rows = [CLAIMS.read(path) for path in args.analysis_claims]
     CLAIMS.write(pd.concat([rl_rows, *analysis_rows], ignore_index=True), args.out)
     for row in rows:

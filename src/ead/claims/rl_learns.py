@@ -20,12 +20,15 @@ The verdict rule (thresholds ``rl_learns.min_effect`` = 0.08 and ``rl_learns.min
 
 The table (``ead.tables.RL_LEARNS``, ``results/premises/rl_learns.csv``) is a sibling of the probe's per-policy
 verdicts (G1-G3, ``ead.analyses.premises``, measured before RL); ``ead.claims.rl`` copies each row's verdict into the
-``rl_learns`` column of the claims made in its (policy, algorithm, n).
+``rl_learns`` column of the claims made in its (policy, algorithm, n). With ``--train-pool-out``, the same rule is
+applied to the cells' evaluations of their fixed training pool (``rl.train_pool``), in a table of its own whose verdict
+the pool's claims (``evaluated_with: train_pool``) carry instead.
 
 Run:
     python -m ead.claims.rl_learns --eval-problems results/rl/*/*/*/*/*/eval_problems.csv --sampler tau1.0 \
         --metric pass@1 --min-effect 0.08 --min-ci-low 0.05 --resamples 1000 --seed 1234 \
-        --expect-steps 16 --eval-every 4 --own-sampler --out results/premises/rl_learns.csv
+        --expect-steps 16 --eval-every 4 --own-sampler --out results/premises/rl_learns.csv \
+        [--train-pool-out results/premises/rl_learns_train_pool.csv]
 """
 
 from __future__ import annotations
@@ -130,6 +133,9 @@ def main(argv=None):
     parser.add_argument("--resamples", type=int, required=True, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed (stats.seed)")
     parser.add_argument("--out", required=True, help="G4's table")
+    parser.add_argument("--train-pool-out",
+                        help="G4's rule on the cells' training pool (rl.train_pool), a table of its own (given with "
+                             "one)")
     add_completeness_arguments(parser)
     args = parser.parse_args(argv)
     log = setup_logging("claims.rl_learns")
@@ -141,6 +147,16 @@ def main(argv=None):
         raise SystemExit(f"no cell of sampler {args.sampler!r} among the {len(args.eval_problems)} tables given; G4 "
                          "needs its cells (rl_learns.sampler must run in some experiment)")
     RL_LEARNS.write(table, args.out)
+    pool = problems[problems["evaluated_with"] == "train_pool"]
+    if args.train_pool_out:
+        if pool.empty:
+            raise SystemExit(f"--train-pool-out {args.train_pool_out}: no cell has an evaluation of a training pool "
+                             "(rl.train_pool)")
+        pool_table = rl_learns_table(pool, sampler=args.sampler, metric=args.metric, min_effect=args.min_effect,
+                                     min_ci_low=args.min_ci_low, resamples=args.resamples, seed=args.seed,
+                                     evaluated_with="train_pool")
+        RL_LEARNS.write(pool_table, args.train_pool_out)
+        table = pd.concat([table, pool_table], ignore_index=True)
     for row in table.itertuples():
         log.info("G4 %s/%s/n%d: %+.4f [%+.4f, %+.4f] over %d seeds -> %s (%s)", row.policy, row.algorithm, row.n,
                  row.effect, row.ci_low, row.ci_high, row.num_seeds, row.verdict, row.rule)

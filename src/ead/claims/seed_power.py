@@ -27,7 +27,8 @@ difference.
 
 Run:
     python -m ead.claims.seed_power --eval-problems results/rl/tiny_strategy/dapo/tau1.0/n8/seed*/eval_problems.csv \
-        --metric pass@1 --over curve --evaluated-with eval_tau --seeds 2 3 4 6 8 --problems 96 200 --target 0.02 --resamples 1000 --seed 1234 \
+        --metric pass@1 --over curve --evaluated-with eval_tau --seeds 2 3 4 6 8 --problems 96 200 --target 0.02 \
+        --resamples 1000 --seed 1234 \
         --out seed_power.csv
 """
 

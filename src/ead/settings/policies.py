@@ -23,8 +23,9 @@ def sharpened_policies(config: dict) -> list[str]:
 def used_policies(config: dict) -> list[str]:
     """The tiny policies a run uses, in ``policies`` order: those of the RL experiments that run (``rl.experiments``
     after ``rl.run``, CPU backend), the premise probe's, the sampling analyses' models, the measured schedule's and the
-    inference-only comparison's, and the trained policy each of them copies (``sharpen.policy``, ``fork_sharpen.policy``). The default's
-    ``policies`` stay defined under an overlay that runs other ones; only these are evaluated before RL."""
+    inference-only comparison's, and the trained policy each of them copies (``sharpen.policy``,
+    ``fork_sharpen.policy``). The default's ``policies`` stay defined under an overlay that runs other ones; only
+    these are evaluated before RL."""
     named = set(config.get("premises", {}).get("policies", []))
     if config["rl"]["backend"] == "cpu":
         named.update(policy for spec in config["rl"]["experiments"].values() for policy in spec["policies"])

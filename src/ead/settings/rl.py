@@ -160,6 +160,11 @@ def rl_learns_runs(config: dict) -> bool:
     return bool(learns) and any(cell.sampler == learns["sampler"] for cell in grid_cells(config))
 
 
+def rl_learns_pool_runs(config: dict) -> bool:
+    """G4's rule is also applied to the cells' fixed training pool (its own table): G4 runs and so does a pool."""
+    return rl_learns_runs(config) and bool(config["rl"].get("train_pool"))
+
+
 def breakdown_runs(config: dict) -> bool:
     """The grid is broken down by phase and by a data column (``rl.breakdown``, ead.rl.breakdown): the config asks."""
     return bool(config["rl"].get("breakdown"))
