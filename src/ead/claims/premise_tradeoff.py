@@ -12,8 +12,9 @@ that did not learn (TESTBED.md, "Where the search ends"). This job puts that rea
 * Spearman's rank correlation rho between the two over those rows (average ranks for ties), with the number of rows
   and of distinct policies, and its two-sided p-value under the null of no association: exact over every permutation
   of the rows (up to 8 rows), else from ``resamples`` random permutations seeded by ``seed``
-  (``ead.tables.PREMISE_TRADEOFF_RHO``). With 3-4 rows the smallest exact p-values are 0.33 and 0.083: such a rho
-  describes the rows, it does not establish an association.
+  (``ead.tables.PREMISE_TRADEOFF_RHO``). With 3-4 rows the smallest exact p-values are 0.33 and 0.083, at 6 rows
+  2/720, reached only by a perfect ranking: a rho short of that describes the rows, it does not establish an
+  association.
 
 A policy may appear in several runs (e.g. in the default profile's grid and in an overlay's other training setting):
 each (run, policy) is one row, and the gains come from the settings those runs trained in, which the rows record.
