@@ -74,7 +74,7 @@ rule rl_learns:
     input:
         eval_problems=get_cell_outputs("eval_problems"),
     output:
-        report("results/premises/rl_learns.csv", caption="../report/rl_learns.rst", category="Summary"),
+        table=report("results/premises/rl_learns.csv", caption="../report/rl_learns.rst", category="Summary"),
         **get_rl_learns_pool_output(),
     params:
         # with a training pool, the flag of its table too (one param: without a pool its value is as before)
@@ -85,7 +85,7 @@ rule rl_learns:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.claims.rl_learns --eval-problems {input.eval_problems} {params.args} --out {output[0]} > {log} 2>&1"
+        "python -m ead.claims.rl_learns --eval-problems {input.eval_problems} {params.args} --out {output.table} > {log} 2>&1"
 
 
 # Where the grid's signal and learning land (config `rl.breakdown`): per-step training metrics by training phase, and

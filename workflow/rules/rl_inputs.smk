@@ -14,8 +14,8 @@ def get_rl_learns_table():
 
 
 def get_rl_learns_pool_output():
-    """G4's rule on the cells' fixed training pool (rl.train_pool: its own table, read by the pool's claims), as the
-    rl_learns rule's named output; none without a pool."""
+    """G4's verdict on the cells' fixed training pool (rl.train_pool: its own table, read by the pool's claims), as a
+    named output of the G4 job; none without a pool."""
     return {"train_pool": "results/premises/rl_learns_train_pool.csv"} if rl_learns_pool_runs(config) else {}
 
 
