@@ -38,6 +38,16 @@ def replace_block(path: Path, name: str, block: str) -> None:
         Path(tmp).write_text(updated)
 
 
+def publish(block: str, out: Path, doc: Path | None, name: str) -> None:
+    """A generated report: ``block`` written to ``out`` (atomically) and, with ``doc``, into its block ``name``; then
+    printed."""
+    with atomic_path(out) as tmp:
+        Path(tmp).write_text(block)
+    if doc:
+        replace_block(doc, name, block)
+    print(block)
+
+
 def read_block(path: Path, name: str) -> str:
     """The text of block ``name`` in ``path``; a missing block is an error naming the file."""
     blocks = all_blocks(Path(path).read_text())

@@ -20,19 +20,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from ead.io import atomic_path
 from ead.tables import CLAIMS, RL_LEARNS
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/doc_blocks.py, also when loaded by file path
-from doc_blocks import replace_block  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
+from doc_blocks import publish  # noqa: E402
+from result_rows import claims_in_order, interval  # noqa: E402
 
 # The main comparison (config `claims`; docs/rl-learns.md, "Curve-mean claims"), primary metric first.
 MAIN_COMPARISON = ("C15-curve", "C15", "C2-curve", "C2", "C1-pass1-curve", "C1-curve", "C4-pass1-curve", "C4-curve",
                    "C5-pass1-curve", "C5-curve")
-
-
-def points(value: float) -> str:
-    return f"{100 * value:+.1f}"
 
 
 def render(rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str) -> str:
@@ -46,19 +42,14 @@ def render(rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: 
               "by rule):", "", "| setting | seeds x problems | gain [95% CI] | verdict |", "|---|---|---|---|"]
     for row in rl_learns.sort_values("num_seeds", ascending=False, kind="stable").itertuples():
         lines.append(f"| {row.policy} / {row.algorithm} / n {row.n}, step {row.step} | {row.num_seeds} x "
-                     f"{row.num_problems} | {points(row.effect)} [{points(row.ci_low)}, {points(row.ci_high)}] | "
-                     f"**{row.verdict}** |")
-    rows = claims[claims["claim"].isin(MAIN_COMPARISON)].copy()
-    missing = sorted(set(MAIN_COMPARISON) - set(rows["claim"]))
-    if missing:
-        raise ValueError(f"claims table lacks the main comparison's rows {missing}")
-    rows["order"] = rows["claim"].map(MAIN_COMPARISON.index)
+                     f"{row.num_problems} | {interval(row)} | **{row.verdict}** |")
+    rows = claims_in_order(claims, MAIN_COMPARISON, "the main comparison's")
     lines += ["", "| claim | comparison | metric | over | effect [95% CI] | MDE | seeds | verdict | "
               "G4 in its setting |", "|---|---|---|---|---|---|---:|---|---|"]
-    for row in rows.sort_values(["order", "policy"]).itertuples():
+    for row in rows.itertuples():
         over = "curve mean" if row.over == "curve" else f"step {row.step}"
         lines.append(f"| {row.claim} | {row.sampler} - {row.baseline} ({row.policy}) | {row.metric} | {over} | "
-                     f"{points(row.effect)} [{points(row.ci_low)}, {points(row.ci_high)}] | {100 * row.mde:.1f} | "
+                     f"{interval(row)} | {100 * row.mde:.1f} | "
                      f"{row.num_seeds} | **{row.verdict}** | {row.rl_learns} |")
     return "\n".join(lines) + "\n"
 
@@ -74,11 +65,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     block = render(RL_LEARNS.read(args.results / "premises" / "rl_learns.csv"),
                    CLAIMS.read(args.results / "claims.csv"), commit=args.commit, date=args.date)
-    with atomic_path(args.out) as tmp:
-        Path(tmp).write_text(block)
-    if args.doc:
-        replace_block(args.doc, args.block, block)
-    print(block)
+    publish(block, args.out, args.doc, args.block)
 
 
 if __name__ == "__main__":

@@ -22,22 +22,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from ead.io import atomic_path
 from ead.tables import CLAIMS, PREMISE_VERDICTS, RL_LEARNS
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/doc_blocks.py, also when loaded by file path
-from doc_blocks import replace_block  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
+from doc_blocks import publish  # noqa: E402
+from result_rows import claims_in_order, interval  # noqa: E402
 
 #: The overlay's claims (config `claims`), the primary first.
 CLAIM_IDS = ("P1", "P2", "P3", "P4", "P5")
-
-
-def points(value: float) -> str:
-    return f"{100 * value:+.1f}"
-
-
-def interval(row) -> str:
-    return f"{points(row.effect)} [{points(row.ci_low)}, {points(row.ci_high)}]"
 
 
 def mde(value: float) -> str:
@@ -58,12 +50,7 @@ def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame
     for row in rl_learns[rl_learns["policy"] == policy].itertuples():
         lines.append(f"| {row.premise} | {row.sampler}'s {row.metric}, step {row.step} - step 0 | {interval(row)} | "
                      f"{mde(row.mde)} | {row.num_seeds} x {row.num_problems} | **{row.verdict}** |")
-    rows = claims[claims["claim"].isin(CLAIM_IDS)].copy()
-    missing = sorted(set(CLAIM_IDS) - set(rows["claim"]))
-    if missing:
-        raise ValueError(f"claims table lacks the positive control's rows {missing}")
-    rows["order"] = rows["claim"].map(CLAIM_IDS.index)
-    for row in rows.sort_values("order").itertuples():
+    for row in claims_in_order(claims, CLAIM_IDS, "the positive control's").itertuples():
         lines.append(f"| {row.claim} | {row.statement} | {interval(row)} | {mde(row.mde)} | "
                      f"{row.num_seeds} x {row.num_units // row.num_seeds} | **{row.verdict}** |")
     return "\n".join(lines) + "\n"
@@ -83,11 +70,7 @@ def main(argv=None):
     block = render(PREMISE_VERDICTS.read(premises / f"{args.policy}_verdicts.csv"),
                    RL_LEARNS.read(premises / "rl_learns.csv"), CLAIMS.read(args.results / "claims.csv"),
                    commit=args.commit, date=args.date)
-    with atomic_path(args.out) as tmp:
-        Path(tmp).write_text(block)
-    if args.doc:
-        replace_block(args.doc, args.block, block)
-    print(block)
+    publish(block, args.out, args.doc, args.block)
 
 
 if __name__ == "__main__":
