@@ -328,7 +328,7 @@ def groups_section(path: str) -> str:
 
 
 def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(),
-           premises=(), claims=None, premise_metrics=(), entropy_roles=(), rl_learns=None, signal_by_phase=None,
+           premises=(), claims=None, premise_metrics=(), entropy_roles=(), rl_learns=(), signal_by_phase=None,
            eval_by_group=None, premises_by_group=()) -> str:
     """The summary of one run; ``rerun`` is the command that made it (and refreshes it), with its config files."""
     sections = [f"# Results of this run (profile: {profile})\n\nRendered by `python -m ead.summary` from the result "
@@ -341,7 +341,7 @@ def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(),
     if premises_by_group:
         sections.append(premise_groups_section(list(premises_by_group)))
     if rl_learns:
-        sections.append(learns_section([rl_learns] if isinstance(rl_learns, str) else list(rl_learns)))
+        sections.append(learns_section(list(rl_learns)))
     if claims:
         sections.append(claims_section(claims))
     if base_eval:

@@ -147,8 +147,8 @@ def main(argv=None):
         raise SystemExit(f"no cell of sampler {args.sampler!r} among the {len(args.eval_problems)} tables given; G4 "
                          "needs its cells (rl_learns.sampler must run in some experiment)")
     RL_LEARNS.write(table, args.out)
-    pool = problems[problems["evaluated_with"] == "train_pool"]
     if args.train_pool_out:
+        pool = problems[problems["evaluated_with"] == "train_pool"]
         if pool.empty:
             raise SystemExit(f"--train-pool-out {args.train_pool_out}: no cell has an evaluation of a training pool "
                              "(rl.train_pool)")

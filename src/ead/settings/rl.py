@@ -469,20 +469,16 @@ def check_claims(config: dict) -> None:
             if claim.get("evaluated_with") == "own_sampler":
                 raise ConfigError(f"{key}.over = 'curve': the own-sampler evaluation exists at the last step only; use "
                                   "over: last or evaluated_with: eval_tau")
-        if claim.get("evaluated_with") == "train_pool":
-            if metric in ALL_TRAIN_METRICS:
-                raise ConfigError(f"{key}.evaluated_with = 'train_pool': {metric!r} is a training metric, not an "
-                                  "evaluation")
-            if not config["rl"].get("train_pool"):
-                raise ConfigError(f"{key}.evaluated_with = 'train_pool' needs rl.train_pool (the cells' fixed pool of "
-                                  "training problems, which they evaluate beside the held-out ones)")
-        if claim.get("evaluated_with") == "own_sampler":
-            if metric in ALL_TRAIN_METRICS:
-                raise ConfigError(f"{key}.evaluated_with = 'own_sampler': {metric!r} is a training metric, not an "
-                                  "evaluation")
-            if not config["rl"]["eval"].get("own_sampler"):
-                raise ConfigError(f"{key}.evaluated_with = 'own_sampler' needs rl.eval.own_sampler: true (the cells' "
-                                  "last-step evaluation with their own sampler)")
+        evaluated_with = claim.get("evaluated_with")
+        if evaluated_with in ("own_sampler", "train_pool") and metric in ALL_TRAIN_METRICS:
+            raise ConfigError(f"{key}.evaluated_with = {evaluated_with!r}: {metric!r} is a training metric, not an "
+                              "evaluation")
+        if evaluated_with == "train_pool" and not config["rl"].get("train_pool"):
+            raise ConfigError(f"{key}.evaluated_with = 'train_pool' needs rl.train_pool (the cells' fixed pool of "
+                              "training problems, which they evaluate beside the held-out ones)")
+        if evaluated_with == "own_sampler" and not config["rl"]["eval"].get("own_sampler"):
+            raise ConfigError(f"{key}.evaluated_with = 'own_sampler' needs rl.eval.own_sampler: true (the cells' "
+                              "last-step evaluation with their own sampler)")
 
 
 def _check_best_of(config: dict, key: str, claim: dict, grid: set) -> None:
