@@ -16,11 +16,12 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 
 
-# Jobs find the environment's `python` through PATH and their profile's name in EAD_PROFILE (both set by
-# workflow/rules/common.smk).
+# Jobs find the environment's `python` through PATH, their profile's name in EAD_PROFILE and their declared CPU kernel
+# level in EAD_CPU_LEVEL (all set by workflow/rules/common.smk).
 envvars:
     "PATH",
     "EAD_PROFILE",
+    "EAD_CPU_LEVEL",
     "EAD_CONFIG_FILES",
 
 
@@ -82,3 +83,4 @@ rule all:
         get_final_tables(),
         get_tables_read(),
         rules.summary.output,
+        rules.fingerprint.output,

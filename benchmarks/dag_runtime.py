@@ -52,6 +52,7 @@ STAGE_OF_RULE = {
     "analysis_summary": "sampling analyses", "analysis_claims": "sampling analyses",
     "rl_cell": "RL grid", "rl_cell_eval": "RL grid", "rl_cell_verl": "RL grid",
     "rl_tables": "tables, claims, figures", "claims": "tables, claims, figures", "summary": "tables, claims, figures",
+    "fingerprint": "tables, claims, figures",
     "rl_learns": "tables, claims, figures",
     # every figure's rule, from the one registry (ead.workflow.FIGURES)
     **{figure.rule: "tables, claims, figures" for figure in FIGURES.values()}, "all": "tables, claims, figures",

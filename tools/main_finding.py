@@ -24,18 +24,19 @@ from ead.tables import CLAIMS, RL_LEARNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
-from result_rows import claims_in_order, interval  # noqa: E402
+from result_rows import claims_in_order, fingerprint_sentence, interval  # noqa: E402
 
 # The main comparison (config `claims`; docs/rl-learns.md, "Curve-mean claims"), primary metric first.
 MAIN_COMPARISON = ("C15-curve", "C15", "C2-curve", "C2", "C1-pass1-curve", "C1-curve", "C4-pass1-curve", "C4-curve",
                    "C5-pass1-curve", "C5-curve")
 
 
-def render(rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str) -> str:
-    """The block: the G4 rows (one per setting), then the main comparison's rows in MAIN_COMPARISON's order."""
+def render(rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str, fingerprint: str) -> str:
+    """The block: the G4 rows (one per setting), then the main comparison's rows in MAIN_COMPARISON's order, under the
+    run's ``fingerprint`` sentence (result_rows.fingerprint_sentence)."""
     lines = [f"Default profile from a fresh clone at commit `{commit}`, run {date}; from its "
              "`results/premises/rl_learns.csv` and `results/claims.csv` (points; 95% CIs from the two-way bootstrap "
-             "over seeds and problems; MDE at 80% power).", ""]
+             f"over seeds and problems; MDE at 80% power). {fingerprint}", ""]
     first = rl_learns.iloc[0]
     lines += [f"Premise G4, {first.sampler}'s {first.metric} at the last step minus step 0 (supported at >= "
               f"{100 * first.min_effect:g} with the CI above {100 * first.min_ci_low:g}; one seed is inconclusive "
@@ -64,7 +65,8 @@ def main(argv=None):
     parser.add_argument("--block", default="main-finding", help="the block's name in --doc")
     args = parser.parse_args(argv)
     block = render(RL_LEARNS.read(args.results / "premises" / "rl_learns.csv"),
-                   CLAIMS.read(args.results / "claims.csv"), commit=args.commit, date=args.date)
+                   CLAIMS.read(args.results / "claims.csv"), commit=args.commit, date=args.date,
+                   fingerprint=fingerprint_sentence(args.results))
     publish(block, args.out, args.doc, args.block)
 
 

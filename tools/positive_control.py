@@ -26,7 +26,7 @@ from ead.tables import CLAIMS, PREMISE_VERDICTS, RL_LEARNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
-from result_rows import claims_in_order, interval  # noqa: E402
+from result_rows import claims_in_order, fingerprint_sentence, interval  # noqa: E402
 
 #: The overlay's claims (config `claims`), the primary first.
 CLAIM_IDS = ("P1", "P2", "P3", "P4", "P5")
@@ -36,13 +36,17 @@ def mde(value: float) -> str:
     return "" if pd.isna(value) else f"{100 * value:.1f}"
 
 
-def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str) -> str:
-    """The block: the probe's premise parts that have an effect (G1-G3), G4, then the claims in CLAIM_IDS' order."""
+def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str,
+           fingerprint: str) -> str:
+    """The block: the probe's premise parts that have an effect (G1-G3), G4, then the claims in CLAIM_IDS' order,
+    under the run's ``fingerprint`` sentence (result_rows.fingerprint_sentence)."""
     policy = Path(verdicts["model"].iloc[0]).name
     lines = [f"Positive-control overlay from a fresh clone at commit `{commit}`, run {date}; from its "
              f"`results/premises/{policy}_verdicts.csv` (G1-G3, before RL), `results/premises/rl_learns.csv` (G4) and "
              "`results/claims.csv` (points: differences of rates, G2 a share of failures; 95% CIs: the probe's over "
-             "problems, G4's and the claims' two-way bootstrap over seeds and problems; MDE at 80% power).", "",
+             "problems, G4's and the claims' two-way bootstrap over seeds and problems; MDE at 80% power). "
+             f"{fingerprint}",
+             "",
              "| | what | effect, points [95% CI] | MDE | seeds x problems | verdict |", "|---|---|---|---:|---|---|"]
     for row in verdicts[verdicts["effect"].notna()].itertuples():
         lines.append(f"| {row.premise} | {row.part} | {interval(row)} | {mde(row.mde)} | 1 x {row.num_problems} | "
@@ -69,7 +73,7 @@ def main(argv=None):
     premises = args.results / "premises"
     block = render(PREMISE_VERDICTS.read(premises / f"{args.policy}_verdicts.csv"),
                    RL_LEARNS.read(premises / "rl_learns.csv"), CLAIMS.read(args.results / "claims.csv"),
-                   commit=args.commit, date=args.date)
+                   commit=args.commit, date=args.date, fingerprint=fingerprint_sentence(args.results))
     publish(block, args.out, args.doc, args.block)
 
 

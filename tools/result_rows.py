@@ -1,9 +1,15 @@
 """Result-table rows as the README's generated result blocks print them (tools/main_finding.py,
-tools/positive_control.py): rates in points, and a claims table's rows picked and ordered by claim id."""
+tools/positive_control.py): rates in points, a claims table's rows picked and ordered by claim id, and the run's
+fingerprint quoted beside them."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
+
+from ead.fingerprint import run_digest
+from ead.tables import FINGERPRINT
 
 
 def points(value: float) -> str:
@@ -25,3 +31,13 @@ def claims_in_order(claims: pd.DataFrame, ids: tuple[str, ...], what: str) -> pd
         raise ValueError(f"claims table lacks {what} rows {missing}")
     rows["order"] = rows["claim"].map(ids.index)
     return rows.sort_values(["order", "policy"])
+
+
+def fingerprint_sentence(results: Path) -> str:
+    """The run's fingerprint as a block quotes it: its digest (``ead.fingerprint.run_digest`` of
+    ``results/fingerprint.csv``), its CPU level and how many files it covers; another run with the same digest holds
+    the same numbers, bit for bit (docs/operations.md, "Reproducibility: what is bitwise, what is not")."""
+    fingerprint = FINGERPRINT.read(Path(results) / "fingerprint.csv")
+    levels = sorted(set(fingerprint["cpu_level"]))
+    return (f"Fingerprint `{run_digest(fingerprint)}` (CPU level {', '.join(levels)}; `results/fingerprint.csv`, "
+            f"{len(fingerprint)} files: a run with this digest holds these numbers bit for bit).")

@@ -24,6 +24,7 @@ import pandas as pd
 from ead.io import read_table, setup_logging
 from ead.metrics import pass_worst_summary
 from ead.models import load_hf_model
+from ead.numerics import pin_job
 from ead.rewards import add_grader_argument, configure_grader, grade_many, report_grades
 from ead.samplers.engines import sample_hf
 from ead.schedule import FixedTemperature, Schedule, build_schedule
@@ -94,9 +95,8 @@ def main(argv=None):
     add_grader_argument(parser)
     args = parser.parse_args(argv)
     configure_grader(args.grader)
-    import torch
 
-    torch.set_num_threads(args.threads)
+    pin_job(args.threads)
     log = setup_logging("evaluation")
     if max(args.k) > args.n:
         raise SystemExit(f"--n {args.n} is smaller than the largest k {max(args.k)}; unbiased Pass@k needs n >= k")

@@ -320,7 +320,8 @@ def test_the_main_finding_reads_g4_and_the_main_comparison_from_the_tables():
     block = main_finding.render(RL_LEARNS.validate(learns, "rl_learns.csv"),
                                 CLAIMS.validate(claims.assign(best_of="", selection="", threshold=float("nan"),
                                                               baseline_algorithm=""), "claims.csv"),
-                                commit="abc1234", date="2026-11-26")
+                                commit="abc1234", date="2026-11-26", fingerprint="Fingerprint `0123abcd4567`.")
+    assert "MDE at 80% power). Fingerprint `0123abcd4567`." in block
     assert "Premise G4, tau1.0's pass@1 at the last step minus step 0 (supported at >= 8 with the CI above 5" in block
     assert "| tiny1m_sharp / dapo / n 8, step 16 | 6 x 128 | +1.2 [-0.5, +3.0] | **contradicted** |" in block
     table = [line for line in block.splitlines() if line.startswith("| C")]
@@ -329,7 +330,8 @@ def test_the_main_finding_reads_g4_and_the_main_comparison_from_the_tables():
                         "1.1 | 6 | **inconclusive** | contradicted |")
     assert "| C15 | ead_tis - tau1.0 (tiny1m_sharp) | pass@1 | step 16 |" in table[1]
     with pytest.raises(ValueError, match=r"lacks the main comparison's rows \['C15-curve'\]"):
-        main_finding.render(learns, claims[claims["claim"] != "C15-curve"], commit="abc1234", date="2026-11-26")
+        main_finding.render(learns, claims[claims["claim"] != "C15-curve"], commit="abc1234", date="2026-11-26",
+                            fingerprint="")
 
 
 def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_tables():
@@ -364,7 +366,9 @@ def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_ta
                             "ci_low": -0.0079, "ci_high": 0.0047, "mde": 0.0094, "verdict": "inconclusive"}
                            for i, name in enumerate(reversed(positive_control.CLAIM_IDS))])
     block = positive_control.render(PREMISE_VERDICTS.validate(verdicts, "v.csv"), RL_LEARNS.validate(learns, "l.csv"),
-                                    CLAIMS.validate(claims, "claims.csv"), commit="855c172", date="2026-11-27")
+                                    CLAIMS.validate(claims, "claims.csv"), commit="855c172", date="2026-11-27",
+                                    fingerprint="Fingerprint `89ab`.")
+    assert "MDE at 80% power). Fingerprint `89ab`." in block
     rows = [line.split(" | ")[0][2:] for line in block.splitlines() if line.startswith("| ") and "---" not in line]
     assert rows == ["", "G1", "G2", "G4", "P1", "P2", "P3", "P4", "P5"]  # the header, then no row without an effect
     assert "| G1 | heat early raises coverage | +8.6 [+4.7, +12.1] | 5.6 | 1 x 256 | **supported** |" in block
@@ -373,7 +377,7 @@ def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_ta
     assert "| P1 | statement P1 | -0.5 [-0.8, +0.5] | 0.9 | 6 x 96 | **inconclusive** |" in block
     assert "commit `855c172`, run 2026-11-27" in block
     with pytest.raises(ValueError, match=r"lacks the positive control's rows \['P3'\]"):
-        positive_control.render(verdicts, learns, claims[claims["claim"] != "P3"], commit="c", date="d")
+        positive_control.render(verdicts, learns, claims[claims["claim"] != "P3"], commit="c", date="d", fingerprint="")
 
 
 # --- The reference pages say what is true now ------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import ead.analyses
+import ead.numerics
 import ead.plots
 import ead.workflow
 from ead.data import SYNTHETIC_TASKS
@@ -56,6 +57,11 @@ CACHE_DIR = cache_dir(config, OUTPUT_ROOT)
 # Jobs read the profile that made them from the environment and record it in every table and figure (ead.tables,
 # ead.plots.style).
 os.environ["EAD_PROFILE"] = PROFILE
+# Every job's CPU kernels at the declared level (numerics.cpu_level, ead.numerics), set before any job starts: at a
+# level, the same commit gives the same bits on every x86 machine that has it; each torch job checks it (pin_job).
+os.environ.update(ead.numerics.job_environment(config["numerics"]["cpu_level"]))
+# Torch threads of each CPU torch job (numerics.threads): part of the declaration, not the cores Snakemake was given.
+JOB_THREADS = config["numerics"]["threads"]
 # ... and the config files layered over configs/config.yaml (profile, overlays, includes), so a table tells which
 # overlay produced it (ead.tables.CONFIG_FILES_COLUMN).
 # Relative to the workflow, so a job that re-reads the config elsewhere (a cluster job, given absolute paths) records

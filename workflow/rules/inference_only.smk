@@ -15,7 +15,7 @@ rule inference_only_eval:
     params:
         args=get_inference_only_eval_args,
         task=get_inference_only_task,
-    threads: 1  # torch threads: fixed, so the samples do not depend on the cores Snakemake was given
+    threads: JOB_THREADS  # numerics.threads: declared, so the numbers do not depend on the cores given
     log:
         "results/logs/inference_only/{model}/{split}/{sampler}.log",
     wildcard_constraints:

@@ -31,7 +31,7 @@ rule tiny_policy_sft:
     wildcard_constraints:
         policy=name_pattern(trained_policies(config)),
     priority: CRITICAL_PATH_PRIORITY["models"]
-    threads: 1  # torch threads: fixed, so the weights do not depend on the cores Snakemake was given
+    threads: JOB_THREADS  # numerics.threads: declared, so the numbers do not depend on the cores given
     log:
         "results/logs/models/{policy}_sft.log",
     benchmark:
@@ -76,7 +76,7 @@ rule fork_sharpened_policy:
     wildcard_constraints:
         policy=name_pattern(fork_sharpened_policies(config)),
     priority: CRITICAL_PATH_PRIORITY["models"]
-    threads: 1  # torch threads: fixed, so the weights do not depend on the cores Snakemake was given
+    threads: JOB_THREADS  # numerics.threads: declared, so the numbers do not depend on the cores given
     log:
         "results/logs/models/{policy}_fork_sharpen.log",
     benchmark:
@@ -100,7 +100,7 @@ rule tiny_policy_base_eval:
     params:
         args=evaluation_args(config, "base"),
         task=lambda wildcards: policy_task(config, wildcards.policy),
-    threads: 1  # torch threads: fixed, so the samples do not depend on the cores Snakemake was given
+    threads: JOB_THREADS  # numerics.threads: declared, so the numbers do not depend on the cores given
     log:
         "results/logs/eval/{policy}_base.log",
     benchmark:

@@ -35,7 +35,7 @@ rule rl_cell:
         grader=get_grader_arg(),
         out_dir=CELL_PATTERN,
         checkpoint_dir=f"results/checkpoints/{CELL_SUBPATH}",
-    threads: 1
+    threads: JOB_THREADS  # numerics.threads: declared, so the numbers do not depend on the cores given
     priority: CRITICAL_PATH_PRIORITY["rl_cells"]
     log:
         f"results/logs/{CELL_SUBPATH}.log",

@@ -41,3 +41,19 @@ rule summary:
         " --forking {input.forking}"
         " --majority {input.majority} --premises {input.premises} --premise-metrics {input.premise_metrics}"
         " --rl-learns {input.rl_learns} --claims {input.claims}{params.breakdown} --out {output} > {log} 2>&1"
+
+
+# The run's fingerprint (ead.fingerprint): a digest of each stage's results, data to claims, to compare two runs bit
+# for bit (the README's result blocks quote it; tests compare the smoke run's with tests/fixtures/).
+rule fingerprint:
+    input:
+        tables=get_final_tables(),
+        claims=rules.claims.output,
+    output:
+        "results/fingerprint.csv",
+    log:
+        "results/logs/fingerprint.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.fingerprint --inputs {input.tables} {input.claims} --out {output} > {log} 2>&1"

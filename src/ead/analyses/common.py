@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
 from ead.data import SYNTHETIC_TASKS
 from ead.io import read_table
@@ -166,13 +165,6 @@ def schedule_label(schedule: Schedule) -> str:
         scale = f", scale {params['decay_scale']:g}" if params["decay_scale"] != 1 else ""
         return f"EAD ({params['tau_max']:g} -> {params['tau_min']:g}, d {params['d0']:g}{scale})"
     return json.dumps(params, sort_keys=True)
-
-
-def set_threads(threads: int) -> None:
-    """Torch intra-op threads for a job (the default profile shares 2 cores with other jobs)."""
-    if threads < 1:
-        raise SystemExit(f"--threads must be >= 1, got {threads}")
-    torch.set_num_threads(threads)
 
 
 def add_common_arguments(parser) -> None:

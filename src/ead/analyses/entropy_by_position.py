@@ -31,13 +31,13 @@ from ead.analyses.common import (
     load_questions,
     open_analysis_engine,
     sample_settings,
-    set_threads,
     summary_requested,
 )
 from ead.data.countdown import ROLES, response_roles
 from ead.io import setup_logging
 from ead.metrics import bootstrap_mean_ci
 from ead.models import load_hf_model
+from ead.numerics import pin_job
 from ead.samplers.engines import encode_prompts, torch_dtype
 from ead.samplers.hf import response_entropies
 from ead.schedule import FixedTemperature
@@ -175,7 +175,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     with_summary = summary_requested(parser, args)
     log = setup_logging("entropy_by_position")
-    set_threads(args.threads)
+    pin_job(args.threads)
 
     questions, prompts = load_questions(args)
     chat_template = args.prompt_format == "chat"

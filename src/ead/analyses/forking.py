@@ -36,12 +36,12 @@ from ead.analyses.common import (
     maj_curves,
     open_analysis_engine,
     sample_settings,
-    set_threads,
     summary_requested,
     vote_equivalence,
 )
 from ead.io import setup_logging
 from ead.metrics import pass_at_k, vote_groups
+from ead.numerics import pin_job
 from ead.rewards import add_grader_argument, answers_unique, configure_grader
 from ead.samplers.engines import encode_prompts
 from ead.schedule import FixedTemperature
@@ -134,7 +134,7 @@ def main(argv=None):
     with_summary = summary_requested(parser, args, **{"--k": args.k})
     configure_grader(args.grader)  # the config's grader: section, as every grading job
     log = setup_logging("forking")
-    set_threads(args.threads)
+    pin_job(args.threads)
     if min(args.fork_points) < 0 or max(args.fork_points) >= args.max_new_tokens:
         raise SystemExit(f"--fork-points {args.fork_points} must be >= 0 and < --max-new-tokens {args.max_new_tokens}")
     if with_summary and max(args.k) > args.continuations:

@@ -34,10 +34,10 @@ from ead.analyses.common import (
     open_analysis_engine,
     sample_settings,
     schedule_label,
-    set_threads,
     summary_requested,
 )
 from ead.io import setup_logging
+from ead.numerics import pin_job
 from ead.rewards import add_grader_argument, answers_unique, configure_grader
 from ead.schedule import build_schedule
 from ead.tables import MAJORITY_SAMPLES, MAJORITY_SCALING
@@ -85,7 +85,7 @@ def main(argv=None):
                      "one answer (countdown: every valid chain boxes the target)")
     configure_grader(args.grader)  # the config's grader: section, as every grading job
     log = setup_logging("majority_scaling")
-    set_threads(args.threads)
+    pin_job(args.threads)
     schedules = [build_schedule(json.loads(spec)) for spec in args.schedules]
     labels = [schedule_label(s) for s in schedules]
     if len(set(labels)) != len(labels):

@@ -66,6 +66,7 @@ from ead.metrics import (
     pass_at_k,
 )
 from ead.models import load_hf_model
+from ead.numerics import pin_job
 from ead.samplers.engines import sample_hf
 from ead.schedule import build_schedule
 from ead.tables import PREMISE_VERDICTS, PREMISES, PREMISES_BY_GROUP
@@ -320,9 +321,8 @@ def main(argv=None):
     if (group_by is None) != (args.groups_out is None):
         parser.error("--groups-out and the settings' group_by go together (config premises.group_by): "
                      f"group_by = {group_by!r}, --groups-out = {args.groups_out!r}")
-    import torch
 
-    torch.set_num_threads(args.threads)
+    pin_job(args.threads)
     settings = with_measured_schedules(json.loads(args.settings), args.measured_schedule)
     log = setup_logging("premises")
     model, tokenizer = load_hf_model(args.model)

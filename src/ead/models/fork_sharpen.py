@@ -33,6 +33,7 @@ from tqdm import tqdm
 from ead.io import read_table, setup_logging
 from ead.models import load_hf_model, save_hf_model
 from ead.models.sft import IGNORE, encode_examples, learning_rate
+from ead.numerics import pin_job
 
 
 def response_positions(labels: torch.LongTensor) -> tuple[torch.BoolTensor, torch.LongTensor]:
@@ -137,7 +138,7 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: float sums depend on it)")
     parser.add_argument("--out", required=True, help="output model directory")
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    pin_job(args.threads)
     distill(args.model, args.data, args.out, temperature=args.temperature, positions=args.positions,
             steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed)
 

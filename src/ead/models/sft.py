@@ -38,6 +38,7 @@ from ead.checkpoints import discard, job_fingerprint, resumable, stamp
 from ead.io import atomic_directory, read_table, setup_logging, write_table
 from ead.models import check_model_digest, save_hf_model, write_model_digest
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
+from ead.numerics import pin_job
 
 IGNORE = -100
 # --reference: which solution of a problem SFT trains on (module docstring)
@@ -203,7 +204,7 @@ def main(argv=None):
         parser.add_argument(f"--{field.replace('_', '-')}", type=int, required=True)
     parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: float sums depend on it)")
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    pin_job(args.threads)
     shape = TinyPolicyShape(**{field: getattr(args, field) for field in asdict(TinyPolicyShape())})
     train(args.data, args.out, args.log_table, args.checkpoint_dir, steps=args.steps, batch_size=args.batch_size,
           lr=args.lr, warmup_steps=args.warmup_steps, seed=args.seed, checkpoint_every=args.checkpoint_every,

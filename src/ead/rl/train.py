@@ -56,6 +56,7 @@ from ead.io import atomic_directory, read_table, setup_logging
 from ead.metrics import mean_group_ess_fraction, pass_worst_summary
 from ead.models import load_hf_model, save_hf_model
 from ead.models.tiny_policy import encode_strict
+from ead.numerics import pin_job
 from ead.rewards import add_grader_argument, configure_grader, grade_many, report_grades, status_counts
 from ead.rl.cell_eval import cell_summary
 from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
@@ -438,7 +439,7 @@ def main(argv=None):
     add_grader_argument(parser)
     args = parser.parse_args(argv)
     configure_grader(args.grader)
-    torch.set_num_threads(args.threads)
+    pin_job(args.threads)
     try:
         settings = CellSettings.from_json(args.settings)
     except ConfigError as error:

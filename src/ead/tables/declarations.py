@@ -40,13 +40,13 @@ from ead.tables.schema import Bound, Coverage, Empty, Table
 
 __all__ = [
     "ALL_TRAIN_METRICS", "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "COUNT_BOUNDS",
-    "COUNT_COLUMNS", "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVAL_CURVES",
+    "COUNT_COLUMNS", "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVAL_CURVES", "FINGERPRINT",
     "EVAL_BY_GROUP", "EVAL_PROBLEMS", "EVALUATED_WITH", "FORKING", "FORKING_SAMPLES", "GROUP", "INFERENCE_ONLY",
     "INFERENCE_ONLY_HEADLINE", "LATER_TRAIN_METRICS", "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE",
     "PAIRED_CURVES", "PREMISE_TRADEOFF", "PREMISE_TRADEOFF_RHO", "PREMISE_VERDICTS", "PREMISES", "PREMISES_BY_GROUP",
     "PROBLEM_COLUMNS", "RL_LEARNS", "SAMPLER_SCHEDULES", "SCHEDULE_TABLE", "SETTINGS_COLUMNS", "SIGNAL_BY_PHASE",
-    "STATUS_COLUMN", "STEPS", "TABLES", "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN", "TRAIN_CURVES",
-    "TRAIN_METRICS", "evaluated_steps", "expected_eval_steps", "expected_steps",
+    "STATUS_COLUMN", "STEPS", "TABLES", "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN", "TIMING_COLUMNS",
+    "TRAIN_CURVES", "TRAIN_METRICS", "evaluated_steps", "expected_eval_steps", "expected_steps",
 ]
 
 #: The cell every RL table row belongs to.
@@ -60,11 +60,13 @@ SETTINGS_COLUMNS = {"lr": "float", "tis": "str", "tis_cap": "float", "loss_mode"
 CONFIG_COLUMNS = ["lr", "tis", "tis_cap", "loss_mode", "schedule_params", "fixed_tau_trains_at", "eval_tau"]
 #: A curve is one (policy, algorithm, sampler, n) over seeds.
 GROUP = ["policy", "algorithm", "sampler", "n"]
+#: Columns that time a job (wall-clock seconds) rather than compute a result: they differ between any two runs.
+TIMING_COLUMNS = ("rollout_s", "grade_s", "update_s", "wall_time_s")
 #: Per-step training metrics of steps.csv that the aggregation turns into curves (both backends write every one;
 #: NaN where a backend has no source).
 TRAIN_METRICS = ["reward_mean", "entropy", "response_length", "pg_clipfrac", "ppo_kl", "grad_norm", "grad_norm_max",
                  "tis_weight_mean", "tis_weight_max", "tis_capped_fraction", "behaviour_target_log_ratio",
-                 "rollout_s", "grade_s", "update_s", "wall_time_s"]
+                 *TIMING_COLUMNS]
 #: How a cell's evaluation rows were sampled: at the declared evaluation temperature (``rl.eval.tau``, the same for
 #: every cell: what the figures and most claims compare) or with the cell's own sampler at that step (its EAD
 #: schedule, or its fixed tau; the CPU backend, at the last step only), both on the held-out evaluation problems; or
@@ -374,10 +376,13 @@ MEASURED_SCHEDULE = Table("measured_schedule", {
     keys=("schedule", "policy", "position"), finite=("position", "tau", "warmup", "d0"))
 
 #: Every declared table by name.
+#: ``results/fingerprint.csv`` (``ead.fingerprint``): a digest of what each stage of the run computed, one row per
+#: file, in the DAG's order of stages; equal digests are equal numbers, bit for bit.
+FINGERPRINT = Table("fingerprint", {"stage": "str", "path": "str", "digest": "str", "rows": "int"}, keys=("path",))
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
                                           BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, FORKING,
                                           MAJORITY_SCALING, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES,
                                           PREMISES, PREMISE_VERDICTS, PREMISES_BY_GROUP, RL_LEARNS, PREMISE_TRADEOFF,
                                           PREMISE_TRADEOFF_RHO, CLAIMS, PAIRED_CURVES, SIGNAL_BY_PHASE, EVAL_BY_GROUP,
                                           SAMPLER_SCHEDULES, INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE,
-                                          MEASURED_SCHEDULE)}
+                                          MEASURED_SCHEDULE, FINGERPRINT)}

@@ -1,0 +1,79 @@
+"""ead.fingerprint: a table's digest is its content to the last bit, without where and how long its job ran; the
+first stage where two runs part is named, in the DAG's order."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ead.fingerprint import STAGES, digest_files, first_divergence, run_digest, table_digest
+from ead.io import write_table
+from ead.tables import FINGERPRINT
+
+
+def steps_table():
+    return pd.DataFrame({"step": [1, 2], "reward_mean": [0.25, 0.5], "wall_time_s": [3.1, 2.9],
+                         "profile": ["smoke", "smoke"], "cpu_level": ["avx2", "avx2"]})
+
+
+def test_a_digest_ignores_run_and_timing_columns_but_sees_one_ulp():
+    table = steps_table()
+    other_run = table.assign(wall_time_s=[9.0, 9.0], profile="default", cpu_level="default")
+    assert table_digest(other_run) == table_digest(table)
+    one_ulp = table.assign(reward_mean=[0.25, np.nextafter(0.5, 1.0)])
+    assert table_digest(one_ulp) != table_digest(table)
+    assert table_digest(table.rename(columns={"reward_mean": "reward"})) != table_digest(table)
+    arrays = pd.DataFrame({"entropy": [np.array([0.1, 0.2]), np.array([0.3])]})
+    assert table_digest(arrays) != table_digest(arrays.assign(entropy=[np.array([0.1, 0.2]), np.array([0.30001])]))
+
+
+def make_run(root, weights=b"weights", reward=0.5):
+    model = root / "results" / "models" / "tiny1m"
+    model.mkdir(parents=True)
+    (model / "model.safetensors").write_bytes(weights)
+    (model / "config.json").write_text("{}")
+    cell = root / "results" / "rl" / "tiny1m" / "dapo" / "ead" / "n8" / "seed0"
+    cell.mkdir(parents=True)
+    write_table(steps_table().assign(reward_mean=[0.25, reward]), cell / "steps.csv")
+    write_table(pd.DataFrame({"step": [0], "problem_id": [1], "num_correct": [2]}), cell / "eval_problems.csv")
+    write_table(pd.DataFrame({"metric": ["pass@1"]}), cell / "eval.csv")
+    (root / "results" / "data").mkdir()
+    write_table(pd.DataFrame({"x": [1]}), root / "results" / "data" / "countdown.parquet")
+    write_table(pd.DataFrame({"claim": ["P1"], "effect": [0.1]}), root / "results" / "claims.csv")
+    return ["results/claims.csv", str(cell.relative_to(root) / "eval.csv"), "results/models/tiny1m",
+            "results/data/countdown.parquet"]
+
+
+def test_the_files_are_digested_in_the_dags_order_of_stages(tmp_path):
+    inputs = make_run(tmp_path)
+    fingerprint = digest_files(inputs, tmp_path)
+    FINGERPRINT.validate(fingerprint)
+    assert list(fingerprint["stage"]) == ["data", "policies", "rl_cells", "rl_cells", "claims"]
+    assert list(fingerprint["path"])[1:4] == ["results/models/tiny1m/model.safetensors",
+                                              "results/rl/tiny1m/dapo/ead/n8/seed0/eval_problems.csv",
+                                              "results/rl/tiny1m/dapo/ead/n8/seed0/steps.csv"]
+    assert [stage for stage, _ in STAGES][:2] == ["data", "policies"]
+    assert len(run_digest(fingerprint)) == 12
+
+
+def test_the_first_stage_that_diverged_is_named_with_both_digests(tmp_path):
+    reference = digest_files(make_run(tmp_path / "a"), tmp_path / "a")
+    assert first_divergence(reference, reference) is None
+    later = digest_files(make_run(tmp_path / "b", reward=0.75), tmp_path / "b")
+    message = first_divergence(reference, later)
+    assert message.startswith("stage 'rl_cells' diverged first: results/rl/tiny1m/dapo/ead/n8/seed0/steps.csv")
+    assert "every stage before it matches (data, policies)" in message
+    earlier = digest_files(make_run(tmp_path / "c", weights=b"weightz", reward=0.75), tmp_path / "c")
+    assert first_divergence(reference, earlier).startswith("stage 'policies' diverged first")
+    assert run_digest(earlier) != run_digest(reference)
+    missing = first_divergence(reference, reference[reference["stage"] != "claims"])
+    assert missing == ("stage 'claims' diverged first: results/claims.csv is missing from this run; every stage "
+                       "before it matches (data, policies, rl_cells)")
+
+
+def test_a_file_outside_every_stage_or_missing_is_refused_by_name(tmp_path):
+    make_run(tmp_path)
+    write_table(pd.DataFrame({"x": [1]}), tmp_path / "results" / "other.csv")
+    with pytest.raises(ValueError, match="results/other.csv: no stage of the fingerprint holds this file"):
+        digest_files(["results/other.csv"], tmp_path)
+    with pytest.raises(FileNotFoundError, match="premises/tiny1m.csv: missing"):
+        digest_files(["results/premises/tiny1m.csv"], tmp_path)
