@@ -423,7 +423,7 @@ def test_declarations_are_well_formed():
                            "premises", "premise_verdicts", "premises_by_group", "rl_learns", "premise_tradeoff",
                            "premise_tradeoff_rho", "claims", "paired_curves",
                            "sampler_schedules", "inference_only", "inference_only_headline", "measured_schedule",
-                           "signal_by_phase", "eval_by_group", "fingerprint"}
+                           "signal_by_phase", "eval_by_group", "fingerprint", "machine_spread"}
     with pytest.raises(ValueError, match="unknown column kinds"):
         Table("bad", {"x": "number"})
 

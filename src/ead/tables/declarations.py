@@ -42,7 +42,8 @@ __all__ = [
     "ALL_TRAIN_METRICS", "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "COUNT_BOUNDS",
     "COUNT_COLUMNS", "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVAL_CURVES", "FINGERPRINT",
     "EVAL_BY_GROUP", "EVAL_PROBLEMS", "EVALUATED_WITH", "FORKING", "FORKING_SAMPLES", "GROUP", "INFERENCE_ONLY",
-    "INFERENCE_ONLY_HEADLINE", "LATER_TRAIN_METRICS", "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE",
+    "INFERENCE_ONLY_HEADLINE", "LATER_TRAIN_METRICS", "MACHINE_SPREAD",
+    "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE",
     "PAIRED_CURVES", "PREMISE_TRADEOFF", "PREMISE_TRADEOFF_RHO", "PREMISE_VERDICTS", "PREMISES", "PREMISES_BY_GROUP",
     "PROBLEM_COLUMNS", "RL_LEARNS", "SAMPLER_SCHEDULES", "SCHEDULE_TABLE", "SETTINGS_COLUMNS", "SIGNAL_BY_PHASE",
     "STATUS_COLUMN", "STEPS", "TABLES", "TIMEOUT_PROBLEM_COLUMN", "TIMEOUT_STEP_COLUMN", "TIMING_COLUMNS",
@@ -379,10 +380,21 @@ MEASURED_SCHEDULE = Table("measured_schedule", {
 #: ``results/fingerprint.csv`` (``ead.fingerprint``): a digest of what each stage of the run computed, one row per
 #: file, in the DAG's order of stages; equal digests are equal numbers, bit for bit.
 FINGERPRINT = Table("fingerprint", {"stage": "str", "path": "str", "digest": "str", "rows": "int"}, keys=("path",))
+#: ``ead.claims.machine_spread``: per claim row, its effect in runs that differ only in their CPU kernels, the spread
+#: beside the first run's CI half-width, every run's verdict, and whether the verdict holds in all (``robust``).
+MACHINE_SPREAD = Table("machine_spread", {"claim": "str", "policy": "str", "algorithm": "str", "n": "int",
+                                          "sampler": "str", "baseline": "str", "metric": "str",
+                                          "evaluated_with": "str", "step": "int", "runs": "str", "effects": "str",
+                                          "effect_spread": "float", "ci_half_width": "float",
+                                          "spread_share": "float", "verdicts": "str", "robust": "str"},
+                       keys=("claim", "policy", "algorithm", "n", "sampler", "baseline", "metric", "evaluated_with",
+                             "step"),
+                       finite=("effect_spread", "ci_half_width"))
+
 TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
                                           BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, FORKING,
                                           MAJORITY_SCALING, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES,
                                           PREMISES, PREMISE_VERDICTS, PREMISES_BY_GROUP, RL_LEARNS, PREMISE_TRADEOFF,
                                           PREMISE_TRADEOFF_RHO, CLAIMS, PAIRED_CURVES, SIGNAL_BY_PHASE, EVAL_BY_GROUP,
                                           SAMPLER_SCHEDULES, INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE,
-                                          MEASURED_SCHEDULE, FINGERPRINT)}
+                                          MEASURED_SCHEDULE, FINGERPRINT, MACHINE_SPREAD)}
