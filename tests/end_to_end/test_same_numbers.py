@@ -58,9 +58,7 @@ def partial_run(directory: Path, config: list[str], environment: dict | None = N
 
 
 def test_threads_and_an_older_cpu_keep_the_bits_and_another_level_does_not(smoke_run, tmp_path):
-    smoke = FINGERPRINT.read(smoke_run / SMOKE_ROOT / "results" / "fingerprint.csv")
     reference = digest_files(PARTIAL_INPUTS, root=smoke_run / SMOKE_ROOT)
-    assert set(reference["path"]) <= set(smoke["path"])
 
     two_threads = partial_run(tmp_path / "threads2", ["numerics__threads=2"])
     assert first_divergence(reference, two_threads) is None

@@ -164,6 +164,44 @@ def test_every_reference_to_a_doc_resolves():
     assert not problems, "\n".join(problems)
 
 
+#: A path into the repository's own folders, as the reference pages and config comments name them.
+REPOSITORY_PATH = re.compile(r"(?<![\w/.${}-])((?:src|tests|workflow|configs|benchmarks|tools|docs)/[\w./-]*[\w/])")
+#: Paths the pages write as examples of a form, not as files.
+EXAMPLE_PATHS = {"tests/X/test_Y.py", "configs/ablations/x.yaml"}
+
+
+def missing_repository_paths(root: Path) -> list[str]:
+    """``file:line: path`` for every repository path that README.md, docs/*.md, configs/README.md or a comment of a
+    config file names and that does not exist (a path followed by a placeholder, ``<``, ``*`` or ``{``, is a
+    pattern, not a file)."""
+    problems = []
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md")), root / "configs" / "README.md"]
+    for path in [*pages, *sorted((root / "configs").rglob("*.yaml"))]:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if path.suffix == ".yaml":
+                line = line[line.index("#"):] if "#" in line else ""
+            for match in REPOSITORY_PATH.finditer(line):
+                named = match.group(1).rstrip(".")
+                if line[match.end():match.end() + 1] in ("<", "*", "{") or named in EXAMPLE_PATHS:
+                    continue
+                if not (root / named).exists():
+                    problems.append(f"{path.relative_to(root)}:{number}: {named}")
+    return problems
+
+
+def test_every_repository_path_the_pages_and_config_comments_name_exists(tmp_path):
+    problems = missing_repository_paths(ROOT)
+    assert not problems, "moved or missing files:\n" + "\n".join(problems)
+    for folder in ("docs", "configs", "tools"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "tools" / "a.py").write_text("")
+    (tmp_path / "README.md").write_text("Run `tools/a.py`, then `benchmarks/<name>.py`.\n")
+    (tmp_path / "configs" / "README.md").write_text("Moved: see `tests/data/README.md`.\n")
+    (tmp_path / "configs" / "x.yaml").write_text("key: 1  # written by tools/b.py, read by tools/a.py\n")
+    assert missing_repository_paths(tmp_path) == ["configs/README.md:1: tests/data/README.md",
+                                                  "configs/x.yaml:1: tools/b.py"]
+
+
 def _copy_of_the_docs(tmp_path: Path) -> Path:
     for name in ("README.md", "TESTBED.md", "BENCHMARKS.md"):
         shutil.copy(ROOT / name, tmp_path / name)
@@ -322,7 +360,9 @@ def test_the_main_finding_reads_g4_and_the_main_comparison_from_the_tables():
                                                               baseline_algorithm=""), "claims.csv"),
                                 commit="abc1234", date="2026-11-26", fingerprint="Fingerprint `0123abcd4567`.")
     assert "MDE at 80% power). Fingerprint `0123abcd4567`." in block
-    assert "Premise G4, tau1.0's pass@1 at the last step minus step 0 (supported at >= 8 with the CI above 5" in block
+    assert ("Premise G4, tau1.0's pass@1 at the last step minus step 0 (supported where the gain is at least 8 points "
+            "with its CI's lower end above 5; contradicted where the CI's upper end is below 8, which rules out a gain "
+            "of that size, not all movement; a single seed is inconclusive by rule)") in block
     assert "| tiny1m_sharp / dapo / n 8, step 16 | 6 x 128 | +1.2 [-0.5, +3.0] | **contradicted** |" in block
     table = [line for line in block.splitlines() if line.startswith("| C")]
     assert [line.split(" | ")[0][2:] for line in table] == list(main_finding.MAIN_COMPARISON)
@@ -425,7 +465,7 @@ def test_a_planted_issue_number_is_named_with_file_and_line(tmp_path):
 
 #: A duration or a size. Typed by hand into a reference page it goes stale; a measured one belongs in a marked block
 #: written by the program that measured it (BLOCK_SOURCES).
-DURATION_OR_SIZE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:min|minutes|s|sec|seconds|h|hours|GB|GiB|MB|MiB)\b")
+DURATION_OR_SIZE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:min|minutes|s|sec|seconds|h|hours|GB|GiB|MB|MiB|KB|KiB|kB)\b")
 #: Durations and sizes that are settings, not measurements: (page, phrase around the number, why it may be typed).
 #: "*" is every reference page. The phrase is matched in the line as written (inline code included).
 NOT_MEASURED = [
@@ -449,6 +489,11 @@ NOT_MEASURED = [
     ("docs/paper-scale.md", "480 GB, 3 days", "rl_cell_verl's resources in workflow/profiles/slurm/config.yaml"),
     ("docs/paper-scale.md", "64 GB, 4-12 h", "the analyses' resources in workflow/profiles/slurm/config.yaml"),
     ("docs/paper-scale.md", "its 60 s reconnect timeout", "Ray's setting for a lost head node"),
+    ("configs/ablations/beyond_the_paper.yaml", "25 + 5 s", "the step-aware decay's formula: 5 times the RL step s"),
+    ("configs/config.yaml", "d0 + 5 s", "the step-aware decay's formula: 5 times the RL step s"),
+    ("configs/config.yaml", "fit 55 minutes", "the default profile's time budget, an aim"),
+    ("configs/config.yaml", "# 55 minutes", "the title of TESTBED.md's entry on that budget, across a line break"),
+    ("workflow/scripts/slurm_local.sh", "after 60 s", "the grace period of `slurm_local.sh stop`, set in the script"),
 ]
 
 
@@ -473,14 +518,25 @@ def _without_blocks_and_code(text: str) -> list[str]:
     return lines
 
 
+def _comments(text: str) -> list[str]:
+    """Each line of a YAML file or shell script with everything but its comment blanked out (spaces of the same
+    length), so line numbers and columns stay."""
+    return [" " * line.index("#") + line[line.index("#"):] if "#" in line and not line.startswith("#!") else ""
+            for line in text.splitlines()]
+
+
 def typed_measurements(root: Path) -> list[str]:
     """``file:line: number: the line`` for every duration or size typed outside marked blocks and code in README.md
-    and docs/*.md, unless NOT_MEASURED explains it."""
+    and docs/*.md, or in a comment of configs/*.yaml, configs/ablations/*.yaml or workflow/scripts/*.sh, unless
+    NOT_MEASURED explains it."""
     problems = []
-    for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    commented = [*sorted((root / "configs").rglob("*.yaml")), *sorted((root / "workflow" / "scripts").glob("*.sh"))]
+    for path in [*pages, *commented]:
         name = str(path.relative_to(root))
         raw = path.read_text().splitlines()
-        for number, (line, original) in enumerate(zip(_without_blocks_and_code(path.read_text()), raw), 1):
+        read = _without_blocks_and_code if path in pages else _comments
+        for number, (line, original) in enumerate(zip(read(path.read_text()), raw), 1):
             for match in DURATION_OR_SIZE.finditer(line):
                 allowed = any(
                     start <= match.start() and match.end() <= start + len(phrase)
@@ -516,7 +572,8 @@ def test_a_planted_measurement_is_found_but_not_inside_a_block_or_code(tmp_path)
 
 def test_every_allowed_duration_or_size_is_still_on_its_page():
     """An entry of NOT_MEASURED that no page uses any more is removed, so the list stays short and true."""
-    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "configs").rglob("*.yaml"),
+             *(ROOT / "workflow" / "scripts").glob("*.sh")]
     texts = {str(path.relative_to(ROOT)): path.read_text() for path in pages}
     unused = [(page, phrase) for page, phrase, _ in NOT_MEASURED
               if not any(phrase in text for name, text in texts.items() if page in ("*", name))]

@@ -21,3 +21,20 @@ def test_cell_eval_summarises_the_counts_for_any_k_up_to_n():
         assert set(summary.policy) == {"tiny1m"} and set(summary.sampler) == {"ead"}
     with pytest.raises(ValueError, match="k = 8 exceeds the 4 samples"):
         cell_summary(problems, [1, 8], seed=3)
+
+
+def test_a_dropped_problem_row_is_refused_naming_the_file_and_nothing_is_written(tmp_path):
+    """A cell's eval_problems.csv with one problem's row deleted at one step: eval.csv is not written from the
+    problems left; the job names the file and the missing problem."""
+    from ead.rl.cell_eval import main
+    from tests.conftest import problems_table
+
+    cell = problems_table().query("sampler == 'ead' and seed == 0")
+    path = tmp_path / "eval_problems.csv"
+    cell[~((cell["step"] == 16) & (cell["problem_id"] == "q2"))].to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"eval_problems\.csv.*problem_id.*q2"):
+        main(["--eval-problems", str(path), "--k", "1", "--seed", "0", "--out", str(tmp_path / "eval.csv")])
+    assert not (tmp_path / "eval.csv").exists()
+    cell.to_csv(path, index=False)
+    main(["--eval-problems", str(path), "--k", "1", "--seed", "0", "--out", str(tmp_path / "eval.csv")])
+    assert (tmp_path / "eval.csv").exists()

@@ -52,3 +52,18 @@ def test_the_job_writes_the_declared_table(tmp_path):
           "--seed", "0", "--out", str(out)])
     table = PAIRED_CURVES.read(out)
     assert sorted(set(table["metric"])) == ["pass@1", "pass@4", "worst@1", "worst@4"]
+
+
+def test_a_cell_with_a_dropped_problem_row_is_refused_naming_its_file(tmp_path):
+    """One problem's row deleted at one step of one cell: the job refuses, naming the file, instead of pairing (or
+    failing on) what is left."""
+    paths = []
+    for (sampler, seed), cell in problems_table().groupby(["sampler", "seed"]):
+        paths.append(tmp_path / f"{sampler}_{seed}.csv")
+        cell.to_csv(paths[-1], index=False)
+    dropped = problems_table().query("sampler == 'ead' and seed == 1")
+    dropped[~((dropped["step"] == 16) & (dropped["problem_id"] == "q1"))].to_csv(tmp_path / "ead_1.csv", index=False)
+    with pytest.raises(ValueError, match=r"ead_1\.csv.*problem_id.*q1"):
+        main(["--eval-problems", *map(str, paths), "--baselines", "tau1.0", "--k", "1", "--resamples", "10",
+              "--seed", "0", "--out", str(tmp_path / "paired.csv")])
+    assert not (tmp_path / "paired.csv").exists()

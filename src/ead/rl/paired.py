@@ -23,7 +23,8 @@ import pandas as pd
 
 from ead.io import setup_logging
 from ead.metrics import POWER_Z, per_problem_metric, two_way_bootstrap_means
-from ead.tables import EVAL_PROBLEMS, PAIRED_CURVES
+from ead.rl.cells import read_eval_problems
+from ead.tables import PAIRED_CURVES
 
 __all__ = ["paired_curves"]
 
@@ -82,7 +83,8 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="paired curves table")
     args = parser.parse_args(argv)
     log = setup_logging("rl.paired")
-    problems = EVAL_PROBLEMS.read_all(args.eval_problems, {})  # each file's keys and counts, and no cell twice
+    # each file's keys and counts, no cell twice, and every step and problem of the policy's evaluations in each cell
+    problems = read_eval_problems(args.eval_problems)
     table = paired_curves(problems, args.baselines, args.k, resamples=args.resamples, seed=args.seed)
     PAIRED_CURVES.write(table, args.out)
     log.info("%d paired differences against %s from %d cells: %s", len(table), args.baselines,
