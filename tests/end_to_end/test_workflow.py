@@ -172,7 +172,8 @@ def test_editing_tau_max_reruns_only_what_uses_it(workdir):
                                                  "rl_cell": len(ead_cells), "rl_cell_eval": len(ead_cells),
                                                  "rl_tables": 1, "rl_paired_curves": 1, "rl_figure": len(RL_FIGURES),
                                                  "premises": len(smoke_config()["premises"]["policies"]),
-                                                 "rl_learns": 1, "claims": 1, "summary": 1, "all": 1}
+                                                 "rl_learns": 1, "claims": 1, "summary": 1, "fingerprint": 1,
+                                                 "all": 1}
     finally:
         config_path.write_text(original)
     assert planned_rules(workdir, *SMOKE) == set()

@@ -47,8 +47,7 @@ rule summary:
 # for bit (the README's result blocks quote it; tests compare the smoke run's with tests/fixtures/).
 rule fingerprint:
     input:
-        tables=get_final_tables(),
-        claims=rules.claims.output,
+        get_fingerprint_inputs(),
     output:
         "results/fingerprint.csv",
     log:
@@ -56,4 +55,4 @@ rule fingerprint:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.fingerprint --inputs {input.tables} {input.claims} --out {output} > {log} 2>&1"
+        "python -m ead.fingerprint --inputs {input} --out {output} > {log} 2>&1"

@@ -18,3 +18,11 @@ def get_tables_read():
     if config.get("inference_only"):
         tables += [*rules.inference_only_table.output]
     return list(dict.fromkeys(tables))
+
+
+def get_fingerprint_inputs():
+    """What the run's fingerprint digests, in the DAG's order: rule all's data, models, base evaluations and premise
+    tables, then every cell's steps.csv and eval_problems.csv (the tables its numbers come from, not eval.csv: a new
+    rl.eval.k re-summarises without changing a digest), then the claims."""
+    tables = [path for path in get_final_tables() if not path.endswith("/eval.csv")]
+    return [*tables, *get_cell_outputs("steps"), *get_cell_outputs("eval_problems"), *rules.claims.output]
