@@ -52,9 +52,6 @@ from tests.conftest import (  # noqa: E402
 
 pytestmark = pytest.mark.slow
 STEPS = 2
-#: The killed-head cell's length: each CPU step takes seconds, so the trainer cannot reach its end within Ray's 60 s
-#: reconnect window after a kill at step 1.
-KILLED_CELL_STEPS = 200
 
 
 @pytest.fixture(scope="module")
@@ -354,19 +351,13 @@ def kill_after_step_one_and_resume(assets: Path, config: dict, run_name: str, pr
 def test_a_killed_ray_head_fails_the_cell_with_one_error_and_no_table(assets):
     """The Ray head (gcs_server) SIGKILLed under a training cell: the trainer exits non-zero once Ray gives up on the
     head (60 s, Ray's reconnect timeout), ead.rl.verl.run ends with its one-line error, no table is written and no
-    process of the job is left running (measured: exit 62 s after the kill).
-
-    The kill lands after the first logged training step, in a cell of KILLED_CELL_STEPS steps: far more than the
-    trainer can finish inside Ray's reconnect window, so it is always still training when the head is gone (a cell of
-    the suite's usual 2 steps could finish first and exit 0)."""
+    process of the job is left running (measured: exit 62 s after the kill)."""
     import signal
     import time
 
     import psutil
 
-    config = profile_config(steps=KILLED_CELL_STEPS)
-    config["rl"]["eval"].update(every=KILLED_CELL_STEPS)
-    command, env, run_dir = cell_command(assets, "tau1.0", config, run_name="tau1.0_ray_head_killed")
+    command, env, run_dir = cell_command(assets, "tau1.0", profile_config(), run_name="tau1.0_ray_head_killed")
     with open(run_dir / "run.log", "w") as log:
         job = subprocess.Popen(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 900

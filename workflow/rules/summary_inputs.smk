@@ -24,5 +24,5 @@ def get_fingerprint_inputs():
     """What the run's fingerprint digests, in the DAG's order: rule all's data, models, base evaluations and premise
     tables, then every cell's steps.csv and eval_problems.csv (the tables its numbers come from, not eval.csv: a new
     rl.eval.k re-summarises without changing a digest), then the claims."""
-    tables = [path for path in get_final_tables() if not path.endswith("/eval.csv")]
+    tables = [path for path in get_final_tables() if os.path.basename(path) != "eval.csv"]
     return [*tables, *get_cell_outputs("steps"), *get_cell_outputs("eval_problems"), *rules.claims.output]
