@@ -27,12 +27,9 @@ def current_table():
     """The schedule table the default profile's rule schedule_table writes, from the current code and config."""
     from ead.analyses.schedule_table import schedule_table
     from ead.settings import load_workflow_config
-    from ead.settings.arguments import ead_schedule
+    from ead.settings.arguments import schedule_table_settings
 
-    config = load_workflow_config(ROOT, [], {}, ["snakemake"]).config
-    ead, figure = ead_schedule(config), config["schedule_figure"]
-    return schedule_table(ead["tau_max"], ead["tau_min"], figure["warmup"], ead["decay_scale"], ead["d_max"],
-                          figure["decays"], figure["max_position"])
+    return schedule_table(**schedule_table_settings(load_workflow_config(ROOT, [], {}, ["snakemake"]).config))
 
 
 def table_digest(table) -> str:

@@ -23,6 +23,7 @@ __all__ = ["analysis_args", "analysis_claims_params", "breakdown_args", "cache_d
            "cli_args", "completeness_args", "ead_schedule", "evaluation_args", "grader_arg",
            "inference_only_eval_args", "inference_only_table_args", "json_arg", "measured_schedule_args",
            "paired_curves_args", "rerun_command", "rl_learns_args", "rl_tables_args", "schedule_table_args",
+           "schedule_table_settings",
            "synthetic_data_args", "wildcard_names"]
 
 
@@ -93,13 +94,18 @@ def ead_schedule(config: dict) -> dict:
     return {key: value for key, value in resolved.items() if key != "name"}
 
 
-def schedule_table_args(config: dict) -> str:
-    """Fig. 3's schedule table: the EAD schedule's range, scale and cap, and the figure's own warm-up, decays and
-    positions (``schedule_figure``)."""
+def schedule_table_settings(config: dict) -> dict:
+    """Fig. 3's schedule table (``ead.analyses.schedule_table.schedule_table``'s keyword arguments): the EAD
+    schedule's range, scale and cap, and the figure's own warm-up, decays and positions (``schedule_figure``)."""
     ead, figure = ead_schedule(config), config["schedule_figure"]
-    return cli_args({"tau_max": ead["tau_max"], "tau_min": ead["tau_min"], "warmup": figure["warmup"],
-                     "decay_scale": ead["decay_scale"], "d_max": ead["d_max"], "decays": figure["decays"],
-                     "max_position": figure["max_position"]})
+    return {"tau_max": ead["tau_max"], "tau_min": ead["tau_min"], "warmup": figure["warmup"],
+            "decay_scale": ead["decay_scale"], "d_max": ead["d_max"], "decays": figure["decays"],
+            "max_position": figure["max_position"]}
+
+
+def schedule_table_args(config: dict) -> str:
+    """Fig. 3's schedule table job's flags (:func:`schedule_table_settings`)."""
+    return cli_args(schedule_table_settings(config))
 
 
 def measured_schedule_args(config: dict) -> str:
