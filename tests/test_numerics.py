@@ -63,6 +63,17 @@ def test_pin_job_refuses_a_thread_count_that_is_not_a_positive_integer(threads):
         pin_job(threads)
 
 
+def test_pin_job_takes_a_numpy_integer_thread_count(monkeypatch):
+    import numpy as np
+
+    monkeypatch.setenv(LEVEL_ENV, "native")
+    before = torch.get_num_threads()
+    try:
+        assert pin_job(np.int64(1)) == "native" and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_a_job_at_a_declared_level_runs_torchs_kernels_of_that_level_and_its_threads():
     """In a fresh process (ATen reads its level once), with the environment the workflow gives it."""
     code = ("from ead.numerics import pin_job, running_cpu_level; import torch; "

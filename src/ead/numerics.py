@@ -31,6 +31,7 @@ Run (what a job's environment holds at a level):
 from __future__ import annotations
 
 import argparse
+import numbers
 import os
 from typing import Mapping
 
@@ -107,8 +108,9 @@ def pin_job(threads: int) -> str:
     workflow). Returns the level. Call it before any tensor work."""
     import torch
 
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1:
         raise SystemExit(f"--threads must be an integer >= 1, got {threads!r}")
+    threads = int(threads)  # numpy integers too
     declared = _checked_level(job_cpu_level())
     advice = ("declare a level this CPU has (numerics.cpu_level: default runs on every x86-64 CPU; native pins "
               "nothing, and its numbers move between machines)")
