@@ -773,6 +773,27 @@ def test_the_overlay_table_has_every_overlay_and_profile():
     assert sorted(matrix) == sorted(path.name for path in (ROOT / "configs" / "ablations").glob("*.yaml"))
 
 
+def test_every_overlay_header_says_where_its_runtime_was_measured():
+    """A reader choosing an overlay asks first how long it takes: each header has a `# Runtime:` line naming the
+    measured entry (a TESTBED.md or docs heading, quoted, which must exist) or saying it was never timed."""
+    headings = {path: [line.lstrip("#").strip() for line in path.read_text().splitlines() if line.startswith("#")]
+                for path in [ROOT / "TESTBED.md", ROOT / "docs" / "operations.md"]}
+    wrong = []
+    for overlay in sorted((ROOT / "configs" / "ablations").glob("*.yaml")):
+        header = "".join(line[1:] for line in overlay.read_text().splitlines() if line.startswith("#"))
+        runtime = re.search(r"Runtime: (.*?)(?:\.\s|$)", " ".join(header.split()))
+        if runtime is None:
+            wrong.append(f"{overlay.name}: no '# Runtime:' line")
+            continue
+        for quoted in re.findall(r'"([^"]+)"', runtime.group(1)):
+            if not any(quoted in heading for lines in headings.values() for heading in lines):
+                wrong.append(f"{overlay.name}: Runtime names \"{quoted}\", which no heading of TESTBED.md or "
+                             "docs/operations.md holds")
+        if not re.findall(r'"([^"]+)"', runtime.group(1)) and "never" not in runtime.group(1):
+            wrong.append(f"{overlay.name}: Runtime names no measured entry and does not say it was never timed")
+    assert not wrong, "\n".join(wrong)
+
+
 @pytest.mark.slow  # 66 layered and validated configs: the docs' check, in the whole suite, not an edit's
 @pytest.mark.parametrize("profile", list(PROFILE_FILES))
 def test_the_overlay_table_is_what_the_config_loader_accepts(profile):

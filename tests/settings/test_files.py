@@ -41,3 +41,17 @@ def test_a_key_given_twice_in_one_file_is_refused_naming_file_and_line(tmp_path,
     overlay.write_text(text)
     with pytest.raises(ConfigError, match=re.escape(str(overlay)) + message):
         read_config_file(overlay)
+
+
+@pytest.mark.parametrize("text", ["\n", "# nothing set yet\n", "{}\n", "--- {}\n"])
+def test_an_overlay_that_sets_no_key_is_refused_naming_the_file(tmp_path, text):
+    """An empty file and an empty mapping both change nothing: most likely an overlay whose keys were lost, so the
+    printer and the workflow refuse both, naming the file, rather than run the profile below it unchanged."""
+    from ead.settings.files import read_config_file
+    from ead.workflow import main
+
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(str(overlay)) + r": (is empty|holds an empty mapping)"):
+        read_config_file(overlay)
+    assert main(["--configfile", "configs/smoke.yaml", str(overlay)]) == 1

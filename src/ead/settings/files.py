@@ -68,6 +68,9 @@ def read_config_file(path: str | Path) -> dict:
         raise ConfigError(f"config file {path}: is empty; a profile or overlay sets at least one key")
     if not isinstance(values, dict):
         raise ConfigError(f"config file {path}: must hold a mapping of keys at top level, got {type(values).__name__}")
+    if not values:  # `{}` changes nothing either: most likely a file whose keys were lost, so refuse it the same way
+        raise ConfigError(f"config file {path}: holds an empty mapping ({{}}); a profile or overlay sets at least one "
+                          "key")
     return values
 
 
