@@ -89,3 +89,30 @@ def test_an_analysis_figure_is_a_target_only_when_its_analysis_lists_a_model():
                                   "positive_control.yaml")  # its analyses list no model
     assert final_figures(control) == ["fig03_annealing_schedule", "positive_control"]
     assert FIGURES["fig09_majority_scaling"].analysis == "majority_scaling"
+
+
+def test_a_suggested_fix_that_would_be_refused_too_says_so_at_once(capsys):
+    """The pass@k refusal proposes `--config rl__eval__n=16 ...`; over the smoke profile the positive control would
+    then meet a second refusal (its breakdown's 4 phases exceed smoke's 2 steps), so the first message says that too,
+    and points an overlay's user to the table of which overlay runs over which profile."""
+    from ead.workflow import main
+
+    assert main(["--configfile", "configs/smoke.yaml", "configs/ablations/positive_control.yaml"]) == 1
+    message = capsys.readouterr().err
+    assert "k exceeds rl.eval.n = 4 samples" in message
+    assert ("(with --config rl__eval__n=16 rl__eval__k='[1, 16]' this combination is still refused: "
+            "configs/ablations/positive_control.yaml, configs/smoke.yaml: rl.breakdown.phases = 4 exceeds rl.steps = 2"
+            in message)
+    assert '(configs/README.md, "Which overlay runs over which profile"' in message
+
+
+def test_a_suggested_fix_that_works_adds_nothing(tmp_path, capsys):
+    """Where the proposed `--config` pairs are enough, the message is the refusal alone (no overlay of
+    configs/ablations, so no pointer to the overlay table either)."""
+    from ead.workflow import main
+
+    overlay = tmp_path / "pass16.yaml"
+    overlay.write_text("rl:\n  eval: {n: 4, k: [1, 4]}\n")
+    assert main(["--configfile", "configs/config.yaml", str(overlay)]) == 1
+    message = capsys.readouterr().err.strip()
+    assert message.endswith("or claim a k <= rl.eval.n"), message

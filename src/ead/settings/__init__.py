@@ -12,6 +12,7 @@ naming the file, the key and the value; the rule files turn these settings into 
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from ead.rewards.grader import GraderSettings
@@ -57,8 +58,29 @@ def load_workflow_config(root: str | Path, configfiles: list, overrides: dict, a
     except ConfigError as error:
         if layered is None:
             raise
-        raise ConfigError(layered.name_source(str(error))) from None
+        message = layered.name_source(str(error))
+        if error.suggested_overrides:
+            message += _after_suggestion(root, configfiles, {**overrides, **error.suggested_overrides})
+        if any(Path(path).parent.name == "ablations" for path in configfiles):
+            message += ("\n(configs/README.md, \"Which overlay runs over which profile\", lists the profile each "
+                        "overlay is layered over)")
+        raise ConfigError(message) from None
     return layered
+
+
+def _after_suggestion(root: Path, configfiles: list, overrides: dict) -> str:
+    """What the suggested ``--config`` fix would meet: nothing to add if it validates, else the next refusal, so the
+    user learns both at once."""
+    layered = None
+    try:
+        layered = layer_config(root / "configs" / "config.yaml", *configfiles,
+                               command_line=command_line_overrides(overrides))
+        validate_config(layered.config, root / "workflow" / "schemas" / "config.schema.yaml")
+    except ConfigError as error:
+        pairs = " ".join(f"{key}={shlex.quote(str(value))}" for key, value in overrides.items())
+        refusal = layered.name_source(str(error)) if layered is not None else str(error)
+        return f"\n(with --config {pairs} this combination is still refused: {refusal})"
+    return ""
 
 
 def validate_config(config: dict, schema_path: str | Path) -> None:

@@ -17,7 +17,15 @@ TRAINING_OPTIONS = ("tis", "tis_cap", "trains_at", "measured")
 
 
 class ConfigError(ValueError):
-    """A config value is invalid; the message names the key and the value."""
+    """A config value is invalid; the message names the key and the value.
+
+    ``suggested_overrides``, where the message proposes a fix as ``--config`` pairs (Snakemake's spelling, e.g.
+    ``{"rl__eval__n": "16"}``), lets the loader try that fix and say whether it is enough
+    (:func:`ead.settings.load_workflow_config`), so a hint never leads a user into a second refusal unannounced."""
+
+    def __init__(self, message: str, suggested_overrides: dict[str, str] | None = None):
+        super().__init__(message)
+        self.suggested_overrides = suggested_overrides
 
 
 def schedule_document(config: dict, sampler: dict, where: str) -> dict:

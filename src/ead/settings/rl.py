@@ -457,7 +457,8 @@ def check_claims(config: dict) -> None:
         if match and int(match[2]) > config["rl"]["eval"]["n"]:
             raise ConfigError(f"{key}.metric = {metric!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']} samples; "
                               f"evaluate more samples per problem (e.g. --config rl__eval__n={match[2]} "
-                              f"rl__eval__k='[1, {match[2]}]') or claim a k <= rl.eval.n")
+                              f"rl__eval__k='[1, {match[2]}]') or claim a k <= rl.eval.n",
+                              suggested_overrides={"rl__eval__n": match[2], "rl__eval__k": f"[1, {match[2]}]"})
         if not match and metric != "greedy_accuracy" and metric not in ALL_TRAIN_METRICS:
             raise ConfigError(f"{key}.metric = {metric!r}: not pass@k, worst@k (or verl's verl_best@k, verl_worst@k), "
                               f"greedy_accuracy or one of the training metrics {ALL_TRAIN_METRICS}")
