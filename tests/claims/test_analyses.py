@@ -23,6 +23,17 @@ def test_forking_claim_is_the_paired_difference_of_the_first_and_last_fork_point
         claims.first_minus_last_fork(fork_samples(), "maj@4")
 
 
+
+def test_a_claim_whose_paired_differences_have_no_spread_states_no_power():
+    """At smoke size every fork point can give the same result (here: nothing correct anywhere): the MDE is 0, and
+    the scope says no power can be stated instead of "detects a paired difference of 0 or more"."""
+    samples = fork_samples().assign(correct=0.0)
+    row = claims.claim_row({"id": "F2", "figure": "fig02", "statement": "s", "analysis": "forking", "model": "tiny",
+                            "metric": "pass@4"}, samples, resamples=200, seed=0)
+    assert row["mde"] == 0.0 and row["verdict"] == "inconclusive"
+    assert "every paired difference is the same, so no power can be stated" in row["scope"]
+    assert "detects" not in row["scope"]
+
 def entropy_claim_samples(late_level):
     """Two questions x 2 responses: entropy 1.0 on positions 0-1, ``late_level`` from position 2 on; one response
     has only 3 tokens (no position >= 3)."""

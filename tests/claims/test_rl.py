@@ -144,13 +144,30 @@ def test_a_claim_on_one_seed_is_inconclusive_whatever_its_problems_only_ci():
     assert row["ci_low"] > 0.5 and row["num_seeds"] == 1
     assert row["verdict"] == "inconclusive" and row["rule"].startswith("one seed: the training noise")
     assert row["scope"].startswith("one seed: the CI covers 3 evaluation problems but not the training noise")
-    two = claim_row(CLAIM, problems_table({**counts, ("ead", 1): [8, 8, 8], ("tau1.0", 1): [0, 0, 0]}), steps_table(),
+    two = claim_row(CLAIM, problems_table({**counts, ("ead", 1): [8, 8, 8], ("tau1.0", 1): [2, 0, 0]}), steps_table(),
                     window=4, resamples=200, seed=0)
     assert two["verdict"] == "supported"
     assert two["scope"] == (f"2 seeds x 3 problems: detects a difference in pass@4 of {two['mde']:.3g} or more with "
                             f"80% power; a smaller true effect usually reads inconclusive here, which is not evidence "
                             f"against it")
 
+
+
+def test_the_scope_of_a_training_metric_on_one_seed_and_of_a_grid_with_no_spread():
+    """A training metric has one value per seed (no evaluation problems to count), and a grid whose paired differences
+    are all equal has no power to state (smoke size), so neither reads "1 evaluation problems" or "MDE 0"."""
+    from ead.claims.rl import scope
+
+    assert scope("entropy", float("nan"), 1, 1) == (
+        "one seed: the CI covers one training-metric value but not the training noise between seeds, so the row "
+        "cannot test the claim; add seeds (configs/full.yaml)")
+    assert scope("pass@1", 0.0, 2, 6) == ("2 seeds x 3 problems: every paired difference in pass@1 is the same, so "
+                                          "no power can be stated (the MDE of 0 says nothing); a grid with spread "
+                                          "between seeds and problems is needed to size one")
+    claim = {**CLAIM, "metric": "entropy", "statement": "EAD keeps entropy higher"}
+    one_seed = steps_table()[lambda table: table["seed"] == 0]
+    row = claim_row(claim, problems_table(), one_seed, window=4, resamples=100, seed=0)
+    assert row["scope"].startswith("one seed: the CI covers one training-metric value")
 
 def test_claims_pair_on_the_seeds_both_samplers_ran_and_unpaired_cells_are_errors():
     counts = dict(COUNTS)

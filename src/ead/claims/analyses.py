@@ -139,8 +139,14 @@ def claim_row(claim: dict, samples: pd.DataFrame, *, resamples: int, seed: int) 
     low, high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
     verdict = decide(low, high)
     mde = minimum_detectable_effect(differences) if differences.size >= 2 else float("nan")
-    scope = (f"one fixed model, {units}: detects a paired difference of {mde:.3g} or more with 80% power; the CI "
-             "covers questions and samples, not training (the paper's claim is about a base model)")
+    if mde > 0:
+        power = f"detects a paired difference of {mde:.3g} or more with 80% power"
+    elif mde == 0:  # every paired difference equal (e.g. all zero at smoke size): no spread to size a power on
+        power = "every paired difference is the same, so no power can be stated (too few questions or samples)"
+    else:
+        power = "one paired difference, so no power can be stated"
+    scope = (f"one fixed model, {units}: {power}; the CI covers questions and samples, not training (the paper's "
+             "claim is about a base model)")
     return {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"], "policy": model,
             **NO_TRAINING, **sides, "effect": float(differences.mean()), "ci_low": low, "ci_high": high,
             "standard_error": float(np.std(draws, ddof=1)), "mde": mde, "num_units": int(differences.size),

@@ -298,9 +298,14 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
 def scope(metric: str, mde: float, seeds: int, units: int) -> str:
     """What this grid can and cannot show about a claim, from its power (the `scope` column)."""
     if seeds < 2:
-        return (f"one seed: the CI covers {units} evaluation problems but not the training noise between seeds, so "
+        covers = ("one training-metric value" if metric in ALL_TRAIN_METRICS or units < 2
+                  else f"{units} evaluation problems")
+        return (f"one seed: the CI covers {covers} but not the training noise between seeds, so "
                 f"the row cannot test the claim; add seeds (configs/full.yaml)")
     size = f"{seeds} seeds" + (f" x {units // seeds} problems" if units > seeds else "")
+    if mde == 0:  # every paired difference equal (e.g. all zero at smoke size): no spread to size a power on
+        return (f"{size}: every paired difference in {metric} is the same, so no power can be stated (the MDE of 0 "
+                f"says nothing); a grid with spread between seeds and problems is needed to size one")
     return (f"{size}: detects a difference in {metric} of {mde:.3g} or more with 80% power; a smaller true effect "
             f"usually reads inconclusive here, which is not evidence against it")
 
