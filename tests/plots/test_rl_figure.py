@@ -78,6 +78,18 @@ def test_quantities_that_cannot_be_negative_get_no_axis_below_zero(figure, bound
         assert not line.get_clip_on()  # a curve on the floor is drawn whole
 
 
+
+def test_fig08s_all_zero_bars_stand_on_an_axis_from_zero():
+    """Fig. 8's bars of a grid that solved nothing used to sit on an axis from -0.04 to 0.04."""
+    problems, steps = problems_table(NONE_SOLVED, step=2), steps_table()
+    fig = plot_figure("fig08_rollout_n_comparison", eval_curves(problems, [1, 4], seed=0),
+                      train_curves(steps[steps["seed"] == 0]), EXPERIMENT, 4,
+                      paired_curves(problems, ["tau1.0"], [1, 4], resamples=50, seed=0))
+    assert len(fig.axes) == 2
+    for ax in fig.axes:
+        low, high = ax.get_ylim()
+        assert 0 == low < high <= 1, (ax.get_ylabel(), low, high)
+
 def test_a_rate_of_one_gets_no_axis_above_one():
     problems = problems_table({(sampler, 0): [8, 8, 8] for sampler in ("ead", "tau1.0")}, step=2)
     fig = plot_figure("fig04_pass_worst_at_16", eval_curves(problems, [4], seed=0), None, EXPERIMENT, 4,

@@ -47,8 +47,13 @@ def test_layering_includes_extends_lists_and_remembers_each_values_file(tmp_path
     with pytest.raises(ConfigError, match=r"loop\.yaml: includes itself"):
         layer_config(tmp_path / "base.yaml", tmp_path / "loop.yaml")
     (tmp_path / "bad.yaml").write_text("a: {b+: [3]}\n")
-    with pytest.raises(ConfigError, match=r"bad\.yaml: a\.b\+ extends a list with a list; a\.b is int"):
+    with pytest.raises(ConfigError, match=r"bad\.yaml: a\.b\+ = \[3\]: `b\+` appends to a list, but a\.b is not a "
+                                          r"list \(it is 1\); to replace it, write `b:` without the `\+`"):
         layer_config(tmp_path / "base.yaml", tmp_path / "bad.yaml")
+    (tmp_path / "scalar.yaml").write_text("a: {c+: 3}\n")
+    with pytest.raises(ConfigError, match=r"scalar\.yaml: a\.c\+ = 3: `c\+` appends the items of a list to a\.c; "
+                                          r"write them as a list \(e\.g\. `c\+: \[3\]`\)"):
+        layer_config(tmp_path / "base.yaml", tmp_path / "scalar.yaml")
 
 
 def test_a_list_replaced_and_extended_in_one_file_is_refused_in_either_order(tmp_path):

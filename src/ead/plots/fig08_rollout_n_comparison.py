@@ -13,7 +13,7 @@ Run:
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ead.plots.rl_curves import metric_label, sampler_colors, sampler_label, select
+from ead.plots.rl_curves import bound_metric_axis, metric_label, sampler_colors, sampler_label, select
 from ead.plots.style import apply_style
 
 
@@ -35,6 +35,7 @@ def plot(eval_curves, train_curves, experiment, k):
                    label=sampler_label(sampler))
         ax.set_xticks(np.arange(len(ns)), [f"n = {n}" for n in ns])
         ax.set(ylabel=f"{metric_label(metric)} at step {int(final['step'].max())}")
+        bound_metric_axis(ax, metric)  # a rate: all-zero bars sit on 0, not mid-panel on an axis below it
     axes[0].legend(fontsize=8)
     fig.suptitle("Final held-out accuracy by rollout number (mean of seeds, 95% CI)", fontsize=10)
     fig.tight_layout()

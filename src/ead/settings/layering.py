@@ -99,9 +99,14 @@ def _merge(merged: dict, layer: dict, source: str, sources: dict, prefix: str = 
         key = raw_key[: -len(EXTEND_SUFFIX)] if extend else raw_key
         path = f"{prefix}{key}"
         if extend:
-            if not isinstance(value, list) or not isinstance(merged.get(key, []), list):
-                raise ConfigError(f"{source}: {path}{EXTEND_SUFFIX} extends a list with a list; {path} is "
-                                  f"{type(merged.get(key)).__name__} and the value {type(value).__name__}")
+            if not isinstance(merged.get(key, []), list):
+                raise ConfigError(f"{source}: {path}{EXTEND_SUFFIX} = {value!r}: `{key}{EXTEND_SUFFIX}` appends to a "
+                                  f"list, but {path} is not a list (it is {merged[key]!r}); to replace it, write "
+                                  f"`{key}:` without the `{EXTEND_SUFFIX}`")
+            if not isinstance(value, list):
+                raise ConfigError(f"{source}: {path}{EXTEND_SUFFIX} = {value!r}: `{key}{EXTEND_SUFFIX}` appends the "
+                                  f"items of a list to {path}; write them as a list (e.g. `{key}{EXTEND_SUFFIX}: "
+                                  f"[{value!r}]`)")
             merged[key] = [*merged.get(key, []), *copy.deepcopy(value)]
             sources.pop(path, None)  # re-inserted: the newest setter last (source_of reads the last)
             sources[path] = source
