@@ -84,3 +84,12 @@ rule all:
         get_tables_read(),
         rules.summary.output,
         rules.fingerprint.output,
+
+
+# `snakemake --report` of an unfinished profile: Snakemake names only the first missing file; this names the profile,
+# what to run, and the other profiles' runs here that a report can show (ead.workflow.report_refusal).
+if ead.workflow.report_requested(sys.argv):
+    REPORT_REFUSAL = ead.workflow.report_refusal(workflow.basedir, OUTPUT_ROOT, list(map(str, rules.all.input)), PROFILE)
+    if REPORT_REFUSAL:
+        print(REPORT_REFUSAL, file=sys.stderr)
+        sys.exit(1)

@@ -116,3 +116,30 @@ def test_a_suggested_fix_that_works_adds_nothing(tmp_path, capsys):
     assert main(["--configfile", "configs/config.yaml", str(overlay)]) == 1
     message = capsys.readouterr().err.strip()
     assert message.endswith("or claim a k <= rl.eval.n"), message
+
+
+def test_the_report_of_an_unfinished_profile_names_it_and_the_runs_that_can_be_reported(tmp_path):
+    """Snakemake names only the first missing report file; ead.workflow.report_refusal names the profile, what to run
+    and the other profiles' runs found here, each with the --configfile that reports it."""
+    from ead.workflow import report_refusal, report_requested
+
+    assert report_requested(["snakemake", "--report", "report.html"])
+    assert report_requested(["snakemake", "--report=r.html", "--configfile", "configs/smoke.yaml"])
+    assert not report_requested(["snakemake", "--cores", "all", "--report-after-run", "--report", "r.html"])
+    assert not report_requested(["snakemake", "--cores", "all"])
+    (tmp_path / "configs" / "ablations").mkdir(parents=True)
+    (tmp_path / "configs" / "smoke.yaml").write_text("profile: smoke\n")
+    (tmp_path / "configs" / "ablations" / "positive_control.yaml").write_text("profile: positive_control\n")
+    for run in ("smoke", "positive_control"):
+        (tmp_path / "runs" / run / "figures").mkdir(parents=True)
+    targets = ["figures/fig03_annealing_schedule.png", "results/summary.md"]
+    assert report_refusal(tmp_path, ".", targets, "default") == (
+        "snakemake --report: the default profile's run is not finished in results/ and figures/ (2 of its 2 final "
+        "outputs missing, first figures/fig03_annealing_schedule.png); the report shows one profile's finished run: "
+        "run that profile first (the same command with --cores all instead of --report), or report a run made here: "
+        "positive_control's (--configfile configs/ablations/positive_control.yaml); smoke's (--configfile "
+        "configs/smoke.yaml)")
+    for target in targets:
+        (tmp_path / "runs" / "smoke" / target).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "runs" / "smoke" / target).write_text("x")
+    assert report_refusal(tmp_path, "runs/smoke", targets, "smoke") is None

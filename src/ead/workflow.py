@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["FIGURES", "CurvePanels", "Figure", "claim_figures", "final_figures", "rl_figures"]
+__all__ = ["FIGURES", "CurvePanels", "Figure", "claim_figures", "final_figures", "report_refusal", "rl_figures"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +118,39 @@ def claim_figures() -> list[str]:
 def final_figures(config: dict) -> list[str]:
     """The figures ``rule all`` renders for ``config`` (layered and resolved), in registry order."""
     return [name for name, figure in FIGURES.items() if figure.is_target(config)]
+
+
+def report_requested(argv: list[str]) -> bool:
+    """Whether a Snakemake command line builds the HTML report from finished outputs (``--report FILE``), rather than
+    after the run it starts (``--report-after-run``)."""
+    flags = [arg.split("=", 1)[0] for arg in argv if arg.startswith("--report")]
+    return "--report" in flags and "--report-after-run" not in flags
+
+
+def report_refusal(basedir: str | Path, output_root: str, targets: list[str], profile: str) -> str | None:
+    """Why ``snakemake --report`` cannot build this profile's report, or None when it can: Snakemake stops at the
+    first report file missing ("marked for report but does not exist") without saying that the report is one
+    profile's finished run, and the one most newcomers made (smoke) is not the profile a plain command reports."""
+    basedir = Path(basedir)
+    missing = [target for target in targets if not (basedir / output_root / target).exists()]
+    if not missing:
+        return None
+    made = []  # other profiles' runs here, with the --configfile that reports each
+    if profile != "default" and (basedir / "figures").is_dir():
+        made.append("the default profile's (no --configfile)")
+    for run in sorted((basedir / "runs").glob("*/figures")):
+        name = run.parent.name
+        if name == profile:
+            continue
+        for config in (f"configs/{name}.yaml", f"configs/ablations/{name}.yaml"):
+            if (basedir / config).exists():
+                made.append(f"{name}'s (--configfile {config})")
+                break
+    where = "results/ and figures/" if output_root == "." else f"{output_root}/"
+    return (f"snakemake --report: the {profile} profile's run is not finished in {where} ({len(missing)} of its "
+            f"{len(targets)} final outputs missing, first {missing[0]}); the report shows one profile's finished run: "
+            f"run that profile first (the same command with --cores all instead of --report)"
+            + (f", or report a run made here: {'; '.join(made)}" if made else ""))
 
 
 def main(argv=None) -> int:

@@ -142,6 +142,12 @@ def test_smoke_profile_renders_every_figure_then_has_nothing_to_do(workdir):
     for table in (base, train, evaluated, entropy, forking, majority, verdicts, claims, learns):
         assert set(table.profile) == {"smoke"}  # every table records the profile that made it
     assert planned_rules(workdir, *SMOKE) == set()
+    # the README's report command as a newcomer types it after this run, without the profile's --configfile: refused
+    # naming the unfinished default profile and the smoke run it can report instead, not Snakemake's first missing file
+    plain = snakemake(workdir, "--report", "report.html", check=False)
+    assert plain.returncode == 1 and "marked for report but does not exist" not in plain.stderr
+    assert "snakemake --report: the default profile's run is not finished in results/ and figures/" in plain.stderr
+    assert "report a run made here: smoke's (--configfile configs/smoke.yaml)" in plain.stderr
     # one command gives a self-contained HTML report with every figure, the summary and the verdicts
     snakemake(workdir, *SMOKE, "--report", "report.html")
     html = (out / "report.html").read_text()
