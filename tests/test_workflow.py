@@ -143,3 +143,20 @@ def test_the_report_of_an_unfinished_profile_names_it_and_the_runs_that_can_be_r
         (tmp_path / "runs" / "smoke" / target).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "runs" / "smoke" / target).write_text("x")
     assert report_refusal(tmp_path, "runs/smoke", targets, "smoke") is None
+
+
+def test_a_misspelt_workflow_profile_is_refused_naming_the_profiles_there_are():
+    """Snakemake 9 ignores `--workflow-profile workflow/profiles/slurmm` silently and plans the paper profile's jobs
+    locally; the workflow refuses it (Snakefile -> common.smk) and accepts the real ones and `none`."""
+    from ead.workflow import workflow_profile_refusal
+
+    for good in (["--workflow-profile", "workflow/profiles/slurm"], ["--workflow-profile=workflow/profiles/slurm_local"],
+                 ["--workflow-profile", "none"], ["--cores", "all"]):
+        assert workflow_profile_refusal(["snakemake", *good], ROOT) is None, good
+    assert workflow_profile_refusal(["snakemake", "--workflow-profile", "workflow/profiles/slurmm"], ROOT) == (
+        "--workflow-profile workflow/profiles/slurmm: no such profile (no workflow/profiles/slurmm/config.yaml), and "
+        "Snakemake would ignore it silently; the workflow's profiles are profiles/default, workflow/profiles/slurm, "
+        "workflow/profiles/slurm_local (or none)")
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--configfile", "configs/paper.yaml",
+                             "--workflow-profile", "workflow/profiles/slurmm"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 1 and "Config error: --workflow-profile workflow/profiles/slurmm" in result.stderr

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["FIGURES", "CurvePanels", "Figure", "claim_figures", "final_figures", "report_refusal", "rl_figures"]
+__all__ = ["FIGURES", "CurvePanels", "Figure", "claim_figures", "final_figures", "report_refusal", "rl_figures",
+           "workflow_profile_refusal"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,25 @@ def claim_figures() -> list[str]:
 def final_figures(config: dict) -> list[str]:
     """The figures ``rule all`` renders for ``config`` (layered and resolved), in registry order."""
     return [name for name, figure in FIGURES.items() if figure.is_target(config)]
+
+
+def workflow_profile_refusal(argv: list[str], basedir: str | Path) -> str | None:
+    """Why the ``--workflow-profile`` of a Snakemake command line is wrong, or None: Snakemake silently ignores one
+    whose directory does not exist (a misspelt ``workflow/profiles/slurmm`` runs the paper profile's jobs locally, and
+    drops ``profiles/default`` too), so the workflow refuses it, naming the profiles there are."""
+    values = [arg.split("=", 1)[1] for arg in argv if arg.startswith("--workflow-profile=")]
+    values += [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--workflow-profile"]
+    basedir = Path(basedir)
+    for value in values:
+        if value == "none":
+            continue
+        if not any((root / value / "config.yaml").is_file() for root in (Path.cwd(), basedir)):
+            known = sorted(str(path.parent.relative_to(basedir))
+                           for pattern in ("profiles/*/config.yaml", "workflow/profiles/*/config.yaml")
+                           for path in basedir.glob(pattern))
+            return (f"--workflow-profile {value}: no such profile (no {value}/config.yaml), and Snakemake would "
+                    f"ignore it silently; the workflow's profiles are {', '.join(known)} (or none)")
+    return None
 
 
 def report_requested(argv: list[str]) -> bool:

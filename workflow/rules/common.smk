@@ -33,6 +33,12 @@ from ead.settings.schedule_shapes import schedule_shapes_spec, shape_schedules, 
 from ead.tables import CONFIG_FILES_ENV
 from ead.workflow import FIGURES, claim_figures, final_figures, rl_figures
 
+# A misspelt --workflow-profile is ignored by Snakemake without a word (the paper profile's jobs would run locally).
+WORKFLOW_PROFILE_REFUSAL = ead.workflow.workflow_profile_refusal(sys.argv, workflow.basedir)
+if WORKFLOW_PROFILE_REFUSAL:
+    print(f"Config error: {WORKFLOW_PROFILE_REFUSAL}", file=sys.stderr)
+    sys.exit(1)
+
 try:
     # configs/config.yaml, the --configfile files in order (each with its include: layers; key+: extends a list), then
     # --config overrides (docs/operations.md, "Changing an experiment"): layered once here by ead.settings, which
