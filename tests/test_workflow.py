@@ -150,13 +150,14 @@ def test_a_misspelt_workflow_profile_is_refused_naming_the_profiles_there_are():
     locally; the workflow refuses it (Snakefile -> common.smk) and accepts the real ones and `none`."""
     from ead.workflow import workflow_profile_refusal
 
-    for good in (["--workflow-profile", "workflow/profiles/slurm"], ["--workflow-profile=workflow/profiles/slurm_local"],
-                 ["--workflow-profile", "none"], ["--cores", "all"]):
+    for good in (["--workflow-profile", "workflow/profiles/slurm"],
+                 ["--workflow-profile=workflow/profiles/slurm_local"], ["--workflow-profile", "none"], ["--cores", "all"]):
         assert workflow_profile_refusal(["snakemake", *good], ROOT) is None, good
     assert workflow_profile_refusal(["snakemake", "--workflow-profile", "workflow/profiles/slurmm"], ROOT) == (
         "--workflow-profile workflow/profiles/slurmm: no such profile (no workflow/profiles/slurmm/config.yaml), and "
         "Snakemake would ignore it silently; the workflow's profiles are profiles/default, workflow/profiles/slurm, "
         "workflow/profiles/slurm_local (or none)")
     result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--configfile", "configs/paper.yaml",
-                             "--workflow-profile", "workflow/profiles/slurmm"], cwd=ROOT, capture_output=True, text=True)
+                             "--workflow-profile", "workflow/profiles/slurmm"], cwd=ROOT, capture_output=True,
+                            text=True)
     assert result.returncode == 1 and "Config error: --workflow-profile workflow/profiles/slurmm" in result.stderr
