@@ -151,7 +151,8 @@ def test_a_misspelt_workflow_profile_is_refused_naming_the_profiles_there_are():
     from ead.workflow import workflow_profile_refusal
 
     for good in (["--workflow-profile", "workflow/profiles/slurm"],
-                 ["--workflow-profile=workflow/profiles/slurm_local"], ["--workflow-profile", "none"], ["--cores", "all"]):
+                 ["--workflow-profile=workflow/profiles/slurm_local"], ["--workflow-profile", "none"],
+                 ["--cores", "all"]):
         assert workflow_profile_refusal(["snakemake", *good], ROOT) is None, good
     assert workflow_profile_refusal(["snakemake", "--workflow-profile", "workflow/profiles/slurmm"], ROOT) == (
         "--workflow-profile workflow/profiles/slurmm: no such profile (no workflow/profiles/slurmm/config.yaml), and "
