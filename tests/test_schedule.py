@@ -1,17 +1,27 @@
-"""The EAD schedule against hand-computed values (paper Sec. 4, reference-code decay scale)."""
+"""The EAD schedule against hand-computed values (paper Sec. 4, reference-code decay scale); every public schedule
+entry point refuses bad input naming the parameter and value (ead.schedule, the HF processor and sampler, the vLLM
+extra_args); and property tests over the parameters of every registered schedule: finite temperatures, within their
+bounds after the warm-up, never rising with the position there."""
 
 import math
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from ead.samplers.hf import ScheduleLogitsProcessor
+from ead.samplers.vllm_processors import schedule_extra_args
 from ead.schedule import (
+    SCHEDULES,
     AnnealedSchedule,
+    EADLinear,
     EntropyAwareTemperature,
     FixedTemperature,
     annealed_temperature,
     build_schedule,
+    step_decay,
 )
 
 PAPER = AnnealedSchedule(tau_max=1.2, tau_min=0.1, d0=25, step_factor=5, d_max=40000, warmup=10, decay_scale=1)
@@ -283,3 +293,138 @@ def test_revised_shapes_take_eads_parameters_and_checks(name):
         build_schedule({"name": name, "tau_max": 0.5, "tau_min": 0.8})
     with pytest.raises(ValueError, match=r"Unknown parameter\(s\) \['takes_ead_defaults'\]"):
         build_schedule({"name": name, "takes_ead_defaults": False})
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: AnnealedSchedule(tau_max=math.nan), "ead schedule: tau_max must be a finite number, got nan"),
+    (lambda: AnnealedSchedule(tau_max=math.inf), "ead schedule: tau_max must be a finite number, got inf"),
+    (lambda: AnnealedSchedule(step_factor=math.nan), "ead schedule: step_factor must be a finite number, got nan"),
+    (lambda: AnnealedSchedule(d_max=math.nan), "ead schedule: d_max must be a finite number, got nan"),
+    (lambda: AnnealedSchedule(tau_max="1.2"), "ead schedule: tau_max must be a number, got '1.2'"),
+    (lambda: AnnealedSchedule(warmup=2.5), "ead schedule: warmup must be an integer, got 2.5"),
+    (lambda: AnnealedSchedule(warmup=True), "ead schedule: warmup must be an integer, got True"),
+    (lambda: EADLinear(tau_min=math.nan), "ead_linear schedule: tau_min must be a finite number, got nan"),
+    (lambda: build_schedule({"name": "fixed", "tau": math.inf}), "fixed schedule: tau must be a finite number"),
+    (lambda: build_schedule({"name": "entropy_aware", "mode": 1}), "entropy_aware schedule: mode must be a string"),
+])
+def test_a_bad_parameter_is_refused_at_construction_naming_it(build, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        build()
+
+
+def test_numpy_scalars_are_numbers_and_an_infinite_cap_is_allowed():
+    schedule = AnnealedSchedule(tau_max=np.float64(1.5), warmup=np.int64(10), d0=np.int32(25))
+    assert (schedule.tau_max, schedule.warmup, schedule.d0) == (1.5, 10, 25)
+    assert type(schedule.warmup) is int and type(schedule.tau_max) is float  # Python numbers: to_dict() is YAML-safe
+    assert build_schedule({"name": "ead", "warmup": np.int64(10)}).warmup == 10
+    uncapped = AnnealedSchedule(d_max=math.inf)
+    assert uncapped.decay(10**6) == 25 + 5 * 10**6
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: AnnealedSchedule().temperatures(np.arange(5), -10), "step must be >= 0 (the RL global step), got -10"),
+    (lambda: AnnealedSchedule().temperatures(3, -5), "step must be >= 0 (the RL global step), got -5"),
+    (lambda: AnnealedSchedule().temperatures(3, 2.5), "step must be an integer RL step >= 0, got 2.5"),
+    (lambda: AnnealedSchedule().temperatures(3, np.array([1, -1])), "step must be >= 0 .* holding -1"),
+    (lambda: step_decay(-1, 25, 5, 40000), "step must be >= 0 (the RL global step), got -1"),
+    (lambda: schedule_extra_args(AnnealedSchedule(), step=-10), "step must be >= 0 (the RL global step), got -10"),
+    (lambda: schedule_extra_args(build_schedule({"name": "fixed", "tau": 0.7}), step=-1), "step must be >= 0"),
+    (lambda: schedule_extra_args({"name": "ead"}), "schedule must be a Schedule"),
+    (lambda: AnnealedSchedule().temperatures("10"), "positions must be a response position"),
+    (lambda: AnnealedSchedule().temperatures(-1), "positions must be >= 0"),
+    (lambda: AnnealedSchedule().temperatures([0, -3]), "positions must be >= 0"),
+    (lambda: AnnealedSchedule().temperatures(["a", "b"]), "positions must be numbers"),
+])
+def test_bad_positions_and_steps_are_refused_naming_them(call, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        call()
+
+
+def test_positions_may_be_any_array_like_of_integers():
+    schedule = AnnealedSchedule(warmup=2)
+    want = schedule.temperatures(np.arange(6), step=3)
+    for positions in ([0, 1, 2, 3, 4, 5], (0, 1, 2, 3, 4, 5), range(6)):
+        assert np.array_equal(schedule.temperatures(positions, step=3), want)
+    assert torch.equal(schedule.temperatures(torch.arange(6), step=3), torch.as_tensor(want))
+
+
+def test_the_hf_processor_refuses_a_non_schedule_a_bad_prompt_length_and_a_negative_step():
+    with pytest.raises(ValueError, match=r"schedule must be a Schedule .*\(build one with ead\.schedule\.build_sche"):
+        ScheduleLogitsProcessor({"name": "ead"}, prompt_length=4)
+    for length in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match=rf"prompt_length must be .* got {length!r}"):
+            ScheduleLogitsProcessor(AnnealedSchedule(), prompt_length=length)
+    with pytest.raises(ValueError, match="step must be >= 0"):
+        ScheduleLogitsProcessor(AnnealedSchedule(), prompt_length=4, step=-1)
+    processor = ScheduleLogitsProcessor(AnnealedSchedule(), prompt_length=8)  # longer than the input below
+    with pytest.raises(ValueError, match="prompt_length = 8 exceeds the input's length 5"):
+        processor(torch.zeros(1, 5, dtype=torch.long), torch.zeros(1, 3))
+
+
+# Parameters of each registered schedule drawn by hypothesis, and the temperatures' bounds after the warm-up.
+TAU = st.floats(min_value=0.05, max_value=3.0)
+EAD_PARAMETERS = st.fixed_dictionaries({
+    "tau_max": TAU, "d0": st.floats(min_value=0.5, max_value=500.0), "step_factor": st.floats(0.0, 50.0),
+    "d_max": st.floats(min_value=500.0, max_value=1e5), "warmup": st.integers(0, 20),
+    "decay_scale": st.sampled_from([1.0, 20.0])}).flatmap(
+    lambda p: st.builds(lambda tau_min: {**p, "tau_min": tau_min}, st.floats(min_value=0.01, max_value=p["tau_max"])))
+
+
+def _ead_bounds(p):
+    return p["tau_min"], max(1.0, p["tau_max"])
+
+
+STRATEGIES = {
+    "fixed": (st.fixed_dictionaries({"tau": TAU}), lambda p: (p["tau"], p["tau"])),
+    "two_stage": (st.tuples(TAU, TAU, st.integers(0, 50)).map(
+        lambda t: {"tau_early": max(t[0], t[1]), "tau_late": min(t[0], t[1]), "switch": t[2]}),
+        lambda p: (p["tau_late"], p["tau_early"])),
+    "linear": (st.tuples(TAU, TAU, st.integers(1, 200), st.integers(0, 20)).map(
+        lambda t: {"tau_max": max(t[0], t[1]), "tau_min": min(t[0], t[1]), "length": t[2], "warmup": t[3]}),
+        lambda p: (p["tau_min"], max(1.0, p["tau_max"]))),
+    "ead": (EAD_PARAMETERS, _ead_bounds),
+    "ead_linear": (EAD_PARAMETERS, _ead_bounds),
+    "ead_two_stage": (EAD_PARAMETERS, _ead_bounds),
+    "ead_mean_matched": (EAD_PARAMETERS, lambda p: (p["tau_min"], max(1.0, p["tau_max"]))),
+    # EAD's mean over its first 32 positions, the warm-up's tau = 1 among them
+    "ead_mean": (EAD_PARAMETERS.map(lambda p: {**p, "length": 32}),
+                 lambda p: (min(1.0, p["tau_min"]), max(1.0, p["tau_max"]))),
+}
+
+
+def test_every_position_schedule_has_a_property_test():
+    """A new schedule gets its parameters' strategy here; entropy_aware reads the logits (its own test below)."""
+    assert set(STRATEGIES) == set(SCHEDULES) - {"entropy_aware"}
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_temperatures_are_finite_bounded_and_non_increasing_after_the_warmup(name):
+    strategy, bounds = STRATEGIES[name]
+
+    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(parameters=strategy, step=st.integers(0, 10_000))
+    def check(parameters, step):
+        schedule = build_schedule({"name": name, **parameters})
+        start = getattr(schedule, "warmup", 0)
+        positions = np.arange(start, start + 3000)
+        taus = np.asarray(schedule.temperatures(positions, step), dtype=np.float64)
+        low, high = bounds(parameters)
+        assert np.isfinite(taus).all()
+        assert (taus >= low - 1e-12).all() and (taus <= high + 1e-12).all(), (taus.min(), taus.max(), low, high)
+        assert (np.diff(taus) <= 1e-12).all()
+        if name != "ead_mean":  # ead_mean is one temperature per step, EAD's mean over its first positions
+            assert (np.asarray(schedule.temperatures(np.arange(start), step)) == 1.0).all()  # tau = 1 before c
+
+    check()
+
+
+@settings(max_examples=60, deadline=None, database=None)  # writes nothing to the checkout
+@given(mode=st.sampled_from(["gate", "edt"]), taus=st.tuples(TAU, TAU), gate=st.floats(0.0, 5.0),
+       base=st.floats(0.05, 0.95), theta=st.floats(0.01, 2.0), scale=st.floats(0.01, 50.0))
+def test_entropy_aware_temperatures_stay_within_their_two_temperatures(mode, taus, gate, base, theta, scale):
+    low, high = min(taus), max(taus)
+    schedule = build_schedule({"name": "entropy_aware", "mode": mode, "tau_low": low, "tau_high": high,
+                               "gate": gate, "base": base, "theta": theta})
+    log_probs = torch.log_softmax(torch.randn(6, 40, generator=torch.Generator().manual_seed(0)) * scale, -1)
+    tau = schedule.token_temperatures(log_probs.double(), position=3, step=2)
+    assert torch.isfinite(tau).all() and (tau >= low - 1e-12).all() and (tau <= high + 1e-12).all()

@@ -38,7 +38,9 @@ HF and vLLM samplers so that every engine computes bit-for-bit the same temperat
 
 from __future__ import annotations
 
+import functools
 import math
+import numbers
 import sys
 from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any, ClassVar
@@ -59,6 +61,8 @@ __all__ = [
     "TwoStageTemperature",
     "annealed_temperature",
     "build_schedule",
+    "checked_positions",
+    "checked_step",
     "register_schedule",
     "resolve_schedule",
     "step_decay",
@@ -69,8 +73,54 @@ def _is_torch(x: Any) -> bool:
     return type(x).__module__.startswith("torch")
 
 
+def checked_step(step):
+    """``step`` if it is an RL global step: an integer >= 0 (numpy integers too), or an integer array / tensor of them
+    (a tensor's values are not inspected: that would synchronise a GPU at every decoding step). ValueError naming
+    ``step`` otherwise: a negative step would make d_s = d0 + step_factor * s shrink, even below 0, and the
+    temperatures rise above tau_max."""
+    if _is_torch(step):
+        if step.is_floating_point() or step.dtype.is_complex:
+            raise ValueError(f"step must be an integer RL step >= 0, got a {step.dtype} tensor")
+        return step
+    if isinstance(step, np.ndarray):
+        if step.dtype.kind not in "iu":
+            raise ValueError(f"step must be an integer RL step >= 0, got an array of dtype {step.dtype}")
+        if step.size and step.min() < 0:
+            raise ValueError(f"step must be >= 0 (the RL global step), got an array holding {step.min()}")
+        return step
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral):
+        raise ValueError(f"step must be an integer RL step >= 0, got {step!r}")
+    if step < 0:
+        raise ValueError(f"step must be >= 0 (the RL global step), got {step}")
+    return step
+
+
+def checked_positions(positions):
+    """``positions`` as a schedule reads them: 0-based response positions, an integer >= 0, a numpy array, a torch
+    tensor (passed as is: the samplers' hot path), or any other array-like of numbers (a list, a range: made a numpy
+    array). ValueError naming ``positions`` for text, non-numbers or a negative position."""
+    if _is_torch(positions):
+        return positions
+    if isinstance(positions, (str, bytes)) or not (isinstance(positions, (numbers.Real, np.ndarray))
+                                                   or hasattr(positions, "__len__")):
+        raise ValueError(f"positions must be a response position (an integer >= 0) or an array-like of them, got "
+                         f"{positions!r}")
+    if isinstance(positions, numbers.Real) and not isinstance(positions, bool):
+        if not positions >= 0:
+            raise ValueError(f"positions must be >= 0 (0-based response positions), got {positions!r}")
+        return positions
+    array = np.asarray(positions)
+    if array.dtype.kind not in "iuf":
+        raise ValueError(f"positions must be numbers (response positions), got an array-like of dtype {array.dtype}")
+    if array.size and not array.min() >= 0:
+        raise ValueError(f"positions must be >= 0 (0-based response positions), got one of {array.min()!r}")
+    return array
+
+
 def step_decay(step, d0: float, step_factor: float, d_max: float):
-    """Global-step-aware decay ``d_s = min(d0 + step_factor * s, d_max)`` (scalar or array)."""
+    """Global-step-aware decay ``d_s = min(d0 + step_factor * s, d_max)`` (scalar or array); ``step`` an integer >= 0
+    (:func:`checked_step`)."""
+    step = checked_step(step)
     if _is_torch(step):
         return (d0 + step_factor * step).clamp(max=d_max)
     if isinstance(step, np.ndarray):
@@ -141,13 +191,70 @@ class Schedule:
 SCHEDULES: dict[str, type[Schedule]] = {}
 
 
+#: Parameters that may be +inf: d_max (no cap on the decay).
+_MAY_BE_INFINITE = frozenset({"d_max"})
+
+
+def _parameter_problems(schedule: Schedule) -> list[str]:
+    """Why the parameters of ``schedule`` (a dataclass) cannot be what their annotations say (float: a finite number,
+    numpy's included; int: an integer, numpy's included; str), one line each naming the parameter and its value. A
+    numpy scalar is replaced by the Python number it holds; a bool is not a number. YAML writes 2 for 2.0, so an
+    int is a float."""
+    problems = []
+    for field in fields(schedule):
+        value = getattr(schedule, field.name)
+        kind = field.type if isinstance(field.type, str) else field.type.__name__
+        if kind == "float":
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                problems.append(f"{field.name} must be a number, got {value!r}")
+            elif math.isnan(value) or (math.isinf(value) and not (value > 0 and field.name in _MAY_BE_INFINITE)):
+                problems.append(f"{field.name} must be a finite number, got {float(value)!r}")
+            elif isinstance(value, np.generic):
+                object.__setattr__(schedule, field.name, value.item())
+        elif kind == "int":
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                problems.append(f"{field.name} must be an integer, got {value!r}")
+            elif isinstance(value, np.generic):
+                object.__setattr__(schedule, field.name, int(value))
+        elif kind == "str" and not isinstance(value, str):
+            problems.append(f"{field.name} must be a string, got {value!r}")
+    return problems
+
+
+def _checked_construction(cls: type[Schedule]) -> None:
+    """Every registered schedule checks its parameters' types when built, directly or through
+    :func:`build_schedule`, before its own range checks (which would otherwise fail deep: '>' between str and
+    float), and checks ``positions`` and ``step`` at every :meth:`Schedule.temperatures` call."""
+    own_post_init = cls.__dict__.get("__post_init__") or getattr(cls, "__post_init__", None)
+    if not getattr(own_post_init, "checks_types", False):
+        def __post_init__(self):
+            problems = _parameter_problems(self)
+            if problems:
+                raise ValueError(f"{self.name} schedule: " + "; ".join(problems))
+            if own_post_init is not None:
+                own_post_init(self)
+
+        __post_init__.checks_types = True
+        cls.__post_init__ = __post_init__
+    temperatures = cls.temperatures
+    if not getattr(temperatures, "checks_inputs", False):
+        @functools.wraps(temperatures)
+        def checked_temperatures(self, positions, step: int = 0):
+            return temperatures(self, checked_positions(positions), checked_step(step))
+
+        checked_temperatures.checks_inputs = True
+        cls.temperatures = checked_temperatures
+
+
 def register_schedule(name: str):
-    """Class decorator adding a schedule to the registry under ``name`` (verl-style registry)."""
+    """Class decorator adding a schedule to the registry under ``name`` (verl-style registry); the class then checks
+    its parameters when built and its inputs when called (:func:`_checked_construction`)."""
 
     def decorator(cls):
         if name in SCHEDULES:
             raise ValueError(f"Schedule {name!r} is already registered by {SCHEDULES[name].__name__}")
         cls.name = name
+        _checked_construction(cls)
         SCHEDULES[name] = cls
         return cls
 
@@ -505,20 +612,6 @@ def _parameters(cls: type[Schedule]) -> dict:
     return {field.name: field for field in fields(cls)}
 
 
-def _parameter_problem(cls: type[Schedule], key: str, value) -> str | None:
-    """Why ``value`` cannot be the ``key`` parameter of ``cls`` (its dataclass annotation: float, int or str), or
-    None. YAML writes 2 for 2.0, so an int is a float; a bool is neither."""
-    expected = _parameters(cls)[key].type
-    expected = {"float": (int, float), "int": (int,), "str": (str,)}.get(expected if isinstance(expected, str)
-                                                                         else expected.__name__)
-    if expected is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, expected):
-        kind = "a number" if float in expected else "an integer" if int in expected else "a string"
-        return f"{key} must be {kind}, got {value!r}"
-    return None
-
-
 def build_schedule(spec: dict | Schedule) -> Schedule:
     """Build a schedule from ``{"name": <registered name>, **params}``; unknown names list the known ones, unknown
     parameters the schedule's own, and a parameter of the wrong type is named with its value."""
@@ -535,9 +628,6 @@ def build_schedule(spec: dict | Schedule) -> Schedule:
     unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"Unknown parameter(s) {unknown} for schedule {name!r}; known: {sorted(known)}")
-    problems = [problem for key, value in params.items() if (problem := _parameter_problem(cls, key, value))]
-    if problems:
-        raise ValueError(f"{name} schedule: " + "; ".join(problems))
     missing = sorted(key for key, field in _parameters(cls).items()
                      if key not in params and field.default is MISSING and field.default_factory is MISSING)
     if missing:

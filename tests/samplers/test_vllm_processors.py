@@ -39,6 +39,6 @@ def test_the_vllm_processors_divide_every_registered_schedule_as_the_hf_sampler(
             logits = torch.randn(4, 50, generator=generator) * scale
             got = _divide_by_schedules(logits.clone(), [0, 1, 2, 3], [request] * 4, positions)
             for row, position in enumerate(positions):
-                hf = ScheduleLogitsProcessor(schedule, prompt_length=0, step=step)
-                want = hf(torch.zeros(1, position, dtype=torch.long), logits[row : row + 1].clone())[0]
+                hf = ScheduleLogitsProcessor(schedule, prompt_length=1, step=step)
+                want = hf(torch.zeros(1, 1 + position, dtype=torch.long), logits[row : row + 1].clone())[0]
                 assert torch.equal(got[row], want), (name, step, position)

@@ -441,8 +441,8 @@ def expected_row(extra_args, t: int, logits_row: torch.Tensor) -> torch.Tensor:
     request = vllm_processors.parse_request(extra_args)
     if not isinstance(request, vllm_processors.ScheduleRequest):
         return logits_row / expected_tau(extra_args, t)
-    processor = ScheduleLogitsProcessor(request.schedule, prompt_length=0, step=request.step)
-    return processor(torch.zeros(1, t, dtype=torch.long), logits_row[None].clone())[0]
+    processor = ScheduleLogitsProcessor(request.schedule, prompt_length=1, step=request.step)
+    return processor(torch.zeros(1, 1 + t, dtype=torch.long), logits_row[None].clone())[0]
 
 
 def random_logits(rows: int, seed: int = 0) -> torch.Tensor:

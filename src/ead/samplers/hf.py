@@ -21,6 +21,7 @@ and the tau = 1 entropies of responses sampled elsewhere, e.g. by vLLM, via :fun
 
 from __future__ import annotations
 
+import numbers
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -29,26 +30,39 @@ from transformers import AttentionInterface, DynamicCache, LogitsProcessor, Stat
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from ead.metrics import entropy_from_log_probs
-from ead.schedule import Schedule
+from ead.schedule import Schedule, checked_step
 
 
 class ScheduleLogitsProcessor(LogitsProcessor):
     """Divide logits by the schedule's tau_t, t = response position (for ``model.generate``).
 
-    ``prompt_length`` is the padded prompt length of the batch (``input_ids.shape[1]`` before generation);
-    set ``SamplingParams``-style temperature to 1.0 (the default of ``generate``) so tau is applied once.
+    ``prompt_length`` is the padded prompt length of the batch (``input_ids.shape[1]`` before generation, at least 1);
+    ``step`` the RL global step (an integer >= 0). Keep ``generate``'s ``temperature`` at 1.0 (its default), top-k
+    off and top-p 1.0: transformers applies its own temperature warper beside this processor, which cannot see it,
+    so ``temperature=0.7`` would sample at 0.7 x tau_t (docs/use-ead.md; ``ead.samplers.hf.sample`` has no
+    temperature argument at all). Bad arguments raise ValueError naming the parameter.
     """
 
     def __init__(self, schedule: Schedule, prompt_length: int, step: int = 0):
+        if not isinstance(schedule, Schedule):
+            hint = " (build one with ead.schedule.build_schedule)" if isinstance(schedule, dict) else ""
+            raise ValueError(f"schedule must be a Schedule (e.g. ead.schedule.AnnealedSchedule()), got "
+                             f"{type(schedule).__name__} {schedule!r}{hint}")
+        if isinstance(prompt_length, bool) or not isinstance(prompt_length, numbers.Integral) or prompt_length < 1:
+            raise ValueError(f"prompt_length must be the prompt batch's length, an integer >= 1 "
+                             f"(input_ids.shape[1] before generate), got {prompt_length!r}")
         self.schedule = schedule
-        self.prompt_length = prompt_length
-        self.step = step
+        self.prompt_length = int(prompt_length)
+        self.step = checked_step(step)
 
     def temperature(self, position: int) -> float:
         return float(self.schedule.temperatures(position, self.step))
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         position = input_ids.shape[1] - self.prompt_length
+        if position < 0:  # else every response token would count as a prompt token and stay at tau = 1
+            raise ValueError(f"prompt_length = {self.prompt_length} exceeds the input's length {input_ids.shape[1]} "
+                             "at a generated token: pass the prompt batch's input_ids.shape[1]")
         if self.schedule.reads_logits:  # a temperature per row, from that row's own distribution
             log_probs = torch.log_softmax(_at_least_float32(scores), dim=-1)
             tau = self.schedule.token_temperatures(log_probs, position, self.step)
@@ -185,8 +199,12 @@ def sample(
     response, as a padded batch does, so the distributions are the same (up to float rounding of a different batch
     layout), and the random numbers are drawn for the whole batch at every position, as before.
     """
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    if not isinstance(schedule, Schedule):
+        raise ValueError(f"schedule must be a Schedule (e.g. ead.schedule.AnnealedSchedule()), got "
+                         f"{type(schedule).__name__} {schedule!r}")
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, numbers.Integral) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
+    checked_step(step)
     eos = torch.as_tensor(sorted(set([eos_token_ids] if isinstance(eos_token_ids, int) else eos_token_ids)))
     batch, width = input_ids.shape
     attention_mask = attention_mask.to(torch.bool)
