@@ -1,7 +1,7 @@
 """Exploratory Annealed Decoding (EAD): temperature schedules for sampling, as logits processors for transformers and
 vLLM (the library), and the pipeline that reproduces the paper (the rest of this package).
 
-The library (docs/use-ead.md, "Use EAD in your own code"; ``pip install ".[transformers]"``):
+The library (docs/use-ead.md, "Use EAD in your own run"; ``pip install ".[transformers]"``):
 
     ead.AnnealedSchedule(tau_max=1.2, tau_min=0.1, d0=25, step_factor=5, d_max=40000, warmup=0, decay_scale=1)
         EAD: tau_t = 1 for t < warmup (c), else max(1 + tau_max - exp(t / (decay_scale * d_s)), tau_min), with
