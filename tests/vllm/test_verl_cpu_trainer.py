@@ -351,7 +351,12 @@ def kill_after_step_one_and_resume(assets: Path, config: dict, run_name: str, pr
 def test_a_killed_ray_head_fails_the_cell_with_one_error_and_no_table(assets):
     """The Ray head (gcs_server) SIGKILLed under a training cell: the trainer exits non-zero once Ray gives up on the
     head (60 s, Ray's reconnect timeout), ead.rl.verl.run ends with its one-line error, no table is written and no
-    process of the job is left running (measured: exit 62 s after the kill)."""
+    process of the job is left running (measured: exit 62 s after the kill).
+
+    Deterministic, not a race with the cell's end: the training loop (verl's TaskRunner, a Ray actor) is held
+    (SIGSTOP) after its first logged step, the head killed, and the loop released only once Ray has given up on the
+    head (the raylet gone), so the cell cannot finish its second step before the failure reaches it. (Killed
+    unheld, a 2-step cell sometimes finished within Ray's 60 s and exited 0.)"""
     import signal
     import time
 
@@ -364,11 +369,21 @@ def test_a_killed_ray_head_fails_the_cell_with_one_error_and_no_table(assets):
         while not steps_logged_so_far(run_dir):
             assert job.poll() is None, "the job ended before its first training step"
             assert time.monotonic() < deadline, "no training step within 15 min"
-            time.sleep(0.5)
+            time.sleep(0.2)
         family = psutil.Process(job.pid).children(recursive=True)
-        heads = [process for process in family if "gcs_server" in process.name()]
-        assert len(heads) == 1
+
+        def named(part):
+            return [process for process in family if part in process.name() or part in " ".join(process.cmdline())]
+
+        loops, heads, raylets = named("TaskRunner"), named("gcs_server"), named("raylet")
+        assert len(loops) == 1 and len(heads) == 1 and raylets, sorted(process.name() for process in family)
+        loops[0].suspend()  # the loop cannot reach step 2 while Ray loses its head
+        assert steps_logged_so_far(run_dir) == [1]
         heads[0].send_signal(signal.SIGKILL)
+        psutil.wait_procs(raylets, timeout=300)  # Ray gives up on the head: the raylet exits
+        assert not any(process.is_running() and process.status() != psutil.STATUS_ZOMBIE for process in raylets)
+        if loops[0].is_running():
+            loops[0].resume()
         returncode = job.wait(timeout=600)
     assert returncode != 0
     output = (run_dir / "run.log").read_text()
