@@ -208,6 +208,21 @@ def test_logits_processor_in_hf_generate(tiny_llama, prompts):
         torch.testing.assert_close(scores, raw / tau, atol=1e-6, rtol=1e-6)
 
 
+
+def test_generate_with_its_own_temperature_beside_the_processor_is_refused(tiny_llama, prompts):
+    """transformers adds its temperature warper to the same list, which would sample at 0.7 x tau_t; the vLLM path
+    refuses the same. generate's default (1.0) passes."""
+    input_ids, attention_mask = prompts
+    processor = ScheduleLogitsProcessor(AnnealedSchedule(), prompt_length=input_ids.shape[1])
+    with pytest.raises(ValueError, match=r"generate\(temperature=0.7\) beside ScheduleLogitsProcessor would sample "
+                                         r"at 0.7 x tau_t: keep generate's temperature at 1.0"):
+        tiny_llama.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=True, top_k=0, top_p=1.0,
+                            temperature=0.7, max_new_tokens=3, logits_processor=[processor], pad_token_id=PAD)
+    processor = ScheduleLogitsProcessor(AnnealedSchedule(), prompt_length=input_ids.shape[1])
+    out = tiny_llama.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=True, top_k=0, top_p=1.0,
+                              max_new_tokens=3, logits_processor=[processor], pad_token_id=PAD)
+    assert out.shape[1] == input_ids.shape[1] + 3
+
 def test_response_entropies_rescore_exactly_what_the_sampler_recorded(prompts):
     """Responses drawn elsewhere (vLLM) get their tau = 1 entropies from a teacher-forced pass; on responses the HF
     sampler drew, that pass must reproduce the entropies it recorded, whatever the batching and padding."""

@@ -22,11 +22,19 @@ and the tau = 1 entropies of responses sampled elsewhere, e.g. by vLLM, via :fun
 from __future__ import annotations
 
 import numbers
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
-from transformers import AttentionInterface, DynamicCache, LogitsProcessor, StaticCache
+from transformers import (
+    AttentionInterface,
+    DynamicCache,
+    LogitsProcessor,
+    LogitsProcessorList,
+    StaticCache,
+    TemperatureLogitsWarper,
+)
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from ead.metrics import entropy_from_log_probs
@@ -38,9 +46,9 @@ class ScheduleLogitsProcessor(LogitsProcessor):
 
     ``prompt_length`` is the padded prompt length of the batch (``input_ids.shape[1]`` before generation, at least 1);
     ``step`` the RL global step (an integer >= 0). Keep ``generate``'s ``temperature`` at 1.0 (its default), top-k
-    off and top-p 1.0: transformers applies its own temperature warper beside this processor, which cannot see it,
-    so ``temperature=0.7`` would sample at 0.7 x tau_t (docs/use-ead.md; ``ead.samplers.hf.sample`` has no
-    temperature argument at all). Bad arguments raise ValueError naming the parameter.
+    off and top-p 1.0: transformers applies its own temperature warper beside this processor, so
+    ``temperature=0.7`` would sample at 0.7 x tau_t; the processor refuses it at the first token. Bad arguments raise
+    ValueError naming the parameter.
     """
 
     def __init__(self, schedule: Schedule, prompt_length: int, step: int = 0):
@@ -54,11 +62,28 @@ class ScheduleLogitsProcessor(LogitsProcessor):
         self.schedule = schedule
         self.prompt_length = int(prompt_length)
         self.step = checked_step(step)
+        self._generate_checked = False
+
+    def _refuse_a_second_temperature(self, caller) -> None:
+        """Once per processor: refuse a ``generate`` whose own temperature is not 1.0. transformers puts its
+        TemperatureLogitsWarper into the same LogitsProcessorList (``caller``, the frame that calls this processor),
+        which would divide the scores a second time: tau_t x that temperature. The vLLM path refuses the same."""
+        self._generate_checked = True
+        processors = caller.f_locals.get("self") if caller is not None else None
+        if not isinstance(processors, LogitsProcessorList):
+            return
+        for processor in processors:
+            if isinstance(processor, TemperatureLogitsWarper) and processor.temperature != 1.0:
+                raise ValueError(f"generate(temperature={processor.temperature}) beside ScheduleLogitsProcessor would "
+                                 f"sample at {processor.temperature} x tau_t: keep generate's temperature at 1.0 (the "
+                                 "processor applies the schedule)")
 
     def temperature(self, position: int) -> float:
         return float(self.schedule.temperatures(position, self.step))
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        if not self._generate_checked:
+            self._refuse_a_second_temperature(sys._getframe(1))
         position = input_ids.shape[1] - self.prompt_length
         if position < 0:  # else every response token would count as a prompt token and stay at tau = 1
             raise ValueError(f"prompt_length = {self.prompt_length} exceeds the input's length {input_ids.shape[1]} "
