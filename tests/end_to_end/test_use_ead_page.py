@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from library_install import package_sources  # noqa: E402
 
+from tests.test_extras import LIBRARY_ONLY  # noqa: E402
+
 
 def built_wheel(directory: Path) -> Path:
     sources = package_sources(directory / "sources")
@@ -75,7 +77,19 @@ def test_installed_as_the_page_says_into_an_environment_with_its_own_torch(tmp_p
 
     result = install_and_sample(tmp_path, "torch==2.13.0", tiny_model_dir)
     assert result["torch"].startswith("2.13.0")
-    pip = [str(tmp_path / "venv" / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
+    python = str(tmp_path / "venv" / "bin" / "python")
+    # the installed library: help(ead) shows its API and page; every module imports or names the extra it lacks
+    shown = subprocess.run([python, "-c", "import ead; help(ead)"], capture_output=True, text=True, cwd=tmp_path,
+                           env={"PAGER": "cat", "PATH": "/usr/bin:/bin"}, check=True).stdout
+    assert "docs/use-ead.md" in shown and "ScheduleLogitsProcessor" in shown and "schedule_extra_args" in shown
+    walked = subprocess.run([python, "-c", LIBRARY_ONLY, "[]"], capture_output=True, text=True, cwd=tmp_path,
+                            check=True)
+    results = json.loads(walked.stdout)
+    assert results["ead.schedule"] is None and results["ead.samplers.hf"] is None
+    unclear = {module: error for module, error in results.items() if error is not None and not (
+        "needs the '" in error and 'pip install "ead[' in error) and "UnsupportedStackError" not in error}
+    assert not unclear, unclear
+    pip = [python, "-m", "pip", "--disable-pip-version-check", "-q"]
     wheel = built_wheel(tmp_path / "dist")
     for torch_release in ("2.12.1", "2.14.1"):
         report = tmp_path / f"resolve_{torch_release}.json"
