@@ -26,6 +26,16 @@ def test_a_digest_ignores_run_and_timing_columns_but_sees_one_ulp():
     assert table_digest(arrays) != table_digest(arrays.assign(entropy=[np.array([0.1, 0.2]), np.array([0.30001])]))
 
 
+
+def test_the_claims_wording_is_left_out_and_their_numbers_and_verdicts_are_not():
+    """A wording fix in a claim's scope or rule (or its statement) changes no number: the digest stays."""
+    claims = pd.DataFrame({"claim": ["C7"], "effect": [0.1], "verdict": ["inconclusive"], "statement": ["s"],
+                           "rule": ["one seed: ..."], "scope": ["one seed: the CI covers 1 evaluation problems"]})
+    reworded = claims.assign(scope=["one seed: the CI covers one training-metric value"], rule=["r"], statement=["t"])
+    assert table_digest(reworded) == table_digest(claims)
+    assert table_digest(claims.assign(verdict=["supported"])) != table_digest(claims)
+    assert table_digest(claims.assign(effect=[np.nextafter(0.1, 1.0)])) != table_digest(claims)
+
 def make_run(root, weights=b"weights", reward=0.5):
     model = root / "results" / "models" / "tiny1m"
     model.mkdir(parents=True)
@@ -77,3 +87,16 @@ def test_a_file_outside_every_stage_or_missing_is_refused_by_name(tmp_path):
         digest_files(["results/other.csv"], tmp_path)
     with pytest.raises(FileNotFoundError, match="premises/tiny1m.csv: missing"):
         digest_files(["results/premises/tiny1m.csv"], tmp_path)
+
+
+def test_compare_names_the_first_divergence_of_two_written_fingerprints(tmp_path, capsys):
+    from ead.fingerprint import main
+
+    for name, reward in (("a", 0.5), ("b", 0.5), ("c", 0.75)):
+        FINGERPRINT.write(digest_files(make_run(tmp_path / name, reward=reward), tmp_path / name),
+                          tmp_path / f"{name}.csv")
+    main(["--compare", str(tmp_path / "b.csv"), str(tmp_path / "a.csv")])  # equal: returns
+    with pytest.raises(SystemExit, match=r"c\.csv differs from .*a\.csv: stage 'rl_cells' diverged first"):
+        main(["--compare", str(tmp_path / "c.csv"), str(tmp_path / "a.csv")])
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path / "d.csv")])  # neither a run to digest nor two tables to compare

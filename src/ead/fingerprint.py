@@ -4,13 +4,17 @@ change and its parent) can be compared bit for bit, and a difference is traced t
 One row per file (:data:`ead.tables.FINGERPRINT`), in the DAG's order of stages (:data:`STAGES`): the task data, the
 policies' weights (``model.safetensors``), the step-0 evaluations, the premise probe, the RL cells (``steps.csv``
 and ``eval_problems.csv`` beside each ``eval.csv`` given), the claims. A table's digest is of its content: the columns
-that record where and how long it ran (:data:`ead.tables.RUN_COLUMNS`, :data:`ead.tables.TIMING_COLUMNS`) are left
-out, every other value enters at full precision. Equal digests are equal numbers; one flipped bit in a weight
-changes its policy's digest and, through training, every stage after it. :func:`run_digest` folds the rows into
+that record where and how long it ran (:data:`ead.tables.RUN_COLUMNS`, :data:`ead.tables.TIMING_COLUMNS`) and the
+claims' wording (:data:`WORDING_COLUMNS`) are left out, every other value enters at full precision. Equal digests
+are equal numbers; one flipped bit in a weight changes its policy's digest and, through training, every stage after
+it. :func:`run_digest` folds the rows into
 the one short digest the README's result blocks quote beside their numbers.
 
 ``--check REFERENCE`` compares against a committed fingerprint (``tests/fixtures/smoke_fingerprint.csv`` for the
 smoke profile) and exits 1 naming the first stage that diverged, the file and both digests.
+
+A user compares a run with a committed one (the README's blocks' runs: benchmarks/results/*_fingerprint.csv):
+    python -m ead.fingerprint --compare results/fingerprint.csv benchmarks/results/default_fingerprint.csv
 
 Run (the workflow's rule ``fingerprint`` passes every result file of ``rule all``'s tables, then the claims):
     python -m ead.fingerprint --inputs results/data/countdown.parquet results/models/tiny1m ... results/claims.csv \
@@ -54,6 +58,12 @@ def _stage(path: str) -> str:
     raise ValueError(f"{path}: no stage of the fingerprint holds this file (ead.fingerprint.STAGES)")
 
 
+#: The claims' prose (a claim's statement from the config, the verdict's rule and the row's scope explained in
+#: words): wording, which the code's text changes without changing a number, so a fingerprint left out of them still
+#: matches a run made before a wording fix. The numbers and the verdict itself stay in.
+WORDING_COLUMNS = frozenset({"statement", "rule", "scope"})
+
+
 def _canonical_value(value) -> str:
     if isinstance(value, (list, tuple, np.ndarray)):  # every element, never numpy's summary of a long array
         return repr(np.asarray(value).tolist())
@@ -63,7 +73,8 @@ def _canonical_value(value) -> str:
 def table_digest(table: pd.DataFrame) -> str:
     """The digest of a table's content, without the columns that say where and how long its job ran: the column
     names, then every value (by its exact repr: floats round-trip, arrays element by element), row by row."""
-    kept = table.drop(columns=[c for c in table.columns if c in RUN_COLUMNS or c in TIMING_COLUMNS])
+    kept = table.drop(columns=[c for c in table.columns
+                               if c in RUN_COLUMNS or c in TIMING_COLUMNS or c in WORDING_COLUMNS])
     digest = hashlib.sha256("\x1f".join(map(str, kept.columns)).encode())
     for row in kept.itertuples(index=False, name=None):
         digest.update(("\x1e" + "\x1f".join(map(_canonical_value, row))).encode())
@@ -131,11 +142,23 @@ def first_divergence(reference: pd.DataFrame, current: pd.DataFrame) -> str | No
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--inputs", nargs="+", required=True, help="result files and model directories of the run")
-    parser.add_argument("--out", required=True, help="the fingerprint table (csv)")
+    parser.add_argument("--inputs", nargs="+", help="result files and model directories of the run")
+    parser.add_argument("--out", help="the fingerprint table (csv)")
     parser.add_argument("--check", default=None, help="a reference fingerprint: exit 1 naming the first divergence")
+    parser.add_argument("--compare", nargs=2, metavar=("RUN", "REFERENCE"),
+                        help="compare two fingerprint tables already written (e.g. results/fingerprint.csv and "
+                             "benchmarks/results/default_fingerprint.csv): exit 1 naming the first divergence")
     args = parser.parse_args(argv)
     log = setup_logging("fingerprint")
+    if args.compare:
+        run, reference = args.compare
+        divergence = first_divergence(FINGERPRINT.read(reference), FINGERPRINT.read(run))
+        if divergence:
+            sys.exit(f"{run} differs from {reference}: {divergence}")
+        log.info("every file of %s matches (run digest %s)", reference, run_digest(FINGERPRINT.read(run)))
+        return
+    if not (args.inputs and args.out):
+        parser.error("--inputs and --out are required (or --compare RUN REFERENCE)")
     fingerprint = digest_files(args.inputs)
     FINGERPRINT.write(fingerprint, args.out)
     log.info("%d files, run digest %s (cpu level %s)", len(fingerprint), run_digest(fingerprint), job_cpu_level())
