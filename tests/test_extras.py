@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from ead.extras import EXTRA_OF_MODULE, missing_extra_message
 
 # A library-only environment, simulated: every module an extra brings (but transformers and what it requires: the
@@ -27,6 +29,7 @@ print(json.dumps(results))
 """
 
 
+@pytest.mark.slow  # imports every module of the package in a fresh interpreter
 def test_every_module_imports_or_names_its_extra_in_a_library_only_environment():
     brought_by_transformers = {"transformers", "tqdm", "yaml", "tokenizers"}  # its own requirements
     blocked = sorted(set(EXTRA_OF_MODULE) - brought_by_transformers)

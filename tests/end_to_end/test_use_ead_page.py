@@ -49,6 +49,7 @@ def test_the_wheels_core_asks_for_no_exact_torch_and_none_of_the_pipelines_tools
         assert "ead/py.typed" in wheel.namelist()  # PEP 561: a type checker reads the library's hints
 
 
+@pytest.mark.slow  # help() imports torch and transformers in a fresh interpreter
 def test_import_ead_shows_the_library_and_its_page_and_imports_no_torch():
     """``help(ead)`` describes the library's API and points to its page; the names resolve on first use, so the
     pipeline's ``import ead.settings`` stays free of torch."""
