@@ -115,7 +115,7 @@ def test_a_suggested_fix_that_works_adds_nothing(tmp_path, capsys):
     overlay.write_text("rl:\n  eval: {n: 4, k: [1, 4]}\n")
     assert main(["--configfile", "configs/config.yaml", str(overlay)]) == 1
     message = capsys.readouterr().err.strip()
-    assert message.endswith("or claim a k <= rl.eval.n"), message
+    assert message.endswith("or use a k <= rl.eval.n"), message
 
 
 def test_the_report_of_an_unfinished_profile_names_it_and_the_runs_that_can_be_reported(tmp_path):

@@ -613,3 +613,24 @@ def test_the_pool_comparison_claims_read_the_pool_and_g4_is_measured_on_it_too()
     wrong["claims"][0].update(metric="entropy", over="last")
     with pytest.raises(ConfigError, match=r"'entropy' is a training metric"):
         validate_config(wrong, SCHEMA)
+
+
+@pytest.mark.parametrize(("section", "key"), [("rl_learns", "rl_learns.metric"), ("breakdown", "rl.breakdown.metric")])
+def test_every_metric_whose_k_exceeds_the_evaluations_samples_gets_the_same_refusal_and_fix(section, key):
+    """One home for "k <= rl.eval.n" (ead.settings.rl.check_metric_k): rl_learns and rl.breakdown are refused as the
+    claims are, with the --config pairs that fix it."""
+    from ead.settings.rl import check_breakdown, check_metric_k, check_rl_learns
+
+    config = load_layered_config(ROOT / "configs" / "config.yaml")
+    n = config["rl"]["eval"]["n"]
+    if section == "rl_learns":
+        config["rl_learns"]["metric"], check = f"pass@{2 * n}", check_rl_learns
+    else:
+        config["rl"]["breakdown"] = {**(config["rl"].get("breakdown") or {"phases": 1, "train_metrics": []}),
+                                     "metric": f"pass@{2 * n}"}
+        check = check_breakdown
+    with pytest.raises(ConfigError, match=rf"{re.escape(key)} = 'pass@{2 * n}': k exceeds rl.eval.n = {n} samples; .*"
+                                          rf"--config rl__eval__n={2 * n} ") as refused:
+        check(config)
+    assert refused.value.suggested_overrides == {"rl__eval__n": str(2 * n), "rl__eval__k": f"[1, {2 * n}]"}
+    assert check_metric_k(config, key, "greedy_accuracy") is False and check_metric_k(config, key, "worst@1") is True

@@ -379,15 +379,25 @@ def check_rl_learns(config: dict) -> None:
     if learns["sampler"] not in config["rl"]["samplers"]:
         raise ConfigError(f"rl_learns.sampler = {learns['sampler']!r} is not defined in rl.samplers (known: "
                           f"{sorted(config['rl']['samplers'])})")
-    match = COUNT_METRIC.fullmatch(learns["metric"])
-    if not match and learns["metric"] != "greedy_accuracy":
+    if not check_metric_k(config, "rl_learns.metric", learns["metric"]) and learns["metric"] != "greedy_accuracy":
         raise ConfigError(f"rl_learns.metric = {learns['metric']!r}: not pass@k, worst@k or greedy_accuracy (an "
                           "evaluation metric at step 0 and the last step)")
-    if match and int(match[2]) > config["rl"]["eval"]["n"]:
-        raise ConfigError(f"rl_learns.metric = {learns['metric']!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']}")
     if learns["min_ci_low"] > learns["min_effect"]:
         raise ConfigError(f"rl_learns.min_ci_low = {learns['min_ci_low']} exceeds rl_learns.min_effect = "
                           f"{learns['min_effect']} (the CI's lower bound it must clear sits below the mean it claims)")
+
+
+def check_metric_k(config: dict, key: str, metric: str) -> bool:
+    """Whether ``metric`` (the value of config key ``key``) is pass@k / worst@k; ConfigError if its k exceeds
+    ``rl.eval.n``, the samples each evaluation draws per problem, with the ``--config`` pairs that fix it (the one
+    home of this check: claims, best_of claims, rl_learns and rl.breakdown call it)."""
+    match = COUNT_METRIC.fullmatch(metric)
+    if match and int(match[2]) > config["rl"]["eval"]["n"]:
+        k = match[2]
+        raise ConfigError(f"{key} = {metric!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']} samples; evaluate "
+                          f"more samples per problem (e.g. --config rl__eval__n={k} rl__eval__k='[1, {k}]') or use a "
+                          "k <= rl.eval.n", suggested_overrides={"rl__eval__n": k, "rl__eval__k": f"[1, {k}]"})
+    return match is not None
 
 
 def check_breakdown(config: dict) -> None:
@@ -406,12 +416,9 @@ def check_breakdown(config: dict) -> None:
     if unknown:
         raise ConfigError(f"rl.breakdown.train_metrics: {unknown} are not steps.csv training metrics (known: "
                           f"{ALL_TRAIN_METRICS})")
-    match = COUNT_METRIC.fullmatch(breakdown["metric"])
-    if not match and breakdown["metric"] != "greedy_accuracy":
+    if not check_metric_k(config, "rl.breakdown.metric", breakdown["metric"]) and breakdown["metric"] != \
+            "greedy_accuracy":
         raise ConfigError(f"rl.breakdown.metric = {breakdown['metric']!r}: not pass@k, worst@k or greedy_accuracy")
-    if match and int(match[2]) > config["rl"]["eval"]["n"]:
-        raise ConfigError(f"rl.breakdown.metric = {breakdown['metric']!r}: k exceeds rl.eval.n = "
-                          f"{config['rl']['eval']['n']}")
 
 
 def check_paired_baselines(config: dict) -> None:
@@ -453,13 +460,8 @@ def check_claims(config: dict) -> None:
         elif "selection" in claim:
             raise ConfigError(f"{key}.selection: only a best_of claim chooses its baseline by a selection rule")
         metric = claim["metric"]
-        match = COUNT_METRIC.fullmatch(metric)
-        if match and int(match[2]) > config["rl"]["eval"]["n"]:
-            raise ConfigError(f"{key}.metric = {metric!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']} samples; "
-                              f"evaluate more samples per problem (e.g. --config rl__eval__n={match[2]} "
-                              f"rl__eval__k='[1, {match[2]}]') or claim a k <= rl.eval.n",
-                              suggested_overrides={"rl__eval__n": match[2], "rl__eval__k": f"[1, {match[2]}]"})
-        if not match and metric != "greedy_accuracy" and metric not in ALL_TRAIN_METRICS:
+        counts = check_metric_k(config, f"{key}.metric", metric)
+        if not counts and metric != "greedy_accuracy" and metric not in ALL_TRAIN_METRICS:
             raise ConfigError(f"{key}.metric = {metric!r}: not pass@k, worst@k (or verl's verl_best@k, verl_worst@k), "
                               f"greedy_accuracy or one of the training metrics {ALL_TRAIN_METRICS}")
         if claim.get("over", "last") == "curve":
@@ -500,9 +502,6 @@ def _check_best_of(config: dict, key: str, claim: dict, grid: set) -> None:
                           "fraction: 0.5, seed: 0}} (the candidate best on that share of the evaluation problems is "
                           "the baseline; the rest report)")
     for name, metric in (("metric", claim["metric"]), ("selection.metric", claim["selection"]["metric"])):
-        match = COUNT_METRIC.fullmatch(metric)
-        if metric != "greedy_accuracy" and not match:
+        if not check_metric_k(config, f"{key}.{name}", metric) and metric != "greedy_accuracy":
             raise ConfigError(f"{key}.{name} = {metric!r}: a best_of claim chooses and compares on the evaluation "
                               "problems, so pass@k, worst@k or greedy_accuracy")
-        if match and int(match[2]) > config["rl"]["eval"]["n"]:
-            raise ConfigError(f"{key}.{name} = {metric!r}: k exceeds rl.eval.n = {config['rl']['eval']['n']}")
