@@ -62,6 +62,7 @@ __all__ = [
     "annealed_temperature",
     "build_schedule",
     "checked_positions",
+    "checked_schedule",
     "checked_step",
     "register_schedule",
     "resolve_schedule",
@@ -93,6 +94,16 @@ def checked_step(step):
     if step < 0:
         raise ValueError(f"step must be >= 0 (the RL global step), got {step}")
     return step
+
+
+def checked_schedule(schedule):
+    """``schedule`` if it is a Schedule; ValueError naming ``schedule`` otherwise (a mapping: build it first). The one
+    check of every public entry point that takes a schedule (the HF processor and sampler, vLLM's extra_args)."""
+    if not isinstance(schedule, Schedule):
+        hint = " (build one with ead.schedule.build_schedule)" if isinstance(schedule, dict) else ""
+        raise ValueError(f"schedule must be a Schedule (e.g. ead.schedule.AnnealedSchedule()), got "
+                         f"{type(schedule).__name__} {schedule!r}{hint}")
+    return schedule
 
 
 def checked_positions(positions):

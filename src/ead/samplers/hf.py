@@ -38,7 +38,7 @@ from transformers import (
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from ead.metrics import entropy_from_log_probs
-from ead.schedule import Schedule, checked_step
+from ead.schedule import Schedule, checked_schedule, checked_step
 
 
 class ScheduleLogitsProcessor(LogitsProcessor):
@@ -52,10 +52,7 @@ class ScheduleLogitsProcessor(LogitsProcessor):
     """
 
     def __init__(self, schedule: Schedule, prompt_length: int, step: int = 0):
-        if not isinstance(schedule, Schedule):
-            hint = " (build one with ead.schedule.build_schedule)" if isinstance(schedule, dict) else ""
-            raise ValueError(f"schedule must be a Schedule (e.g. ead.schedule.AnnealedSchedule()), got "
-                             f"{type(schedule).__name__} {schedule!r}{hint}")
+        checked_schedule(schedule)
         if isinstance(prompt_length, bool) or not isinstance(prompt_length, numbers.Integral) or prompt_length < 1:
             raise ValueError(f"prompt_length must be the prompt batch's length, an integer >= 1 "
                              f"(input_ids.shape[1] before generate), got {prompt_length!r}")
@@ -224,9 +221,7 @@ def sample(
     response, as a padded batch does, so the distributions are the same (up to float rounding of a different batch
     layout), and the random numbers are drawn for the whole batch at every position, as before.
     """
-    if not isinstance(schedule, Schedule):
-        raise ValueError(f"schedule must be a Schedule (e.g. ead.schedule.AnnealedSchedule()), got "
-                         f"{type(schedule).__name__} {schedule!r}")
+    checked_schedule(schedule)
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, numbers.Integral) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
     checked_step(step)

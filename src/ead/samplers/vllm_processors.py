@@ -60,7 +60,14 @@ from typing import Any
 
 import numpy as np
 
-from ead.schedule import AnnealedSchedule, Schedule, annealed_temperature, build_schedule, checked_step
+from ead.schedule import (
+    AnnealedSchedule,
+    Schedule,
+    annealed_temperature,
+    build_schedule,
+    checked_schedule,
+    checked_step,
+)
 
 __all__ = [
     "EAD_EXTRA_ARG_KEYS",
@@ -121,9 +128,7 @@ def schedule_extra_args(schedule: Schedule, step: int = 0) -> dict[str, Any]:
     EAD itself uses the four-number form (:func:`ead_extra_args`, the vectorised path); every other schedule is sent
     as its ``to_dict()``. A fixed tau needs no processor: set ``SamplingParams.temperature`` instead.
     """
-    if not isinstance(schedule, Schedule):
-        raise ValueError(f"schedule must be a Schedule (e.g. ead.schedule.AnnealedSchedule()), got "
-                         f"{type(schedule).__name__} {schedule!r}")
+    checked_schedule(schedule)
     step = checked_step(step)
     if isinstance(schedule, AnnealedSchedule):
         return ead_extra_args(schedule, step)
