@@ -35,3 +35,46 @@ def test_combine_needs_every_part():
     assert combine([yes, maybe]).verdict == "inconclusive"
     assert combine([maybe, no, yes]).verdict == "contradicted"
     assert combine([yes, no]).rule == "a; b"
+
+
+@pytest.mark.parametrize("low, high, threshold, direction, smallest, expected", [
+    (-0.013, 0.006, 0.0, "greater", 0.02, "negligible"),     # a powered null: no effect of a size that matters
+    (-0.013, 0.006, 0.0, "greater", 0.01, "inconclusive"),   # the same CI with a finer bound cannot say so
+    (-0.021, 0.006, 0.0, "greater", 0.02, "inconclusive"),   # one end outside the band
+    (-0.02, 0.01, 0.0, "greater", 0.02, "inconclusive"),     # touching the band's edge is not inside it
+    (0.002, 0.015, 0.0, "greater", 0.02, "negligible"),      # real but smaller than matters
+    (0.01, 0.05, 0.0, "greater", 0.02, "supported"),         # an effect that may matter
+    (-0.05, -0.03, 0.0, "greater", 0.02, "contradicted"),
+    (-0.015, -0.002, 0.0, "greater", 0.02, "negligible"),    # on the other side, by less than matters
+    (0.29, 0.33, 0.3, "greater", 0.05, "negligible"),        # the band sits around the threshold
+    (-0.004, 0.004, 0.0, "less", 0.005, "negligible"),
+    (-0.05, 0.05, 0.0, "greater", None, "inconclusive"),     # no declared bound: never negligible
+    (-0.001, 0.001, 0.0, "greater", None, "inconclusive"),
+])
+def test_a_ci_inside_the_smallest_effect_that_matters_reads_negligible(low, high, threshold, direction, smallest,
+                                                                        expected):
+    verdict = decide(low, high, threshold=threshold, direction=direction, smallest_effect=smallest)
+    assert verdict.verdict == expected
+    if expected == "negligible":
+        assert f"({threshold - smallest:g}, {threshold + smallest:g})" in verdict.rule
+
+
+def test_the_side_of_a_negligible_ci_is_in_its_rule():
+    assert "real, and smaller than matters" in decide(0.002, 0.015, smallest_effect=0.02).rule
+    assert "other side" in decide(-0.015, -0.002, smallest_effect=0.02).rule
+    assert "also" not in decide(-0.01, 0.01, smallest_effect=0.02).rule
+
+
+@pytest.mark.parametrize("smallest", [0, -0.02, float("nan"), float("inf"), "0.02", True])
+def test_a_bad_smallest_effect_is_refused_by_name(smallest):
+    with pytest.raises(ValueError, match="smallest_effect"):
+        decide(-0.01, 0.01, smallest_effect=smallest)
+
+
+def test_combine_reads_a_negligible_part_as_the_whole_claim_falling_short():
+    yes, no, maybe = Verdict("supported", "a"), Verdict("contradicted", "b"), Verdict("inconclusive", "c")
+    small = Verdict("negligible", "d")
+    assert combine([yes, small]).verdict == "negligible"
+    assert combine([maybe, small]).verdict == "negligible"
+    assert combine([small, no]).verdict == "contradicted"
+    assert combine([small, small]).verdict == "negligible"

@@ -24,7 +24,7 @@ from ead.tables import CLAIMS, RL_LEARNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
-from result_rows import claims_in_order, fingerprint_sentence, interval  # noqa: E402
+from result_rows import claims_in_order, fingerprint_sentence, interval, size  # noqa: E402
 
 # The main comparison (config `claims`; docs/rl-learns.md, "Curve-mean claims"), primary metric first.
 MAIN_COMPARISON = ("C15-curve", "C15", "C2-curve", "C2", "C1-pass1-curve", "C1-curve", "C4-pass1-curve", "C4-curve",
@@ -47,12 +47,14 @@ def render(rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: 
         lines.append(f"| {row.policy} / {row.algorithm} / n {row.n}, step {row.step} | {row.num_seeds} x "
                      f"{row.num_problems} | {interval(row)} | **{row.verdict}** |")
     rows = claims_in_order(claims, MAIN_COMPARISON, "the main comparison's")
-    lines += ["", "| claim | comparison | metric | over | effect [95% CI] | MDE | seeds | verdict | "
-              "G4 in its setting |", "|---|---|---|---|---|---|---:|---|---|"]
+    lines += ["", "Each claim declared the smallest effect it cares about (+/- column, points): a CI inside +/- it "
+              "reads **negligible**, an effect of a size that matters ruled out.", "",
+              "| claim | comparison | metric | over | effect [95% CI] | MDE | +/- | seeds | verdict | "
+              "G4 in its setting |", "|---|---|---|---|---|---|---|---:|---|---|"]
     for row in rows.itertuples():
         over = "curve mean" if row.over == "curve" else f"step {row.step}"
         lines.append(f"| {row.claim} | {row.sampler} - {row.baseline} ({row.policy}) | {row.metric} | {over} | "
-                     f"{interval(row)} | {100 * row.mde:.1f} | "
+                     f"{interval(row)} | {100 * row.mde:.1f} | {size(row.smallest_effect)} | "
                      f"{row.num_seeds} | **{row.verdict}** | {row.rl_learns} |")
     return "\n".join(lines) + "\n"
 

@@ -26,14 +26,10 @@ from ead.tables import CLAIMS, PREMISE_VERDICTS, RL_LEARNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
-from result_rows import claims_in_order, fingerprint_sentence, interval  # noqa: E402
+from result_rows import claims_in_order, fingerprint_sentence, interval, size  # noqa: E402
 
 #: The overlay's claims (config `claims`), the primary first.
 CLAIM_IDS = ("P1", "P2", "P3", "P4", "P5")
-
-
-def mde(value: float) -> str:
-    return "" if pd.isna(value) else f"{100 * value:.1f}"
 
 
 def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str,
@@ -47,16 +43,18 @@ def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame
              "problems, G4's and the claims' two-way bootstrap over seeds and problems; MDE at 80% power). "
              f"{fingerprint}",
              "",
-             "| | what | effect, points [95% CI] | MDE | seeds x problems | verdict |", "|---|---|---|---:|---|---|"]
+             "| | what | effect, points [95% CI] | MDE | +/- | seeds x problems | verdict |",
+             "|---|---|---|---:|---:|---|---|"]
     for row in verdicts[verdicts["effect"].notna()].itertuples():
-        lines.append(f"| {row.premise} | {row.part} | {interval(row)} | {mde(row.mde)} | 1 x {row.num_problems} | "
+        lines.append(f"| {row.premise} | {row.part} | {interval(row)} | {size(row.mde)} | | 1 x {row.num_problems} | "
                      f"**{row.verdict}** |")
     for row in rl_learns[rl_learns["policy"] == policy].itertuples():
         lines.append(f"| {row.premise} | {row.sampler}'s {row.metric}, step {row.step} - step 0 | {interval(row)} | "
-                     f"{mde(row.mde)} | {row.num_seeds} x {row.num_problems} | **{row.verdict}** |")
+                     f"{size(row.mde)} | | {row.num_seeds} x {row.num_problems} | **{row.verdict}** |")
     for row in claims_in_order(claims, CLAIM_IDS, "the positive control's").itertuples():
-        lines.append(f"| {row.claim} | {row.statement} | {interval(row)} | {mde(row.mde)} | "
-                     f"{row.num_seeds} x {row.num_units // row.num_seeds} | **{row.verdict}** |")
+        lines.append(f"| {row.claim} | {row.statement} | {interval(row)} | {size(row.mde)} | "
+                     f"{size(row.smallest_effect)} | {row.num_seeds} x {row.num_units // row.num_seeds} | "
+                     f"**{row.verdict}** |")
     return "\n".join(lines) + "\n"
 
 

@@ -17,6 +17,11 @@ def points(value: float) -> str:
     return f"{100 * value:+.1f}"
 
 
+def size(value: float) -> str:
+    """An unsigned size (an MDE, a smallest effect) in points, one decimal; empty where there is none."""
+    return "" if pd.isna(value) else f"{100 * value:.1f}"
+
+
 def interval(row) -> str:
     """A row's ``effect [ci_low, ci_high]`` in points."""
     return f"{points(row.effect)} [{points(row.ci_low)}, {points(row.ci_high)}]"

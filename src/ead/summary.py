@@ -269,7 +269,8 @@ def claims_section(path: str) -> str:
              row.metric + (f" ({EVALUATED_WITH_LABELS[row.evaluated_with]})"
                            if row.evaluated_with in ("own_sampler", "train_pool") else "")
              + (" (curve mean)" if row.over == "curve" else ""),
-             f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]", f"{row.mde:.4f}", row.num_seeds,
+             f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]", f"{row.mde:.4f}",
+             "" if pd.isna(row.smallest_effect) else f"{row.smallest_effect:g}", row.num_seeds,
              f"**{row.verdict}**", row.rl_learns if isinstance(row.rl_learns, str) else "", row.scope]
             for row in table.itertuples()]
     return (f"## Paper claims on the grid and the analyses\n\nFrom `{path}`: RL claims are paired effects (same seeds: "
@@ -279,10 +280,12 @@ def claims_section(path: str) -> str:
             "1.0's Pass@1 gain from step 0, docs/rl-learns.md), without which a sampler comparison says nothing; "
             "95% CI from the two-way bootstrap over seeds and problems (training metrics: over seeds); the claims of "
             "Figs. 1 and 2 (algorithm `none (no RL)`) are paired effects on one fixed model, 95% CI over questions "
-            "(`ead.claims.analyses`); MDE = minimum detectable effect at 80% power; verdicts by `ead.claims` (CI vs 0)."
+            "(`ead.claims.analyses`); MDE = minimum detectable effect at 80% power; +/- = the smallest effect the "
+            "claim declared it cares about; verdicts by `ead.claims` (CI vs 0; negligible: CI inside +/- that "
+            "bound)."
             "\n\n"
             + markdown_table(["claim", "figure", "statement", "cells", "comparison", "metric", "effect [95% CI]", "MDE",
-                              "seeds", "verdict", "RL learns", "what this scale can show"], rows))
+                              "+/-", "seeds", "verdict", "RL learns", "what this scale can show"], rows))
 
 
 def signal_section(path: str) -> str:

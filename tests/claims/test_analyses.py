@@ -18,6 +18,10 @@ def test_forking_claim_is_the_paired_difference_of_the_first_and_last_fork_point
     row = claims.claim_row({"id": "F2", "figure": "fig02", "statement": "s", "analysis": "forking", "model": "tiny",
                             "metric": "pass@4"}, fork_samples(), resamples=200, seed=0)
     assert row["effect"] == pytest.approx(0.0) and row["verdict"] == "inconclusive" and row["num_units"] == 3
+    assert np.isnan(row["smallest_effect"])
+    wide = claims.claim_row({"id": "F2", "figure": "fig02", "statement": "s", "analysis": "forking", "model": "tiny",
+                             "metric": "pass@4", "smallest_effect": 1.5}, fork_samples(), resamples=200, seed=0)
+    assert (wide["verdict"], wide["smallest_effect"]) == ("negligible", 1.5) and "(-1.5, 1.5)" in wide["rule"]
     assert row["sampler"] == "fork after p = 0" and row["baseline"] == "fork after p = 8" and row["n"] == 4
     with pytest.raises(ValueError, match="maj@4 is not measured on task 'countdown'"):
         claims.first_minus_last_fork(fork_samples(), "maj@4")
@@ -29,8 +33,8 @@ def test_a_claim_whose_paired_differences_have_no_spread_states_no_power():
     the scope says no power can be stated instead of "detects a paired difference of 0 or more"."""
     samples = fork_samples().assign(correct=0.0)
     row = claims.claim_row({"id": "F2", "figure": "fig02", "statement": "s", "analysis": "forking", "model": "tiny",
-                            "metric": "pass@4"}, samples, resamples=200, seed=0)
-    assert row["mde"] == 0.0 and row["verdict"] == "inconclusive"
+                            "metric": "pass@4", "smallest_effect": 0.02}, samples, resamples=200, seed=0)
+    assert row["mde"] == 0.0 and row["verdict"] == "inconclusive"  # a zero-width CI is not a negligible effect
     assert "every paired difference is the same, so no power can be stated" in row["scope"]
     assert "detects" not in row["scope"]
 

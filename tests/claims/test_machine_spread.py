@@ -9,7 +9,7 @@ from ead.tables import CLAIMS, MACHINE_SPREAD
 
 ROW = dict(figure="none", statement="s", policy="tiny_strategy", algorithm="dapo", n=8, baseline="tau1.0",
            metric="pass@1", evaluated_with="eval_tau", step=16, standard_error=0.003, mde=0.01, num_seeds=6,
-           num_units=576, rule="r", scope="x")
+           num_units=576, smallest_effect=0.02, rule="r", scope="x")
 
 
 def claims(effects: dict[str, tuple[float, float, float, str]]) -> pd.DataFrame:

@@ -129,6 +129,32 @@ def test_evaluation_claim_is_the_paired_mean_difference_with_a_two_way_bootstrap
     assert row["verdict"] in ("supported", "inconclusive")
 
 
+def test_a_claim_reads_negligible_when_its_ci_lies_inside_its_declared_smallest_effect():
+    row = claim_row(CLAIM, problems_table(), steps_table(), window=4, resamples=500, seed=3)
+    assert np.isnan(row["smallest_effect"])  # declared by none: never negligible
+    half_range = max(abs(row["ci_low"]), abs(row["ci_high"]))
+    wide = claim_row({**CLAIM, "smallest_effect": half_range * 1.01}, problems_table(), steps_table(), window=4,
+                     resamples=500, seed=3)
+    assert (wide["verdict"], wide["smallest_effect"]) == ("negligible", half_range * 1.01)
+    assert (wide["effect"], wide["ci_low"], wide["ci_high"]) == (row["effect"], row["ci_low"], row["ci_high"])
+    narrow = claim_row({**CLAIM, "smallest_effect": half_range * 0.99}, problems_table(), steps_table(), window=4,
+                       resamples=500, seed=3)
+    assert narrow["verdict"] == row["verdict"]
+    CLAIMS.validate(pd.DataFrame([row, {**wide, "claim": "C1-wide"}]))
+    same = {("ead", 0): [2, 1, 0], ("ead", 1): [5, 0, 1], ("tau1.0", 0): [2, 1, 0], ("tau1.0", 1): [5, 0, 1]}
+    flat = claim_row({**CLAIM, "smallest_effect": 0.02}, problems_table(same), steps_table(), window=4,
+                     resamples=200, seed=0)
+    assert (flat["ci_low"], flat["ci_high"], flat["verdict"]) == (0.0, 0.0, "inconclusive")  # no spread, no bound
+
+
+def test_a_threshold_claim_does_not_read_a_smallest_effect():
+    shares = {0: [0.008] * 4, 1: [0.009] * 4, 2: [0.012] * 4}
+    row = claim_row({**THRESHOLD_CLAIM, "smallest_effect": 0.5}, problems_table(), capped_steps_table(shares),
+                    window=2, resamples=500, seed=1)
+    assert row["verdict"] == "inconclusive" and np.isnan(row["smallest_effect"])
+    CLAIMS.validate(pd.DataFrame([row]))
+
+
 def test_training_claim_compares_per_seed_means_over_the_last_window():
     claim = {**CLAIM, "metric": "entropy", "statement": "EAD keeps entropy higher"}
     row = claim_row(claim, problems_table(), steps_table(), window=4, resamples=500, seed=0)

@@ -196,8 +196,27 @@ def test_the_biased_teacher_favours_one_strategy_whatever_the_key_and_executes_e
     favoured = sum(response.startswith(FAVOURITE) for question, response in zip(questions, responses)
                    if RULE_KEYS[question[0]] != FAVOURITE)
     assert abs(favoured / off_key - 0.9) < 0.03  # ~3000 draws: 6 standard deviations
-    with pytest.raises(ValueError, match=r"teacher bias must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"teacher bias must be a number in \[0, 1\]"):
         teacher_responses(questions, 1.5, 0)
+
+
+def test_a_noisy_teacher_errs_on_each_output_digit_at_its_rate_and_names_what_the_exact_one_names():
+    questions = list(generate_strategy(seed=2, n_train=4000, n_val=1, n_test=1)["question"])
+    exact = teacher_responses(questions, 0.9, 1)
+    assert teacher_responses(questions, 0.9, 1, execution_noise=0.0) == exact  # no noise: the same draws as before
+    noisy = teacher_responses(questions, 0.9, 1, execution_noise=0.05)
+    assert noisy == teacher_responses(questions, 0.9, 1, execution_noise=0.05)
+    wrong = digits = 0
+    for question, response in zip(questions, noisy):
+        name, output = response.split("\n")
+        truth = naive_execute(name, question[2:-1])
+        assert name in (FAVOURITE, RULE_KEYS[question[0]]) and len(output) == len(truth) and output.isdigit()
+        wrong += sum(a != b for a, b in zip(output, truth))  # a noisy digit is never the right one
+        digits += len(truth)
+    assert abs(wrong / digits - 0.05) < 0.0035  # ~64000 digits: 4 standard deviations
+    for bad in (-0.1, 1.5, float("nan"), "0.1", True):
+        with pytest.raises(ValueError, match="teacher execution_noise must be a number"):
+            teacher_responses(questions[:2], 0.9, 1, execution_noise=bad)
 
 
 def test_response_roles_mark_the_fork_and_the_execution():

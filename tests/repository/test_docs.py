@@ -350,7 +350,7 @@ def test_the_main_finding_reads_g4_and_the_main_comparison_from_the_tables():
                                 num_seeds=6, num_problems=128, verdict="contradicted", rule="CI high < 0.08")])
     claim = dict(figure="fig04", statement="s", policy="tiny1m_sharp", algorithm="dapo", n=8, baseline="tau1.0",
                  evaluated_with="eval_tau", step=16, standard_error=0.01, num_seeds=6, num_units=128, rule="r",
-                 scope="x", rl_learns="contradicted")
+                 scope="x", rl_learns="contradicted", smallest_effect=0.02)
     claims = pd.DataFrame([{**claim, "claim": name, "sampler": "ead_tis", "metric": "pass@1", "effect": 0.004 * i,
                             "ci_low": -0.01, "ci_high": 0.02, "mde": 0.011, "verdict": "inconclusive",
                             "over": "curve" if name.endswith("curve") else "last"}
@@ -367,7 +367,7 @@ def test_the_main_finding_reads_g4_and_the_main_comparison_from_the_tables():
     table = [line for line in block.splitlines() if line.startswith("| C")]
     assert [line.split(" | ")[0][2:] for line in table] == list(main_finding.MAIN_COMPARISON)
     assert table[0] == ("| C15-curve | ead_tis - tau1.0 (tiny1m_sharp) | pass@1 | curve mean | +3.6 [-1.0, +2.0] | "
-                        "1.1 | 6 | **inconclusive** | contradicted |")
+                        "1.1 | 2.0 | 6 | **inconclusive** | contradicted |")
     assert "| C15 | ead_tis - tau1.0 (tiny1m_sharp) | pass@1 | step 16 |" in table[1]
     with pytest.raises(ValueError, match=r"lacks the main comparison's rows \['C15-curve'\]"):
         main_finding.render(learns, claims[claims["claim"] != "C15-curve"], commit="abc1234", date="2026-11-26",
@@ -401,7 +401,7 @@ def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_ta
     claim = dict(figure="none", policy="tiny_strategy", algorithm="dapo", n=8, sampler="ead", baseline="tau1.0",
                  metric="pass@1", evaluated_with="eval_tau", step=16, standard_error=0.003, num_seeds=6, num_units=576,
                  rule="r", scope="x", rl_learns="supported", over="curve", best_of="", selection="",
-                 threshold=float("nan"), baseline_algorithm="")
+                 threshold=float("nan"), baseline_algorithm="", smallest_effect=0.02)
     claims = pd.DataFrame([{**claim, "claim": name, "statement": f"statement {name}", "effect": -0.0012 * i,
                             "ci_low": -0.0079, "ci_high": 0.0047, "mde": 0.0094, "verdict": "inconclusive"}
                            for i, name in enumerate(reversed(positive_control.CLAIM_IDS))])
@@ -411,10 +411,11 @@ def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_ta
     assert "MDE at 80% power). Fingerprint `89ab`." in block
     rows = [line.split(" | ")[0][2:] for line in block.splitlines() if line.startswith("| ") and "---" not in line]
     assert rows == ["", "G1", "G2", "G4", "P1", "P2", "P3", "P4", "P5"]  # the header, then no row without an effect
-    assert "| G1 | heat early raises coverage | +8.6 [+4.7, +12.1] | 5.6 | 1 x 256 | **supported** |" in block
-    assert "| G2 | strategy errors are a large share of failures | +97.0 [+96.2, +97.7] |  | 1 x 256 |" in block
-    assert "| G4 | tau1.0's pass@1, step 16 - step 0 | +20.5 [+14.5, +27.2] | 9.2 | 6 x 96 | **supported** |" in block
-    assert "| P1 | statement P1 | -0.5 [-0.8, +0.5] | 0.9 | 6 x 96 | **inconclusive** |" in block
+    assert "| G1 | heat early raises coverage | +8.6 [+4.7, +12.1] | 5.6 | | 1 x 256 | **supported** |" in block
+    assert "| G2 | strategy errors are a large share of failures | +97.0 [+96.2, +97.7] |  | | 1 x 256 |" in block
+    assert ("| G4 | tau1.0's pass@1, step 16 - step 0 | +20.5 [+14.5, +27.2] | 9.2 | | 6 x 96 | **supported** |"
+            in block)
+    assert "| P1 | statement P1 | -0.5 [-0.8, +0.5] | 0.9 | 2.0 | 6 x 96 | **inconclusive** |" in block
     assert "commit `855c172`, run 2026-11-27" in block
     with pytest.raises(ValueError, match=r"lacks the positive control's rows \['P3'\]"):
         positive_control.render(verdicts, learns, claims[claims["claim"] != "P3"], commit="c", date="d", fingerprint="")

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 
 import numpy as np
@@ -137,8 +138,9 @@ def claim_row(claim: dict, samples: pd.DataFrame, *, resamples: int, seed: int) 
         units = f"{differences.size} references ({task}) x {sides['n']} continuations per fork point"
     draws = bootstrap_means(differences, resamples=resamples, seed=seed)
     low, high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
-    verdict = decide(low, high)
     mde = minimum_detectable_effect(differences) if differences.size >= 2 else float("nan")
+    # a CI of zero width (every paired difference equal) rests on no spread: it cannot rule an effect out
+    verdict = decide(low, high, smallest_effect=claim.get("smallest_effect") if mde > 0 else None)
     if mde > 0:
         power = f"detects a paired difference of {mde:.3g} or more with 80% power"
     elif mde == 0:  # every paired difference equal (e.g. all zero at smoke size): no spread to size a power on
@@ -150,7 +152,8 @@ def claim_row(claim: dict, samples: pd.DataFrame, *, resamples: int, seed: int) 
     return {"claim": claim["id"], "figure": claim["figure"], "statement": claim["statement"], "policy": model,
             **NO_TRAINING, **sides, "effect": float(differences.mean()), "ci_low": low, "ci_high": high,
             "standard_error": float(np.std(draws, ddof=1)), "mde": mde, "num_units": int(differences.size),
-            "verdict": verdict.verdict, "rule": verdict.rule, "scope": scope}
+            "smallest_effect": claim.get("smallest_effect", math.nan), "verdict": verdict.verdict,
+            "rule": verdict.rule, "scope": scope}
 
 
 #: analysis of a claim -> its samples table (passed by the option --<analysis>-samples)

@@ -271,7 +271,11 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
         effect, seeds, units = float(matrix.mean()), matrix.shape[0], matrix.size
     low, high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
     standard_error = float(np.std(draws, ddof=1))
-    verdict = decide(low, high, direction=claim.get("direction", "greater"))
+    # a threshold claim's threshold is the size that matters: it does not read smallest_effect; and a CI of zero width
+    # (every paired difference equal) rests on no spread, so it cannot rule an effect out
+    smallest_effect = None if "threshold" in claim else claim.get("smallest_effect")
+    verdict = decide(low, high, direction=claim.get("direction", "greater"),
+                     smallest_effect=smallest_effect if standard_error > 0 else None)
     if "threshold" in claim:
         verdict = Verdict(verdict.verdict, f"{claim['metric']} minus {claim['threshold']:g}: {verdict.rule}")
     if seeds < 2:  # the bootstrap then resamples problems only: its CI leaves out the training noise between seeds
@@ -288,7 +292,9 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
             "over": None if claim["metric"] in ALL_TRAIN_METRICS else claim.get("over", "last"),
             "step": step, "effect": effect, "ci_low": low,
             "ci_high": high, "standard_error": standard_error,
-            "mde": mde, "num_seeds": seeds, "num_units": units, "verdict": verdict.verdict, "rule": verdict.rule,
+            "mde": mde, "num_seeds": seeds, "num_units": units,
+            "smallest_effect": math.nan if smallest_effect is None else smallest_effect,
+            "verdict": verdict.verdict, "rule": verdict.rule,
             "scope": scope(claim["metric"], mde, seeds, units)}
     if chosen is not None:
         row.update(best_of=" ".join(claim["best_of"]), selection=best_of_rule(claim, chosen, details))

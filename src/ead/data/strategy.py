@@ -25,9 +25,11 @@ a different strategy scores 0 even when executed exactly, and so does the right 
 missing or extra. :func:`verify_response` says why a response failed (``strategy``, ``execution`` or ``format``).
 
 A biased teacher for SFT (:func:`teacher_responses`): with probability ``bias`` it names and executes the favourite
-strategy (``add``) whatever the key, otherwise the key's strategy, always executed exactly. A policy fine-tuned on it
-is over-confident at its fork by construction: for three keys of four the right strategy is the teacher's rare
-choice, while the execution it learns is exact.
+strategy (``add``) whatever the key, otherwise the key's strategy. A policy fine-tuned on it is over-confident at its
+fork by construction: for three keys of four the right strategy is the teacher's rare choice (share ``1 - bias``: the
+fork's rarity). Its execution is exact unless ``execution_noise`` q > 0: then each output digit is, with probability
+q, another digit drawn uniformly, so the policy learns an execution that errs at tau 1 and is mended by cooling (the
+execution's fragility).
 
 Splits: a problem's split is a seeded hash of its input digits (80% train / 10% val / 10% test buckets) and an input
 appears once in the table, so splits never share an input. Generation is deterministic given the seed and the sizes.
@@ -245,20 +247,27 @@ def response_roles(response: str) -> list[str]:
 # The biased teacher of SFT
 # ---------------------------------------------------------------------------------------------------------
 
-def teacher_responses(questions, bias: float, seed: int) -> list[str]:
+def teacher_responses(questions, bias: float, seed: int, execution_noise: float = 0.0) -> list[str]:
     """A biased teacher's response to each prompt (or reference string) in ``questions``, in order: with probability
-    ``bias`` the :data:`FAVOURITE` strategy whatever the key, otherwise the key's; every execution exact.
+    ``bias`` the :data:`FAVOURITE` strategy whatever the key, otherwise the key's; each output digit replaced, with
+    probability ``execution_noise``, by one of the nine other digits drawn uniformly (0: every execution exact).
 
-    One seeded draw per question, in order: the same questions, bias and seed give the same responses.
+    Seeded draws per question, in order: the same questions, bias, noise and seed give the same responses, and a
+    noiseless teacher draws exactly what it drew before the noise existed (one number per question).
     """
-    if not 0 <= bias <= 1:
-        raise ValueError(f"teacher bias must be in [0, 1], got {bias!r}")
+    for name, value in (("bias", bias), ("execution_noise", execution_noise)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise ValueError(f"teacher {name} must be a number in [0, 1], got {value!r}")
     rng = random.Random(seed)
     responses = []
     for question in questions:
         problem = parse_problem(question)
-        favoured = rng.random() < bias
-        responses.append(render_response(FAVOURITE if favoured else problem.strategy, problem.digits))
+        strategy = FAVOURITE if rng.random() < bias else problem.strategy
+        output = execute(strategy, problem.digits)
+        if execution_noise > 0:
+            output = "".join(rng.choice(DIGITS.replace(digit, "")) if rng.random() < execution_noise else digit
+                             for digit in output)
+        responses.append(f"{strategy}\n{output}")
     return responses
 
 

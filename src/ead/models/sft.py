@@ -46,16 +46,19 @@ REFERENCES = ("random", "canonical", "largest_first")
 
 
 def training_solutions(rows: pd.DataFrame, reference: str, source: str, teacher_bias: float | None = None,
-                       seed: int = 0) -> list[str]:
+                       seed: int = 0, teacher_execution_noise: float | None = None) -> list[str]:
     """The target response of each training row under ``reference`` (one of :data:`REFERENCES`), or, given a
-    ``teacher_bias``, the biased teacher's (strategy task only; its draws seeded by ``seed``)."""
+    ``teacher_bias``, the biased teacher's (strategy task only; its draws seeded by ``seed``; its output digits noisy
+    with probability ``teacher_execution_noise``)."""
+    if teacher_execution_noise is not None and teacher_bias is None:
+        raise SystemExit(f"{source}: --teacher-execution-noise is the biased teacher's; give --teacher-bias too")
     if teacher_bias is not None:
         if reference != "random" or "strategy" not in rows.columns:
             raise SystemExit(f"{source}: a teacher bias needs a strategy table (column strategy) and reference random, "
                              f"got reference {reference!r} and columns {sorted(rows.columns)}")
         from ead.data.strategy import teacher_responses
 
-        return teacher_responses(rows["question"], teacher_bias, seed)
+        return teacher_responses(rows["question"], teacher_bias, seed, teacher_execution_noise or 0.0)
     if reference == "random":
         return list(rows["solution"])
     if reference not in REFERENCES:
@@ -105,16 +108,17 @@ def _save_checkpoint(directory: Path, model, optimizer, step: int, log_rows: lis
 
 def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: int, batch_size: int, lr: float,
           warmup_steps: int, seed: int, checkpoint_every: int, shape: TinyPolicyShape, reference: str,
-          teacher_bias: float | None = None, log_every: int = 10):
+          teacher_bias: float | None = None, teacher_execution_noise: float | None = None, log_every: int = 10):
     log = setup_logging("sft")
     table = read_table(data)
     train_rows = table[table["split"] == "train"]
     if train_rows.empty:
         raise SystemExit(f"{data}: no rows with split == 'train'")
     tokenizer = build_tokenizer()
-    solutions = training_solutions(train_rows, reference, data, teacher_bias, seed)
+    solutions = training_solutions(train_rows, reference, data, teacher_bias, seed, teacher_execution_noise)
     input_ids, labels = encode_examples(tokenizer, train_rows["question"], solutions)
-    trained_on = f"{reference} reference" if teacher_bias is None else f"teacher of bias {teacher_bias}"
+    trained_on = (f"{reference} reference" if teacher_bias is None else f"teacher of bias {teacher_bias}"
+                  + ("" if teacher_execution_noise is None else f", execution noise {teacher_execution_noise}"))
     log.info("%d training examples (%s), max length %d tokens", len(input_ids), trained_on, input_ids.shape[1])
     if input_ids.shape[1] > shape.max_position_embeddings:
         raise SystemExit(f"examples of {input_ids.shape[1]} tokens exceed max_position_embeddings "
@@ -126,8 +130,11 @@ def train(data: str, out: str, log_table: str, checkpoint_dir: str, *, steps: in
     # everything that shapes the weights or the log; a checkpoint made under other values is discarded
     run_settings = {"steps": steps, "batch_size": batch_size, "lr": lr, "warmup_steps": warmup_steps, "seed": seed,
                     "shape": asdict(shape), "log_every": log_every, "reference": reference}
-    # only a teacher's run records its bias: the runs without one keep their fingerprints and log tables
+    # only a teacher's run records its bias (and a noisy teacher its noise): the runs without keep their fingerprints
+    # and log tables
     teacher = {} if teacher_bias is None else {"teacher_bias": teacher_bias}
+    if teacher_execution_noise is not None:
+        teacher["teacher_execution_noise"] = teacher_execution_noise
     run_settings.update(teacher)
     fingerprint = job_fingerprint(run_settings, [data])
     resuming = resumable(checkpoint, fingerprint, log)
@@ -200,6 +207,9 @@ def main(argv=None):
     parser.add_argument("--teacher-bias", type=float, default=None,
                         help="strategy task only: train on a biased teacher's responses, the favourite strategy with "
                              "this probability whatever the key (default: the table's solutions; module docstring)")
+    parser.add_argument("--teacher-execution-noise", type=float, default=None,
+                        help="with --teacher-bias: each output digit of the teacher's responses is another digit with "
+                             "this probability (default: exact executions)")
     for field in asdict(TinyPolicyShape()):  # the policy's shape, from its config entry
         parser.add_argument(f"--{field.replace('_', '-')}", type=int, required=True)
     parser.add_argument("--threads", type=int, required=True, help="torch threads (fixed: float sums depend on it)")
@@ -208,7 +218,8 @@ def main(argv=None):
     shape = TinyPolicyShape(**{field: getattr(args, field) for field in asdict(TinyPolicyShape())})
     train(args.data, args.out, args.log_table, args.checkpoint_dir, steps=args.steps, batch_size=args.batch_size,
           lr=args.lr, warmup_steps=args.warmup_steps, seed=args.seed, checkpoint_every=args.checkpoint_every,
-          shape=shape, reference=args.reference, teacher_bias=args.teacher_bias)
+          shape=shape, reference=args.reference, teacher_bias=args.teacher_bias,
+          teacher_execution_noise=args.teacher_execution_noise)
 
 
 if __name__ == "__main__":

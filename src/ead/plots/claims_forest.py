@@ -4,7 +4,8 @@ Reads the claims table (``results/claims.csv``, :data:`ead.tables.CLAIMS`) only.
 ``--figure`` (e.g. ``beyond``: the schedule shapes and the fair fixed-tau baselines of
 ``configs/ablations/beyond_the_paper.yaml``), one panel per metric: the effect (sampler - baseline, in points), its
 paired 95% CI, the minimum detectable effect as a grey band around 0 (what this run could have detected with 80%
-power), and the verdict as the marker (filled: supported; open: inconclusive; cross: contradicted).
+power), the declared smallest effect that matters as dotted lines at +/- it, and the verdict as the marker (filled:
+supported; open: inconclusive; cross: contradicted; diamond: negligible).
 
 Run:
     python -m ead.plots.claims_forest --claims results/claims.csv --figure beyond \
@@ -24,7 +25,7 @@ from ead.plots.style import apply_style, figure_logger, save_figure
 from ead.tables import CLAIMS
 
 MARKERS = {"supported": {"marker": "o", "fillstyle": "full"}, "inconclusive": {"marker": "o", "fillstyle": "none"},
-           "contradicted": {"marker": "X", "fillstyle": "full"}}
+           "contradicted": {"marker": "X", "fillstyle": "full"}, "negligible": {"marker": "D", "fillstyle": "none"}}
 
 
 def plot(claims, figure: str):
@@ -42,6 +43,9 @@ def plot(claims, figure: str):
         for yi, row in zip(y, panel.itertuples()):
             scale = 100  # rates in points
             ax.fill_betweenx([yi - 0.35, yi + 0.35], -row.mde * scale, row.mde * scale, color="0.9", lw=0)
+            if np.isfinite(row.smallest_effect):
+                for side in (-1, 1):
+                    ax.plot([side * row.smallest_effect * scale] * 2, [yi - 0.4, yi + 0.4], ":", color="0.4", lw=1)
             ax.errorbar(row.effect * scale, yi, xerr=[[(row.effect - row.ci_low) * scale],
                                                      [(row.ci_high - row.effect) * scale]],
                         color="C0" if row.baseline == panel["baseline"].iloc[0] else "C1", capsize=3,
@@ -50,8 +54,9 @@ def plot(claims, figure: str):
         labels = [f"{row.claim}: {comparison_label(row)}" for row in panel.itertuples()]
         ax.set_yticks(y, labels, fontsize=8)
         ax.set(xlabel=f"paired difference in {metric_label(metric)} (points)")
-    fig.suptitle(f"Claims '{figure}': effect and paired 95% CI (grey: +/- MDE at 80% power; filled: supported, "
-                 "open: inconclusive, cross: contradicted)", fontsize=9)
+    fig.suptitle(f"Claims '{figure}': effect and paired 95% CI (grey: +/- MDE at 80% power; dotted: +/- the smallest "
+                 "effect that matters;\nfilled: supported, open: inconclusive, cross: contradicted, diamond: "
+                 "negligible)", fontsize=9)
     fig.tight_layout()
     return fig
 

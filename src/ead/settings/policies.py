@@ -79,11 +79,14 @@ def policy_task(config: dict, name: str) -> str:
 def sft_settings(config: dict, name: str) -> dict:
     """The settings of one policy's SFT job (``python -m ead.models.sft``): its shape and its sft block, whose
     ``reference`` (which solution of each problem it trains on) is ``random`` unless stated, and the bias of its
-    teacher when it has one (``policies.<name>.teacher``: it trains on a biased teacher's responses instead)."""
+    teacher when it has one (``policies.<name>.teacher``: it trains on a biased teacher's responses instead), with its
+    execution noise where declared."""
     policy = config["policies"][name]
     settings = {**policy["shape"], "reference": "random", **policy["sft"]}
     if "teacher" in policy:
         settings["teacher_bias"] = policy["teacher"]["bias"]
+        if "execution_noise" in policy["teacher"]:  # absent: the exact teacher (and its SFT job's unchanged command)
+            settings["teacher_execution_noise"] = policy["teacher"]["execution_noise"]
     return settings
 
 

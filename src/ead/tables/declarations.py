@@ -272,18 +272,23 @@ PREMISES_BY_GROUP = Table("premises_by_group", {"sampler": "str", "step": "int",
 #: ``over`` (evaluation rows of RL claims): ``last`` (the metric at the last evaluated step) or ``curve`` (its mean
 #: over the evaluated steps after step 0, the area under the learning curve); ``rl_learns`` (RL rows): the verdict of
 #: premise G4 (:data:`RL_LEARNS`) in the claim's (policy, algorithm, n), or ``untested`` where the grid has no G4
-#: row for it. Both are empty in the analyses' rows and in tables written before they existed.
+#: row for it. Both are empty in the analyses' rows and in tables written before they existed. ``smallest_effect``: the
+#: smallest effect the claim declared it cares about (metric units), against which a CI inside +/- it reads
+#: ``negligible`` (:func:`ead.claims.decide`); empty in threshold claims' rows.
 CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
                           "n": "int", "sampler": "str", "baseline": "str",
                           "metric": "str", "evaluated_with": "str",
                           "step": "int",
                           "effect": "float", **_CI, "standard_error": "float", "mde": "float", "num_seeds": "int",
-                          "num_units": "int", "verdict": "str", "rule": "str", "scope": "str"},
+                          "num_units": "int", "smallest_effect": "float", "verdict": "str", "rule": "str",
+                          "scope": "str"},
                optional={"baseline_algorithm": "str", "threshold": "float", "best_of": "str", "selection": "str",
                          "over": "str", "rl_learns": "str"},
                keys=("claim", "policy"),
-               finite=("effect", "ci_low", "ci_high", "standard_error", "mde", "num_units"),
-               empty={"mde": Empty("in a row of fewer than two units (no spread to size it from)", rows=True)})
+               finite=("effect", "ci_low", "ci_high", "standard_error", "mde", "num_units", "smallest_effect"),
+               empty={"mde": Empty("in a row of fewer than two units (no spread to size it from)", rows=True),
+                      "smallest_effect": Empty("in a threshold claim's row (its threshold is the size that "
+                                               "matters)", rows=True)})
 
 #: Premise G4, "RL learns here" (``ead.claims.rl_learns``, ``results/premises/rl_learns.csv``): per (policy, algorithm,
 #: n) of the grid with cells of the G4 sampler (tau 1.0), the metric (Pass@1) at the last evaluated step minus step 0,
