@@ -156,3 +156,13 @@ def test_canonical_reference_needs_a_countdown_table_and_a_misspelled_reference_
     with pytest.raises(SystemExit):
         sft_main(command)
     assert "--reference: invalid choice: 'canonicl' (choose from" in capsys.readouterr().err
+
+
+def test_a_noisy_teachers_solutions_are_the_teachers_and_noise_without_a_teacher_is_refused():
+    from ead.data.strategy import generate_strategy, teacher_responses
+
+    train = generate_strategy(seed=0, n_train=200, n_val=1, n_test=1).query("split == 'train'")
+    assert training_solutions(train, "random", "s.parquet", 0.9, 3, 0.05) == teacher_responses(
+        train["question"], 0.9, 3, 0.05)
+    with pytest.raises(SystemExit, match="--teacher-execution-noise is the biased teacher's"):
+        training_solutions(train, "random", "s.parquet", None, 3, 0.05)

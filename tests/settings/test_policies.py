@@ -146,3 +146,23 @@ def test_a_fork_sharpened_policy_copies_a_trained_countdown_one_and_its_job_gets
     wrong["policies"]["tiny1m_fork"]["sharpen"] = {"policy": "tiny1m", "temperature": 0.2}  # two kinds at once
     with pytest.raises(ConfigError, match=r"policies\.tiny1m_fork"):
         validate_config(wrong, SCHEMA)
+
+
+def test_the_mechanism_map_overlay_crosses_fork_rarity_with_execution_fragility_in_the_teacher_alone():
+    from ead.settings.policies import sft_settings
+
+    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" /
+                                 "mechanism_map.yaml")
+    validate_config(config, SCHEMA)
+    settings = {name: sft_settings(config, name) for name in config["premises"]["policies"]}
+    assert {(s["teacher_bias"], s.get("teacher_execution_noise")) for s in settings.values()} == {
+        (bias, noise) for bias in (0.98, 0.95, 0.85) for noise in (None, 0.03)}
+    teacherless = [{k: v for k, v in s.items() if not k.startswith("teacher")} for s in settings.values()]
+    assert all(s == teacherless[0] for s in teacherless)  # the same shape and SFT: only the teacher differs
+    assert set(config["rl"]["experiments"]["mechanism_map"]["policies"]) == set(settings)
+    assert {claim["smallest_effect"] for claim in config["claims"]} == {0.02}
+    assert all(claim["policy"] in settings and claim["over"] == "curve" for claim in config["claims"])
+    wrong = copy.deepcopy(config)
+    wrong["policies"]["map_p02_fragile"]["teacher"]["execution_noise"] = 1.5
+    with pytest.raises(ConfigError, match=r"policies\.map_p02_fragile\.teacher\.execution_noise"):
+        validate_config(wrong, SCHEMA)
