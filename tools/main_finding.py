@@ -24,17 +24,18 @@ from ead.tables import CLAIMS, RL_LEARNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
-from result_rows import claims_in_order, fingerprint_sentence, interval, size  # noqa: E402
+from result_rows import claims_in_order, fingerprint_sentence, interval, run_origin, size  # noqa: E402
 
 # The main comparison (config `claims`; docs/rl-learns.md, "Curve-mean claims"), primary metric first.
 MAIN_COMPARISON = ("C15-curve", "C15", "C2-curve", "C2", "C1-pass1-curve", "C1-curve", "C4-pass1-curve", "C4-curve",
                    "C5-pass1-curve", "C5-curve")
 
 
-def render(rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str, fingerprint: str) -> str:
+def render(rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str, fingerprint: str,
+           claims_commit: str | None = None) -> str:
     """The block: the G4 rows (one per setting), then the main comparison's rows in MAIN_COMPARISON's order, under the
     run's ``fingerprint`` sentence (result_rows.fingerprint_sentence)."""
-    lines = [f"Default profile from a fresh clone at commit `{commit}`, run {date}; from its "
+    lines = [f"Default profile from {run_origin(commit, date, claims_commit)}; from its "
              "`results/premises/rl_learns.csv` and `results/claims.csv` (points; 95% CIs from the two-way bootstrap "
              f"over seeds and problems; MDE at 80% power). {fingerprint}", ""]
     first = rl_learns.iloc[0]
@@ -64,12 +65,15 @@ def main(argv=None):
     parser.add_argument("--results", type=Path, required=True, help="a default run's results/ directory")
     parser.add_argument("--commit", required=True, help="the commit the run was made at")
     parser.add_argument("--date", required=True, help="the run's date (YYYY-MM-DD)")
+    parser.add_argument("--claims-commit", help="the commit its claims were recomputed at from the same cells, if "
+                                                "they were (e.g. after a change to the decision rule)")
     parser.add_argument("--out", type=Path, required=True, help="the report (benchmarks/results/main_finding.md)")
     parser.add_argument("--doc", type=Path, help="Markdown file holding the block")
     parser.add_argument("--block", default="main-finding", help="the block's name in --doc")
     args = parser.parse_args(argv)
     block = render(RL_LEARNS.read(args.results / "premises" / "rl_learns.csv"),
                    CLAIMS.read(args.results / "claims.csv"), commit=args.commit, date=args.date,
+                   claims_commit=args.claims_commit,
                    fingerprint=fingerprint_sentence(args.results))
     publish(block, args.out, args.doc, args.block)
 

@@ -26,18 +26,18 @@ from ead.tables import CLAIMS, PREMISE_VERDICTS, RL_LEARNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
-from result_rows import claims_in_order, fingerprint_sentence, interval, size  # noqa: E402
+from result_rows import claims_in_order, fingerprint_sentence, interval, run_origin, size  # noqa: E402
 
 #: The overlay's claims (config `claims`), the primary first.
 CLAIM_IDS = ("P1", "P2", "P3", "P4", "P5")
 
 
 def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str,
-           fingerprint: str) -> str:
+           fingerprint: str, claims_commit: str | None = None) -> str:
     """The block: the probe's premise parts that have an effect (G1-G3), G4, then the claims in CLAIM_IDS' order,
     under the run's ``fingerprint`` sentence (result_rows.fingerprint_sentence)."""
     policy = Path(verdicts["model"].iloc[0]).name
-    lines = [f"Positive-control overlay from a fresh clone at commit `{commit}`, run {date}; from its "
+    lines = [f"Positive-control overlay from {run_origin(commit, date, claims_commit)}; from its "
              f"`results/premises/{policy}_verdicts.csv` (G1-G3, before RL), `results/premises/rl_learns.csv` (G4) and "
              "`results/claims.csv` (points: differences of rates, G2 a share of failures; 95% CIs: the probe's over "
              "problems, G4's and the claims' two-way bootstrap over seeds and problems; MDE at 80% power). "
@@ -64,6 +64,8 @@ def main(argv=None):
     parser.add_argument("--policy", default="tiny_strategy", help="the probed policy (premises.policies)")
     parser.add_argument("--commit", required=True, help="the commit the run was made at")
     parser.add_argument("--date", required=True, help="the run's date (YYYY-MM-DD)")
+    parser.add_argument("--claims-commit", help="the commit its claims were recomputed at from the same cells, if "
+                                                "they were (e.g. after a change to the decision rule)")
     parser.add_argument("--out", type=Path, required=True, help="the report (benchmarks/results/positive_control.md)")
     parser.add_argument("--doc", type=Path, help="Markdown file holding the block")
     parser.add_argument("--block", default="positive-control", help="the block's name in --doc")
@@ -71,7 +73,8 @@ def main(argv=None):
     premises = args.results / "premises"
     block = render(PREMISE_VERDICTS.read(premises / f"{args.policy}_verdicts.csv"),
                    RL_LEARNS.read(premises / "rl_learns.csv"), CLAIMS.read(args.results / "claims.csv"),
-                   commit=args.commit, date=args.date, fingerprint=fingerprint_sentence(args.results))
+                   commit=args.commit, date=args.date, claims_commit=args.claims_commit,
+                   fingerprint=fingerprint_sentence(args.results))
     publish(block, args.out, args.doc, args.block)
 
 

@@ -17,6 +17,13 @@ def points(value: float) -> str:
     return f"{100 * value:+.1f}"
 
 
+def run_origin(commit: str, date: str, claims_commit: str | None = None) -> str:
+    """Where a block's run came from: its fresh clone's commit and date, and the later commit its claims were
+    recomputed at from the same cells, if they were (a change to the decision rule needs no new cell)."""
+    again = "" if not claims_commit else f", its claims recomputed from the same cells at commit `{claims_commit}`"
+    return f"a fresh clone at commit `{commit}`, run {date}{again}"
+
+
 def size(value: float) -> str:
     """An unsigned size (an MDE, a smallest effect) in points, one decimal; empty where there is none."""
     return "" if pd.isna(value) else f"{100 * value:.1f}"
