@@ -143,3 +143,22 @@ def test_the_probe_by_group_is_rendered_only_when_given(tmp_path):
     assert text.index("| ead | 1 |") < text.index("| ead | 16 |")
     main(["--profile", "positive_control", "--rerun", "snakemake", *empty, "--out", str(out)])
     assert "Probed samplers by" not in out.read_text()
+
+
+def test_the_claims_section_sets_the_pre_registered_prediction_and_the_bound_beside_the_result(tmp_path):
+    import pandas as pd
+
+    from ead.summary import claims_section
+    from ead.tables import CLAIMS
+
+    row = dict(claim="M1", figure="mechanism_map", statement="s", policy="p", algorithm="dapo", n=8, sampler="ead",
+               baseline="tau1.0", metric="pass@1", evaluated_with="eval_tau", step=16, effect=0.001, ci_low=-0.01,
+               ci_high=0.012, standard_error=0.005, mde=0.014, num_seeds=4, num_units=384, smallest_effect=0.02,
+               verdict="negligible", rule="r", scope="x", over="curve", rl_learns="supported",
+               predicted_verdict="supported", predicted_effect=0.03)
+    path = tmp_path / "claims.csv"
+    CLAIMS.write(pd.DataFrame([row, {**row, "claim": "M2", "predicted_verdict": None, "predicted_effect": None}]),
+                 path)
+    lines = [line for line in claims_section(str(path)).splitlines() if line.startswith("| M")]
+    assert "| 0.02 | 4 | **negligible** | supported (+0.0300) | supported |" in lines[0]
+    assert "| 0.02 | 4 | **negligible** |  | supported |" in lines[1]

@@ -262,6 +262,13 @@ def learns_section(paths: list[str]) -> str:
                                       "verdict", "rule"], rows))
 
 
+def predicted(row) -> str:
+    """A claims row's pre-registered prediction (verdict and signed effect), empty where it has none."""
+    if not isinstance(row.predicted_verdict, str) or not row.predicted_verdict:
+        return ""
+    return f"{row.predicted_verdict} ({row.predicted_effect:+.4f})"
+
+
 def claims_section(path: str) -> str:
     table = CLAIMS.read(path)
     rows = [[row.claim, row.figure, row.statement, f"{row.policy} / {row.algorithm} / n {row.n}",
@@ -271,7 +278,8 @@ def claims_section(path: str) -> str:
              + (" (curve mean)" if row.over == "curve" else ""),
              f"{row.effect:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]", f"{row.mde:.4f}",
              "" if pd.isna(row.smallest_effect) else f"{row.smallest_effect:g}", row.num_seeds,
-             f"**{row.verdict}**", row.rl_learns if isinstance(row.rl_learns, str) else "", row.scope]
+             f"**{row.verdict}**", predicted(row), row.rl_learns if isinstance(row.rl_learns, str) else "",
+             row.scope]
             for row in table.itertuples()]
     return (f"## Paper claims on the grid and the analyses\n\nFrom `{path}`: RL claims are paired effects (same seeds: "
             "same prompts and rollout random numbers; same evaluation problems and draws) at the last evaluated step "
@@ -282,10 +290,10 @@ def claims_section(path: str) -> str:
             "Figs. 1 and 2 (algorithm `none (no RL)`) are paired effects on one fixed model, 95% CI over questions "
             "(`ead.claims.analyses`); MDE = minimum detectable effect at 80% power; +/- = the smallest effect the "
             "claim declared it cares about; verdicts by `ead.claims` (CI vs 0; negligible: CI inside +/- that "
-            "bound)."
+            "bound); predicted: the claim's pre-registered verdict and effect, where it has one."
             "\n\n"
             + markdown_table(["claim", "figure", "statement", "cells", "comparison", "metric", "effect [95% CI]", "MDE",
-                              "+/-", "seeds", "verdict", "RL learns", "what this scale can show"], rows))
+                              "+/-", "seeds", "verdict", "predicted", "RL learns", "what this scale can show"], rows))
 
 
 def signal_section(path: str) -> str:

@@ -147,6 +147,16 @@ def test_a_claim_reads_negligible_when_its_ci_lies_inside_its_declared_smallest_
     assert (flat["ci_low"], flat["ci_high"], flat["verdict"]) == (0.0, 0.0, "inconclusive")  # no spread, no bound
 
 
+def test_a_pre_registered_prediction_travels_into_the_claims_table_beside_the_result():
+    predicted = claim_row({**CLAIM, "prediction": {"verdict": "supported", "effect": 0.03}}, problems_table(),
+                          steps_table(), window=4, resamples=200, seed=0)
+    plain = claim_row(CLAIM, problems_table(), steps_table(), window=4, resamples=200, seed=0)
+    assert (predicted["predicted_verdict"], predicted["predicted_effect"]) == ("supported", 0.03)
+    assert {k: v for k, v in predicted.items() if not k.startswith("predicted_")} == plain  # the result is unchanged
+    table = CLAIMS.validate(pd.DataFrame([predicted, {**plain, "claim": "C1-plain"}]))
+    assert table["predicted_verdict"].tolist()[0] == "supported" and pd.isna(table["predicted_effect"].iloc[1])
+
+
 def test_a_threshold_claim_does_not_read_a_smallest_effect():
     shares = {0: [0.008] * 4, 1: [0.009] * 4, 2: [0.012] * 4}
     row = claim_row({**THRESHOLD_CLAIM, "smallest_effect": 0.5}, problems_table(), capped_steps_table(shares),

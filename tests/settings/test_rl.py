@@ -634,3 +634,17 @@ def test_every_metric_whose_k_exceeds_the_evaluations_samples_gets_the_same_refu
         check(config)
     assert refused.value.suggested_overrides == {"rl__eval__n": str(2 * n), "rl__eval__k": f"[1, {2 * n}]"}
     assert check_metric_k(config, key, "greedy_accuracy") is False and check_metric_k(config, key, "worst@1") is True
+
+
+@pytest.mark.parametrize(("prediction", "message"), [
+    ({"verdict": "likely", "effect": 0.02}, r"claims\.0\.prediction\.verdict = 'likely'"),
+    ({"verdict": "supported"}, r"claims\.0\.prediction: 'effect' is a required property"),
+    ({"verdict": "negligible", "effect": 0.0, "why": "x"}, r"unknown key\(s\) claims\.0\.prediction\.why"),
+])
+def test_a_malformed_prediction_is_refused_naming_the_key(prediction, message):
+    config = copy.deepcopy(load("config.yaml"))
+    config["claims"][0]["prediction"] = prediction
+    with pytest.raises(ConfigError, match=message):
+        validate_config(config, SCHEMA)
+    config["claims"][0]["prediction"] = {"verdict": "negligible", "effect": -0.005}
+    validate_config(config, SCHEMA)

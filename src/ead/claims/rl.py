@@ -296,6 +296,8 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
             "smallest_effect": math.nan if smallest_effect is None else smallest_effect,
             "verdict": verdict.verdict, "rule": verdict.rule,
             "scope": scope(claim["metric"], mde, seeds, units)}
+    if "prediction" in claim:
+        row.update(predicted_verdict=claim["prediction"]["verdict"], predicted_effect=claim["prediction"]["effect"])
     if chosen is not None:
         row.update(best_of=" ".join(claim["best_of"]), selection=best_of_rule(claim, chosen, details))
     return row

@@ -274,7 +274,8 @@ PREMISES_BY_GROUP = Table("premises_by_group", {"sampler": "str", "step": "int",
 #: premise G4 (:data:`RL_LEARNS`) in the claim's (policy, algorithm, n), or ``untested`` where the grid has no G4
 #: row for it. Both are empty in the analyses' rows and in tables written before they existed. ``smallest_effect``: the
 #: smallest effect the claim declared it cares about (metric units), against which a CI inside +/- it reads
-#: ``negligible`` (:func:`ead.claims.decide`); empty in threshold claims' rows.
+#: ``negligible`` (:func:`ead.claims.decide`); empty in threshold claims' rows. ``predicted_verdict`` and
+#: ``predicted_effect``: the claim's pre-registered prediction (config ``claims[i].prediction``), empty where none.
 CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
                           "n": "int", "sampler": "str", "baseline": "str",
                           "metric": "str", "evaluated_with": "str",
@@ -283,7 +284,7 @@ CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "
                           "num_units": "int", "smallest_effect": "float", "verdict": "str", "rule": "str",
                           "scope": "str"},
                optional={"baseline_algorithm": "str", "threshold": "float", "best_of": "str", "selection": "str",
-                         "over": "str", "rl_learns": "str"},
+                         "over": "str", "rl_learns": "str", "predicted_verdict": "str", "predicted_effect": "float"},
                keys=("claim", "policy"),
                finite=("effect", "ci_low", "ci_high", "standard_error", "mde", "num_units", "smallest_effect"),
                empty={"mde": Empty("in a row of fewer than two units (no spread to size it from)", rows=True),
