@@ -101,6 +101,9 @@ FIGURES: dict[str, Figure] = {
     "claims_beyond": Figure("claims_figure", claims="beyond"),
     "claims_d_max": Figure("claims_figure", claims="d_max"),
     "claims_measured": Figure("claims_figure", claims="measured"),
+    # the mechanism map (overlay mechanism_map.yaml): its claims, a panel per policy (rarity across, fragility down),
+    # each comparison beside its pre-registered effect
+    "claims_mechanism_map": Figure("claims_figure", claims="mechanism_map"),
     "schedule_shapes": Figure("schedule_shapes_figure", config_key="schedule_shapes"),
     "inference_only": Figure("inference_only_figure", config_key="inference_only"),
 }
