@@ -42,6 +42,7 @@ doc_blocks = _load("doc_blocks")
 readme_tables = _load("readme_tables")
 main_finding = _load("main_finding")
 positive_control = _load("positive_control")
+mechanism_map = _load("mechanism_map")
 
 #: Docs whose headings can be referred to by name.
 NAMED_DOCS = r"README(?:\.md)?|TESTBED\.md|BENCHMARKS\.md|docs/[\w-]+\.md|configs/README\.md|tests/fixtures/README\.md"
@@ -372,6 +373,45 @@ def test_the_main_finding_reads_g4_and_the_main_comparison_from_the_tables():
     with pytest.raises(ValueError, match=r"lacks the main comparison's rows \['C15-curve'\]"):
         main_finding.render(learns, claims[claims["claim"] != "C15-curve"], commit="abc1234", date="2026-11-26",
                             fingerprint="")
+
+
+def test_the_mechanism_map_block_sets_each_comparison_beside_its_prediction():
+    """Per policy G4 and the three comparisons in points, each verdict with the prediction it missed (or "as
+    predicted"), the count of predictions met and the primary; a claim without its prediction fails."""
+    import pandas as pd
+
+    from ead.tables import CLAIMS, RL_LEARNS
+
+    base = dict(figure="mechanism_map", statement="s", algorithm="dapo", n=8, sampler="ead", baseline="tau1.0",
+                metric="pass@1", evaluated_with="eval_tau", step=16, standard_error=0.005, mde=0.014, num_seeds=4,
+                num_units=384, smallest_effect=0.02, rule="r", scope="x", over="curve", rl_learns="supported")
+    rows = []
+    for policy in ("map_p05_exact", "map_p05_fragile"):
+        for key, (effect, verdict, predicted) in {"a": (0.001, "negligible", "negligible"),
+                                                  "b": (0.031, "supported", "supported"),
+                                                  "c": (-0.004, "inconclusive", "contradicted")}.items():
+            rows.append({**base, "claim": f"M-{policy[4:].replace('_', '-')}-{key}", "policy": policy,
+                         "effect": effect, "ci_low": effect - 0.01, "ci_high": effect + 0.01, "verdict": verdict,
+                         "predicted_verdict": predicted, "predicted_effect": -0.03 if key == "c" else 0.0,
+                         "statement": "s (primary)" if (policy, key) == ("map_p05_fragile", "b") else "s"})
+    claims = CLAIMS.validate(pd.DataFrame(rows))
+    learns = RL_LEARNS.validate(pd.DataFrame([dict(premise="G4", part="RL learns here", policy="map_p05_exact",
+                                                   algorithm="dapo", n=8, sampler="tau1.0", metric="pass@1", step=16,
+                                                   effect=0.242, ci_low=0.168, ci_high=0.314, standard_error=0.03,
+                                                   mde=0.1, min_effect=0.08, min_ci_low=0.05, num_seeds=4,
+                                                   num_problems=96, verdict="supported", rule="r")]))
+    block = mechanism_map.render(claims, learns, commit="6c05904", date="2026-11-28", fingerprint="Fingerprint `ab`.")
+    table = [line for line in block.splitlines() if line.startswith("| map_")]
+    assert table[0] == ("| map_p05_exact | +24.2 [+16.8, +31.4] **supported** | +0.1 [-0.9, +1.1] **negligible** "
+                        "(as predicted) | +3.1 [+2.1, +4.1] **supported** (as predicted) | -0.4 [-1.4, +0.6] "
+                        "**inconclusive** (predicted contradicted -3.0) |")
+    assert table[1].startswith("| map_p05_fragile | untested |")
+    assert "4 of 6 verdicts as pre-registered (2 supported, 2 negligible, 2 inconclusive)." in block
+    assert ("Primary, M-p05-fragile-b (EAD - tau 1.2 on map_p05_fragile): +3.1 [+2.1, +4.1], MDE 1.4 points, 4 seeds: "
+            "**supported** (predicted supported +0.0).") in block
+    with pytest.raises(ValueError, match=r"carries its prediction; \['M-p05-exact-a'\] do not"):
+        mechanism_map.render(claims.assign(predicted_verdict=lambda t: t["predicted_verdict"].where(
+            t["claim"] != "M-p05-exact-a")), learns, commit="c", date="d", fingerprint="")
 
 
 def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_tables():

@@ -1,0 +1,102 @@
+"""The mechanism map's numbers, read from one run of its overlay, never typed by hand.
+
+The overlay ``configs/ablations/mechanism_map.yaml`` (docs/testbed.md) crosses fork rarity with execution fragility in
+six policies and compares, per policy, EAD with tau 1.0 (claims ``M-<policy>-a``), EAD with tau 1.2 (``-b``) and the
+hotter EAD with EAD (``-c``), each with a pre-registered prediction (TESTBED.md, "the mechanism map
+(pre-registration)"). This renders, per policy, premise G4 on its tau 1.0 cells (``results/premises/rl_learns.csv``)
+and each comparison's effect in points with its 95% CI, verdict and prediction (``results/claims.csv``), then how many
+verdicts met their prediction. The report goes to ``--out`` and, between the markers ``<!-- mechanism-map:begin -->``
+/ ``<!-- mechanism-map:end -->``, into ``--doc`` (tools/doc_blocks.py); ``tests/repository/test_docs.py`` checks that
+the block is the report.
+
+Run (after a run of the overlay):
+    python tools/mechanism_map.py --results runs/mechanism_map/results --commit "$(git rev-parse --short HEAD)" \
+        --date 2026-11-28 --out benchmarks/results/mechanism_map.md --doc README.md --block mechanism-map
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from ead.tables import CLAIMS, RL_LEARNS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
+from doc_blocks import publish  # noqa: E402
+from result_rows import fingerprint_sentence, interval, points, run_origin  # noqa: E402
+
+#: The map's claims: ``figure`` in the claims table, and the comparison each id suffix names.
+FIGURE = "mechanism_map"
+COMPARISONS = {"a": "EAD - tau 1.0", "b": "EAD - tau 1.2", "c": "hot EAD - EAD"}
+
+
+def cell(row) -> str:
+    """One comparison: effect [CI] in points, the verdict, and the prediction when it differs from the verdict."""
+    met = row.verdict == row.predicted_verdict
+    prediction = "as predicted" if met else f"predicted {row.predicted_verdict} {points(row.predicted_effect)}"
+    return f"{interval(row)} **{row.verdict}** ({prediction})"
+
+
+def render(claims: pd.DataFrame, rl_learns: pd.DataFrame, *, commit: str, date: str, fingerprint: str,
+           claims_commit: str | None = None) -> str:
+    """The block: per policy (in the claims' order) G4 and the three comparisons, then the count of predictions met
+    and the primary claim's row."""
+    rows = claims[claims["figure"] == FIGURE].copy()
+    if rows.empty:
+        raise ValueError(f"the claims table has no claim with figure = {FIGURE!r}")
+    rows["comparison"] = rows["claim"].str.rsplit("-", n=1).str[-1]
+    unknown = sorted(set(rows["comparison"]) - set(COMPARISONS))
+    if unknown:
+        raise ValueError(f"mechanism-map claim ids end in one of {sorted(COMPARISONS)}, got {unknown}")
+    if rows["predicted_verdict"].isna().any():
+        raise ValueError(f"every mechanism-map claim carries its prediction; "
+                         f"{sorted(rows.loc[rows['predicted_verdict'].isna(), 'claim'])} do not")
+    learns = {row.policy: row for row in rl_learns.itertuples()}
+    lines = [f"Mechanism-map overlay from {run_origin(commit, date, claims_commit)}; from its "
+             "`results/premises/rl_learns.csv` (G4: tau 1.0's Pass@1 at the last step minus step 0) and "
+             "`results/claims.csv` (curve-mean Pass@1 differences in points, 95% CIs from the two-way bootstrap over "
+             "seeds and problems, negligible inside +-2). Policies: `map_p<share>_<execution>`, the teacher's share "
+             f"of the key's strategy (%) and an exact or fragile execution. {fingerprint}", "",
+             "| policy | G4 [95% CI] | " + " | ".join(COMPARISONS.values()) + " |", "|---|---|---|---|---|"]
+    for policy, group in rows.groupby("policy", sort=False):
+        by = {row.comparison: row for row in group.itertuples()}
+        g4 = learns.get(policy)
+        g4_text = "untested" if g4 is None else f"{interval(g4)} **{g4.verdict}**"
+        lines.append(f"| {policy} | {g4_text} | "
+                     + " | ".join(cell(by[key]) if key in by else "" for key in COMPARISONS) + " |")
+    met = int((rows["verdict"] == rows["predicted_verdict"]).sum())
+    verdicts = rows["verdict"].value_counts()
+    counts = ", ".join(f"{verdicts[v]} {v}" for v in ("supported", "negligible", "inconclusive", "contradicted")
+                       if v in verdicts)
+    primary = rows[rows["statement"].str.contains("primary", case=False)]
+    lines += ["", f"{met} of {len(rows)} verdicts as pre-registered ({counts})."]
+    for row in primary.itertuples():
+        lines.append(f"Primary, {row.claim} ({COMPARISONS[row.comparison]} on {row.policy}): {interval(row)}, "
+                     f"MDE {100 * row.mde:.1f} points, {row.num_seeds} seeds: **{row.verdict}** (predicted "
+                     f"{row.predicted_verdict} {points(row.predicted_effect)}).")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, required=True, help="the overlay run's results/ directory")
+    parser.add_argument("--commit", required=True, help="the commit the run was made at")
+    parser.add_argument("--date", required=True, help="the run's date (YYYY-MM-DD)")
+    parser.add_argument("--claims-commit", help="the commit its claims were recomputed at from the same cells, if "
+                                                "they were")
+    parser.add_argument("--out", type=Path, required=True, help="the report (benchmarks/results/mechanism_map.md)")
+    parser.add_argument("--doc", type=Path, help="Markdown file holding the block")
+    parser.add_argument("--block", default="mechanism-map", help="the block's name in --doc")
+    args = parser.parse_args(argv)
+    block = render(CLAIMS.read(args.results / "claims.csv"), RL_LEARNS.read(args.results / "premises" /
+                                                                            "rl_learns.csv"),
+                   commit=args.commit, date=args.date, claims_commit=args.claims_commit,
+                   fingerprint=fingerprint_sentence(args.results))
+    publish(block, args.out, args.doc, args.block)
+
+
+if __name__ == "__main__":
+    main()
