@@ -36,6 +36,17 @@ def test_the_claims_wording_is_left_out_and_their_numbers_and_verdicts_are_not()
     assert table_digest(claims.assign(verdict=["supported"])) != table_digest(claims)
     assert table_digest(claims.assign(effect=[np.nextafter(0.1, 1.0)])) != table_digest(claims)
 
+
+def test_a_column_empty_in_every_row_is_left_out_and_one_value_in_it_is_not():
+    """An optional column a later version writes (empty where unused) holds no number: a run made before it existed
+    keeps its digest; the first value written into it changes the digest."""
+    claims = pd.DataFrame({"claim": ["C1", "C2"], "effect": [0.1, -0.2], "verdict": ["inconclusive", "negligible"]})
+    widened = claims.assign(predicted_verdict=[np.nan, np.nan], best_of=["", ""])
+    assert table_digest(widened) == table_digest(claims)
+    assert table_digest(widened.assign(predicted_verdict=["supported", np.nan])) != table_digest(claims)
+    assert table_digest(claims.iloc[:0]) != table_digest(claims)
+
+
 def make_run(root, weights=b"weights", reward=0.5):
     model = root / "results" / "models" / "tiny1m"
     model.mkdir(parents=True)

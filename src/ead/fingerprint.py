@@ -70,11 +70,24 @@ def _canonical_value(value) -> str:
     return repr(value)
 
 
+def _is_empty(value) -> bool:
+    """None, pandas' NA, NaN or the empty string; an array or any other value is not empty."""
+    return (value is None or value is pd.NA or (isinstance(value, str) and value == "")
+            or (isinstance(value, float) and np.isnan(value)))
+
+
+def _empty_everywhere(column: pd.Series) -> bool:
+    return all(_is_empty(value) for value in column)
+
+
 def table_digest(table: pd.DataFrame) -> str:
-    """The digest of a table's content, without the columns that say where and how long its job ran: the column
-    names, then every value (by its exact repr: floats round-trip, arrays element by element), row by row."""
+    """The digest of a table's content, without the columns that say where and how long its job ran, nor those
+    empty in every row (an optional column a later version writes empty holds no number, so a run made before it
+    existed keeps its digest): the column names, then every value (by its exact repr: floats round-trip, arrays
+    element by element), row by row."""
     kept = table.drop(columns=[c for c in table.columns
-                               if c in RUN_COLUMNS or c in TIMING_COLUMNS or c in WORDING_COLUMNS])
+                               if c in RUN_COLUMNS or c in TIMING_COLUMNS or c in WORDING_COLUMNS
+                               or (len(table) and _empty_everywhere(table[c]))])
     digest = hashlib.sha256("\x1f".join(map(str, kept.columns)).encode())
     for row in kept.itertuples(index=False, name=None):
         digest.update(("\x1e" + "\x1f".join(map(_canonical_value, row))).encode())
