@@ -68,6 +68,7 @@ BLOCK_SOURCES = {
     ("BENCHMARKS.md", "verl-ranks"): "verl_ranks.md",
     ("README.md", "main-finding"): "main_finding.md",
     ("README.md", "positive-control"): "positive_control.md",
+    ("docs/rl-learns.md", "mechanism-map"): "mechanism_map.md",
 }
 
 
