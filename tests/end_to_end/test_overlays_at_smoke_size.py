@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ead.claims import VERDICTS
 from ead.tables import CLAIMS, PAIRED_CURVES, PREMISES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +52,8 @@ def test_d_max_sweep_runs_at_smoke_size(smoke_run_copy):
     claims = CLAIMS.read(out / "results" / "claims.csv")
     rows = claims[claims["figure"] == "d_max"].set_index("claim")
     assert list(rows.index) == ["D1", "D4", "D7"] and set(rows["num_seeds"]) == {2}
-    assert rows["verdict"].isin(["supported", "contradicted", "inconclusive"]).all() and rows["mde"].notna().all()
+    assert rows["verdict"].isin(VERDICTS).all() and rows["mde"].notna().all()
+    assert (rows["smallest_effect"] == 0.02).all()  # claim_defaults' bound, filled into claims the delta replaced
     paired = PAIRED_CURVES.read(out / "results" / "rl" / "paired_curves.csv")
     capped = paired[(paired["baseline"] == "ead_tis") & paired["sampler"].str.startswith("ead_tis_dmax")]
     assert set(capped["sampler"]) == {"ead_tis_dmax25", "ead_tis_dmax41", "ead_tis_dmax73"}
