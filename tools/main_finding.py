@@ -14,7 +14,6 @@ Run (after a default run, e.g. the fresh clone timed by benchmarks/dag_runtime.p
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from ead.tables import CLAIMS, RL_LEARNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
-from result_rows import claims_in_order, fingerprint_sentence, interval, run_origin, size  # noqa: E402
+from result_rows import block_parser, claims_in_order, fingerprint_sentence, interval, run_origin, size  # noqa: E402
 
 # The main comparison (config `claims`; docs/rl-learns.md, "Curve-mean claims"), primary metric first.
 MAIN_COMPARISON = ("C15-curve", "C15", "C2-curve", "C2", "C1-pass1-curve", "C1-curve", "C4-pass1-curve", "C4-curve",
@@ -61,15 +60,8 @@ def render(rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: 
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, required=True, help="a default run's results/ directory")
-    parser.add_argument("--commit", required=True, help="the commit the run was made at")
-    parser.add_argument("--date", required=True, help="the run's date (YYYY-MM-DD)")
-    parser.add_argument("--claims-commit", help="the commit its claims were recomputed at from the same cells, if "
-                                                "they were (e.g. after a change to the decision rule)")
-    parser.add_argument("--out", type=Path, required=True, help="the report (benchmarks/results/main_finding.md)")
-    parser.add_argument("--doc", type=Path, help="Markdown file holding the block")
-    parser.add_argument("--block", default="main-finding", help="the block's name in --doc")
+    parser = block_parser(__doc__.splitlines()[0],
+                          results="a default run's", report="main_finding.md", block="main-finding")
     args = parser.parse_args(argv)
     block = render(RL_LEARNS.read(args.results / "premises" / "rl_learns.csv"),
                    CLAIMS.read(args.results / "claims.csv"), commit=args.commit, date=args.date,

@@ -16,7 +16,6 @@ Run (after a run of the overlay):
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from ead.tables import CLAIMS, RL_LEARNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
-from result_rows import fingerprint_sentence, interval, points, run_origin  # noqa: E402
+from result_rows import block_parser, fingerprint_sentence, interval, points, run_origin  # noqa: E402
 
 #: The map's claims: ``figure`` in the claims table, and the comparison each id suffix names.
 FIGURE = "mechanism_map"
@@ -81,15 +80,8 @@ def render(claims: pd.DataFrame, rl_learns: pd.DataFrame, *, commit: str, date: 
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, required=True, help="the overlay run's results/ directory")
-    parser.add_argument("--commit", required=True, help="the commit the run was made at")
-    parser.add_argument("--date", required=True, help="the run's date (YYYY-MM-DD)")
-    parser.add_argument("--claims-commit", help="the commit its claims were recomputed at from the same cells, if "
-                                                "they were")
-    parser.add_argument("--out", type=Path, required=True, help="the report (benchmarks/results/mechanism_map.md)")
-    parser.add_argument("--doc", type=Path, help="Markdown file holding the block")
-    parser.add_argument("--block", default="mechanism-map", help="the block's name in --doc")
+    parser = block_parser(__doc__.splitlines()[0],
+                          results="the overlay run's", report="mechanism_map.md", block="mechanism-map")
     args = parser.parse_args(argv)
     block = render(CLAIMS.read(args.results / "claims.csv"), RL_LEARNS.read(args.results / "premises" /
                                                                             "rl_learns.csv"),

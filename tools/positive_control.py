@@ -16,7 +16,6 @@ Run (after a run of the overlay, e.g. from a fresh clone):
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from ead.tables import CLAIMS, PREMISE_VERDICTS, RL_LEARNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
-from result_rows import claims_in_order, fingerprint_sentence, interval, run_origin, size  # noqa: E402
+from result_rows import block_parser, claims_in_order, fingerprint_sentence, interval, run_origin, size  # noqa: E402
 
 #: The overlay's claims (config `claims`), the primary first.
 CLAIM_IDS = ("P1", "P2", "P3", "P4", "P5")
@@ -59,16 +58,9 @@ def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, required=True, help="the overlay run's results/ directory")
+    parser = block_parser(__doc__.splitlines()[0],
+                          results="the overlay run's", report="positive_control.md", block="positive-control")
     parser.add_argument("--policy", default="tiny_strategy", help="the probed policy (premises.policies)")
-    parser.add_argument("--commit", required=True, help="the commit the run was made at")
-    parser.add_argument("--date", required=True, help="the run's date (YYYY-MM-DD)")
-    parser.add_argument("--claims-commit", help="the commit its claims were recomputed at from the same cells, if "
-                                                "they were (e.g. after a change to the decision rule)")
-    parser.add_argument("--out", type=Path, required=True, help="the report (benchmarks/results/positive_control.md)")
-    parser.add_argument("--doc", type=Path, help="Markdown file holding the block")
-    parser.add_argument("--block", default="positive-control", help="the block's name in --doc")
     args = parser.parse_args(argv)
     premises = args.results / "premises"
     block = render(PREMISE_VERDICTS.read(premises / f"{args.policy}_verdicts.csv"),

@@ -4,6 +4,7 @@ fingerprint quoted beside them."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +16,22 @@ from ead.tables import FINGERPRINT
 def points(value: float) -> str:
     """A rate or a difference of rates in points, signed, one decimal."""
     return f"{100 * value:+.1f}"
+
+
+def block_parser(description: str, *, results: str, report: str, block: str) -> argparse.ArgumentParser:
+    """The arguments every result-block generator takes: the run's ``--results`` directory, the commit and date it
+    was made at (and ``--claims-commit``, if its claims were recomputed later), the report ``--out`` and the
+    ``--doc`` / ``--block`` it is published into (tools/doc_blocks.py)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--results", type=Path, required=True, help=f"{results} results/ directory")
+    parser.add_argument("--commit", required=True, help="the commit the run was made at")
+    parser.add_argument("--date", required=True, help="the run's date (YYYY-MM-DD)")
+    parser.add_argument("--claims-commit", help="the commit its claims were recomputed at from the same cells, if "
+                                                "they were (e.g. after a change to the decision rule)")
+    parser.add_argument("--out", type=Path, required=True, help=f"the report (benchmarks/results/{report})")
+    parser.add_argument("--doc", type=Path, help="Markdown file holding the block")
+    parser.add_argument("--block", default=block, help="the block's name in --doc")
+    return parser
 
 
 def run_origin(commit: str, date: str, claims_commit: str | None = None) -> str:
