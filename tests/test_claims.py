@@ -71,6 +71,15 @@ def test_a_bad_smallest_effect_is_refused_by_name(smallest):
         decide(-0.01, 0.01, smallest_effect=smallest)
 
 
+def test_a_numpy_smallest_effect_is_a_number():
+    import numpy as np
+
+    for smallest in (np.float32(0.02), np.float64(0.02), np.int64(1)):
+        assert decide(-0.01, 0.01, smallest_effect=smallest).verdict == "negligible"
+    with pytest.raises(ValueError, match="smallest_effect"):
+        decide(-0.01, 0.01, smallest_effect=np.bool_(True))
+
+
 def test_combine_reads_a_negligible_part_as_the_whole_claim_falling_short():
     yes, no, maybe = Verdict("supported", "a"), Verdict("contradicted", "b"), Verdict("inconclusive", "c")
     small = Verdict("negligible", "d")

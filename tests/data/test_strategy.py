@@ -12,6 +12,7 @@ import random
 import string
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -214,6 +215,8 @@ def test_a_noisy_teacher_errs_on_each_output_digit_at_its_rate_and_names_what_th
         wrong += sum(a != b for a, b in zip(output, truth))  # a noisy digit is never the right one
         digits += len(truth)
     assert abs(wrong / digits - 0.05) < 0.0035  # ~64000 digits: 4 standard deviations
+    assert teacher_responses(questions[:50], np.float32(0.9), 1, np.float64(0.05)) == teacher_responses(
+        questions[:50], float(np.float32(0.9)), 1, 0.05)  # numpy scalars are numbers
     for bad in (-0.1, 1.5, float("nan"), "0.1", True):
         with pytest.raises(ValueError, match="teacher execution_noise must be a number"):
             teacher_responses(questions[:2], 0.9, 1, execution_noise=bad)

@@ -29,6 +29,7 @@ inconclusive otherwise.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 VERDICTS = ("supported", "contradicted", "inconclusive", "negligible")
@@ -48,7 +49,7 @@ def decide(ci_low: float, ci_high: float, *, threshold: float = 0.0, direction: 
         raise ValueError(f"direction must be 'greater' or 'less', got {direction!r}")
     if not (math.isfinite(ci_low) and math.isfinite(ci_high)) or ci_low > ci_high:
         raise ValueError(f"need a finite CI with low <= high, got [{ci_low}, {ci_high}]")
-    if smallest_effect is not None and not (isinstance(smallest_effect, (int, float)) and not isinstance(
+    if smallest_effect is not None and not (isinstance(smallest_effect, numbers.Real) and not isinstance(
             smallest_effect, bool) and math.isfinite(smallest_effect) and smallest_effect > 0):
         raise ValueError(f"smallest_effect must be a finite number > 0 (or None), got {smallest_effect!r}")
     side = ">" if direction == "greater" else "<"

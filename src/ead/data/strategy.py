@@ -39,6 +39,7 @@ Run: ``python -m ead.data.build --dataset strategy --out results/data/strategy.p
 
 from __future__ import annotations
 
+import numbers
 import random
 import re
 from dataclasses import dataclass
@@ -256,7 +257,7 @@ def teacher_responses(questions, bias: float, seed: int, execution_noise: float 
     noiseless teacher draws exactly what it drew before the noise existed (one number per question).
     """
     for name, value in (("bias", bias), ("execution_noise", execution_noise)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
             raise ValueError(f"teacher {name} must be a number in [0, 1], got {value!r}")
     rng = random.Random(seed)
     responses = []
