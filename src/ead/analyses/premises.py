@@ -19,7 +19,7 @@ against the baseline sampler (same problems, same random numbers) with its CI an
   sequence weights as a share of n (:func:`ead.metrics.ess_fraction`; 1 on policy);
 * ``greedy_accuracy`` (sampler-independent, one row).
 
-It then states three premises of the paper as verdicts (``ead.claims.decide`` on the paired CIs):
+It then states three premises of the paper as verdicts (``ead.verdicts.decide`` on the paired CIs):
 
 * G1, a trade-off exists: heat early helps coverage (``hot`` sampler's Pass@n above the baseline's) and cold
   late helps accuracy (``cold`` sampler's Pass@1 above the baseline's);
@@ -53,7 +53,6 @@ import numpy as np
 import pandas as pd
 
 from ead.analyses.measured_schedule import read_measured_schedule
-from ead.claims import combine, decide
 from ead.data import countdown, strategy
 from ead.evaluation import first_problems_of_split
 from ead.io import read_table, setup_logging
@@ -70,6 +69,7 @@ from ead.numerics import pin_job
 from ead.samplers.engines import sample_hf
 from ead.schedule import build_schedule
 from ead.tables import PREMISE_VERDICTS, PREMISES, PREMISES_BY_GROUP
+from ead.verdicts import combine, decide
 
 #: The verdict table's part of G1's heat half (the hot sampler's Pass@n minus the baseline's), which readers select.
 G1_HEAT_PART = "heat early raises coverage"

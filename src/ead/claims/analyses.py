@@ -1,7 +1,7 @@
 """The claims of Figs. 1, 2 and 9 tested on the sampling analyses' samples: paired effects with CIs, power and verdicts.
 
 Each claim (config ``analyses.claims``) is one row of the claims table (:data:`ead.tables.CLAIMS`), the same table
-and the same decision rule (:func:`ead.claims.decide`, 95% CI vs 0) as the RL claims; rule ``claims`` appends these
+and the same decision rule (:func:`ead.verdicts.decide`, 95% CI vs 0) as the RL claims; rule ``claims`` appends these
 rows to ``results/claims.csv``. A claim names one model of its analysis and is computed from that model's samples
 table, never from a figure or a typed number:
 
@@ -139,8 +139,7 @@ def claim_row(claim: dict, samples: pd.DataFrame, *, resamples: int, seed: int) 
     draws = bootstrap_means(differences, resamples=resamples, seed=seed)
     low, high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
     mde = minimum_detectable_effect(differences) if differences.size >= 2 else float("nan")
-    # a CI of zero width (every paired difference equal) rests on no spread: it cannot rule an effect out
-    verdict = decide(low, high, smallest_effect=claim.get("smallest_effect") if mde > 0 else None)
+    verdict = decide(low, high, smallest_effect=claim.get("smallest_effect"))
     if mde > 0:
         power = f"detects a paired difference of {mde:.3g} or more with 80% power"
     elif mde == 0:  # every paired difference equal (e.g. all zero at smoke size): no spread to size a power on

@@ -12,7 +12,7 @@ each cell's last-step evaluation with its own sampler (``rl.eval.own_sampler``) 
 distribution, the evaluation of the cells' fixed pool of training problems (``rl.train_pool``). Training metrics (e.g.
 ``entropy``) are compared per seed, averaged over the last ``window`` steps, with a bootstrap
 over seeds. The minimum detectable effect (80% power, two-sided 5%) is (z_0.975 + z_0.8) x the bootstrap standard
-error. The verdict is ``ead.claims.decide`` on the CI (threshold 0, in the claimed direction), and inconclusive
+error. The verdict is ``ead.verdicts.decide`` on the CI (threshold 0, in the claimed direction), and inconclusive
 whatever the CI for a claim run on one seed (its CI covers the evaluation problems, not the training noise between
 seeds). The ``scope`` column says in words what the row can show at that power.
 
@@ -271,11 +271,9 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
         effect, seeds, units = float(matrix.mean()), matrix.shape[0], matrix.size
     low, high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
     standard_error = float(np.std(draws, ddof=1))
-    # a threshold claim's threshold is the size that matters: it does not read smallest_effect; and a CI of zero width
-    # (every paired difference equal) rests on no spread, so it cannot rule an effect out
+    # a threshold claim's threshold is the size that matters: it does not read smallest_effect
     smallest_effect = None if "threshold" in claim else claim.get("smallest_effect")
-    verdict = decide(low, high, direction=claim.get("direction", "greater"),
-                     smallest_effect=smallest_effect if standard_error > 0 else None)
+    verdict = decide(low, high, direction=claim.get("direction", "greater"), smallest_effect=smallest_effect)
     if "threshold" in claim:
         verdict = Verdict(verdict.verdict, f"{claim['metric']} minus {claim['threshold']:g}: {verdict.rule}")
     if seeds < 2:  # the bootstrap then resamples problems only: its CI leaves out the training noise between seeds

@@ -4,7 +4,7 @@
 A figure of curves over training steps (Figs. 4-7, 10 and 12) is a registry entry whose ``panels``
 (:class:`ead.workflow.CurvePanels`) say what differs between them, all drawn by :func:`draw_panels`; a figure of its own
 kind (Fig. 8's bars, Fig. 11's mixed panels, the overlays' off-policy cost and d_max sweep) by the ``plot`` of its
-module, ead.plots.<figure>.
+module, named in :data:`OWN_PLOTS`.
 
 Run:
     python -m ead.plots.rl_figure --figure fig04_pass_worst_at_16 --eval-curves results/rl/eval_curves.csv \
@@ -16,13 +16,14 @@ Run:
 from __future__ import annotations
 
 import argparse
-import importlib
-import inspect
 import json
+from dataclasses import dataclass
+from typing import Callable
 
 import pandas as pd
 
 from ead.io import setup_logging
+from ead.plots import beyond_off_policy_cost, d_max_sweep, fig08_rollout_n_comparison, fig11_off_policy
 from ead.plots.rl_curves import evaluated_k, facet_curves
 from ead.plots.style import save_figure
 from ead.tables import EVAL_CURVES, PAIRED_CURVES, TRAIN_CURVES
@@ -51,12 +52,33 @@ def draw_panels(panels: CurvePanels, eval_curves: pd.DataFrame, train_curves: pd
                         baseline=panels.baseline)
 
 
+@dataclass(frozen=True)
+class OwnPlot:
+    """An RL figure of its own kind: its plot function, called ``plot(eval_curves, train_curves, experiment, k)``,
+    and whether it draws paired differences too (then called with ``paired_curves=``)."""
+
+    plot: Callable
+    reads_paired_curves: bool = False
+
+
+#: The RL figures of the registry without ``panels`` -> how each is drawn.
+OWN_PLOTS = {
+    "fig08_rollout_n_comparison": OwnPlot(fig08_rollout_n_comparison.plot),
+    "fig11_off_policy": OwnPlot(fig11_off_policy.plot),
+    "beyond_off_policy_cost": OwnPlot(beyond_off_policy_cost.plot),
+    "d_max_sweep": OwnPlot(d_max_sweep.plot, reads_paired_curves=True),
+}
+
+
 def figure_plot(name: str):
-    """How the RL figure ``name`` is drawn: its registry panels, or its own module's ``plot``."""
+    """How the RL figure ``name`` is drawn: its registry panels, or its entry in :data:`OWN_PLOTS`."""
     panels = FIGURES[name].panels
     if panels is not None:
         return lambda *args, **kwargs: draw_panels(panels, *args, **kwargs)
-    return importlib.import_module(f"ead.plots.{name}").plot
+    if name not in OWN_PLOTS:
+        raise ValueError(f"RL figure {name!r} has no panels in ead.workflow.FIGURES and no entry in "
+                         f"ead.plots.rl_figure.OWN_PLOTS: give it one or the other")
+    return OWN_PLOTS[name].plot
 
 
 def reads_paired_curves(name: str) -> bool:
@@ -64,7 +86,8 @@ def reads_paired_curves(name: str) -> bool:
     panels = FIGURES[name].panels
     if panels is not None:
         return bool(panels.paired_metrics)
-    return "paired_curves" in inspect.signature(figure_plot(name)).parameters
+    figure_plot(name)  # refuses a figure with neither
+    return OWN_PLOTS[name].reads_paired_curves
 
 
 def plot_figure(name: str, eval_curves: pd.DataFrame, train_curves: pd.DataFrame, experiment: dict, k: int,

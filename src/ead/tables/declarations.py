@@ -274,7 +274,7 @@ PREMISES_BY_GROUP = Table("premises_by_group", {"sampler": "str", "step": "int",
 #: premise G4 (:data:`RL_LEARNS`) in the claim's (policy, algorithm, n), or ``untested`` where the grid has no G4
 #: row for it. Both are empty in the analyses' rows and in tables written before they existed. ``smallest_effect``: the
 #: smallest effect the claim declared it cares about (metric units), against which a CI inside +/- it reads
-#: ``negligible`` (:func:`ead.claims.decide`); empty in threshold claims' rows. ``predicted_verdict`` and
+#: ``negligible`` (:func:`ead.verdicts.decide`); empty in threshold claims' rows. ``predicted_verdict`` and
 #: ``predicted_effect``: the claim's pre-registered prediction (config ``claims[i].prediction``), empty where none.
 CLAIMS = Table("claims", {"claim": "str", "figure": "str", "statement": "str", "policy": "str", "algorithm": "str",
                           "n": "int", "sampler": "str", "baseline": "str",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ead.claims import Verdict, combine, decide
+from ead.verdicts import Verdict, combine, decide
 
 
 @pytest.mark.parametrize("low, high, threshold, direction, expected", [
@@ -63,6 +63,14 @@ def test_the_side_of_a_negligible_ci_is_in_its_rule():
     assert "real, and smaller than matters" in decide(0.002, 0.015, smallest_effect=0.02).rule
     assert "other side" in decide(-0.015, -0.002, smallest_effect=0.02).rule
     assert "also" not in decide(-0.01, 0.01, smallest_effect=0.02).rule
+
+
+def test_a_ci_of_zero_width_never_reads_negligible():
+    """No spread (every paired difference equal) bounds nothing: the CI's side of the threshold decides."""
+    assert decide(0.0, 0.0, smallest_effect=0.02).verdict == "inconclusive"
+    assert decide(0.01, 0.01, smallest_effect=0.02).verdict == "supported"
+    assert decide(-0.01, -0.01, smallest_effect=0.02).verdict == "contradicted"
+    assert decide(-0.001, 0.001, smallest_effect=0.02).verdict == "negligible"
 
 
 @pytest.mark.parametrize("smallest", [0, -0.02, float("nan"), float("inf"), "0.02", True])
