@@ -36,7 +36,7 @@ include: "workflow/rules/schedule.smk"
 
 
 # EAD's c and d0 sized from measurement (configs/ablations/measured_schedule.yaml).
-if config.get("measured_schedule"):
+if SWITCHES.measured_schedule_policies:
 
     include: "workflow/rules/measured_schedule.smk"
 
@@ -48,7 +48,7 @@ include: "workflow/rules/analyses.smk"
 
 
 # Hub models (RL policies and analysis models of the paper profile); configs without paper_models never download.
-if config.get("paper_models"):
+if SWITCHES.paper_models:
 
     include: "workflow/rules/hub_models.smk"
 
@@ -68,7 +68,7 @@ include: "workflow/rules/rl.smk"
 
 
 # Inference-only sampler comparison (configs/ablations/inference_only.yaml): tiny policies, no RL.
-if config.get("inference_only"):
+if SWITCHES.inference_only:
 
     include: "workflow/rules/inference_only.smk"
 

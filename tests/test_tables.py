@@ -341,7 +341,7 @@ def problems_table():
 def test_backends_share_the_contracts_columns():
     from ead.rl import aggregate, train
     from ead.rl.verl import convert
-    from ead.settings.layering import load_layered_config
+    from ead.settings import load_layered_config
     from ead.settings.rl import Cell, cell_settings
 
     settings = cell_settings(load_layered_config(ROOT / "configs" / "config.yaml"), Cell("tiny1m", "dapo", "ead", 8, 0))
@@ -352,7 +352,7 @@ def test_backends_share_the_contracts_columns():
 
 
 def test_settings_columns_are_what_the_grid_writes():
-    from ead.settings.layering import load_layered_config
+    from ead.settings import load_layered_config
     from ead.settings.rl import Cell, cell_settings
 
     config = load_layered_config(ROOT / "configs" / "config.yaml")

@@ -79,7 +79,7 @@ def test_a_config_error_names_the_file_that_set_the_value(tmp_path):
 
 
 def test_an_analysis_figure_is_a_target_only_when_its_analysis_lists_a_model():
-    from ead.settings.layering import load_layered_config
+    from ead.settings import load_layered_config
     from ead.workflow import FIGURES, final_figures
 
     root = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from ead.claims import VERDICTS
-from ead.settings.layering import load_layered_config
+from ead.settings import load_layered_config
 from ead.settings.rl import expand_grid
 from ead.workflow import final_figures, rl_figures
 from tests.conftest import SMOKE_ARGS

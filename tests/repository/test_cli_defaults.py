@@ -11,8 +11,8 @@ import pytest
 
 from ead.models.tiny_policy import TinyPolicyShape
 from ead.schedule import AnnealedSchedule
+from ead.settings import load_layered_config
 from ead.settings.analyses import ANALYSES
-from ead.settings.layering import load_layered_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = load_layered_config(ROOT / "configs" / "config.yaml")

@@ -94,16 +94,26 @@ def test_a_planted_issue_number_in_the_code_is_named_with_file_and_line(tmp_path
 
 # --- The rule files read the config through ead.settings ---------------------------------------------------------
 
-#: Raw `config[...]` reads the rule files may still hold: the rest reach the config through ead.settings (its
-#: resolvers and ead.settings.arguments), so what a job receives is written once, beside the section it reads.
-CONFIG_READ_BUDGET = 15
+#: Raw config reads (`config[...]`, `config.get(...)`) the rule files may hold: none. They reach the config through
+#: ead.settings (the parse-time SWITCHES of ead.settings.switches, the sections' resolvers, ead.settings.arguments), so
+#: what a key means and its default are written once, beside the section it belongs to.
+CONFIG_READ_BUDGET = 0
+RAW_CONFIG_READ = re.compile(r"(?<![\w.])config(?:\[|\.get\()")
 
 
 def raw_config_reads(root: Path) -> dict[str, int]:
-    """``config[`` per rule file (workflow/**/*.smk and the Snakefile), those that hold any."""
+    """Raw config reads per rule file (workflow/**/*.smk and the Snakefile), those that hold any."""
     files = [root / "Snakefile", *sorted((root / "workflow").rglob("*.smk"))]
-    counts = {path.relative_to(root).as_posix(): path.read_text().count("config[") for path in files if path.exists()}
+    counts = {path.relative_to(root).as_posix(): len(RAW_CONFIG_READ.findall(path.read_text()))
+              for path in files if path.exists()}
     return {name: count for name, count in counts.items() if count}
+
+
+def test_the_config_read_check_sees_both_spellings(tmp_path):
+    (tmp_path / "workflow").mkdir()
+    (tmp_path / "Snakefile").write_text('if config.get("x"):\n    y = config["y"]\nz = SWITCHES.profile  # config\n')
+    (tmp_path / "workflow" / "a.smk").write_text('LAYERED.config["x"]\nsettings(config)\n')
+    assert raw_config_reads(tmp_path) == {"Snakefile": 2}
 
 
 def test_the_rule_files_read_the_config_through_ead_settings():

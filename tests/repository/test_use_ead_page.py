@@ -56,7 +56,7 @@ def test_the_transformers_block_samples_with_the_schedules_processor(tiny_model_
 
 
 def paper_ead_tis_cell():
-    from ead.settings.layering import load_layered_config
+    from ead.settings import load_layered_config
     from ead.settings.rl import Cell, verl_cell_settings
 
     paper = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "paper.yaml")

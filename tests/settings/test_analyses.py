@@ -133,8 +133,8 @@ def test_analyses_section_is_required():
 
 
 def test_the_offline_model_is_made_only_when_an_analysis_lists_it():
+    from ead.settings import load_layered_config
     from ead.settings.analyses import offline_models_analysed
-    from ead.settings.layering import load_layered_config
 
     root = Path(__file__).resolve().parents[2]
     assert offline_models_analysed(load_layered_config(root / "configs" / "config.yaml")) == ["smollm2-135m-instruct"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ead.settings import ConfigError, load_layered_config, validate_config
+from ead.settings import ConfigError, layer_config, load_layered_config, validate_config
 from ead.settings.layering import restated_keys
 from tests.conftest import SCHEMA, load
 
@@ -25,7 +25,7 @@ def test_profiles_state_only_what_differs_from_the_default(profile):
 def test_layering_merges_mappings_and_replaces_everything_else(tmp_path):
     (tmp_path / "base.yaml").write_text("a: {b: 1, c: [1, 2], d: {e: 1}}\nlist: [1, 2]\nx: {y: 1}\n")
     (tmp_path / "delta.yaml").write_text("a: {c: [3], d: {f: 2}}\nlist: [9]\nx: 5\nnew: {k: v}\n")
-    layered = load_layered_config(tmp_path / "base.yaml", tmp_path / "delta.yaml")
+    layered = layer_config(tmp_path / "base.yaml", tmp_path / "delta.yaml").config
     assert layered == {"a": {"b": 1, "c": [3], "d": {"e": 1, "f": 2}}, "list": [9], "x": 5, "new": {"k": "v"},
                        "claims": []}
 
@@ -119,7 +119,7 @@ def test_an_empty_mapping_in_an_overlay_is_an_error_naming_the_key(tmp_path):
     with pytest.raises(ConfigError, match=r"--config: rl\.experiments\.main = \{\} cannot take effect"):
         load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"experiments": {"main": {}}}})
     (tmp_path / "new.yaml").write_text("new: {}\n")
-    load_layered_config(ROOT / "configs" / "config.yaml", tmp_path / "new.yaml")
+    layer_config(ROOT / "configs" / "config.yaml", tmp_path / "new.yaml")  # layering takes a new key's {}
 
 
 def test_a_repeated_configfile_flag_is_an_error():

@@ -59,16 +59,14 @@ D7 = {"id": "D7", "figure": "d_max", "statement": "s", "sampler": "ead_tis_dmax2
 ])
 def test_a_malformed_best_of_claim_is_refused_naming_the_key(change, message):
     claim = {key: value for key, value in {**D7, **change}.items() if value is not None}
-    config = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY, command_line={"claims": [claim]})
     with pytest.raises(ConfigError, match=message):
-        validate_config(config, SCHEMA)
+        load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY, command_line={"claims": [claim]})
 
 
 def test_selection_without_best_of_is_refused_and_the_overlay_claims_validate():
     claim = {**{k: v for k, v in D7.items() if k != "best_of"}, "baseline": "tau1.0"}
-    config = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY, command_line={"claims": [claim]})
     with pytest.raises(ConfigError, match=r"\(D7\)\.selection: only a best_of claim"):
-        validate_config(config, SCHEMA)
+        load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY, command_line={"claims": [claim]})
     config = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY)
     validate_config(config, SCHEMA)
     shipped = {claim["id"]: claim for claim in config["claims"]}
@@ -208,11 +206,10 @@ def test_schedule_shape_samplers_and_per_sampler_training_temperature():
 
 def test_a_claim_whose_k_exceeds_the_samples_says_how_to_run_it():
     """An overlay refused over the smoke profile says what to do, not only what is wrong."""
-    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml",
-                                 ROOT / "configs" / "ablations" / "d_max_sweep.yaml")
     with pytest.raises(ConfigError, match=r"k exceeds rl\.eval\.n = 4 samples; evaluate more samples per problem "
                                           r"\(e\.g\. --config rl__eval__n=16 rl__eval__k='\[1, 16\]'\)"):
-        validate_config(config, SCHEMA)
+        load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml",
+                            ROOT / "configs" / "ablations" / "d_max_sweep.yaml")
     validate_config(load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml",
                                         ROOT / "configs" / "ablations" / "d_max_sweep.yaml",
                                         command_line={"rl": {"eval": {"n": 16, "k": [1, 16]}}}), SCHEMA)

@@ -41,7 +41,7 @@ pytest.importorskip("vllm")
 from ead.rl.verl.convert import is_training_record  # noqa: E402
 from ead.samplers.vllm_processors import schedule_extra_args  # noqa: E402
 from ead.schedule import build_schedule  # noqa: E402
-from ead.settings.layering import load_layered_config  # noqa: E402
+from ead.settings import load_layered_config  # noqa: E402
 from ead.settings.rl import Cell, sampler_schedule, verl_cell_settings  # noqa: E402
 from tests.conftest import (  # noqa: E402
     LOGIT_ATOL,

@@ -86,7 +86,7 @@ def test_the_run_computed_at_the_paper_profiles_precision(ead_tis):
     from omegaconf import OmegaConf
 
     from ead.rl.verl.overrides import CellPaths, compose_verl_config, verl_overrides
-    from ead.settings.layering import load_layered_config
+    from ead.settings import load_layered_config
     from ead.settings.rl import expand_grid, verl_cell_settings
     from tests.vllm.test_verl_cpu_trainer import ROOT
 

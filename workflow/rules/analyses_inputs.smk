@@ -10,7 +10,7 @@ def get_analysis_model(wildcards):
     """Where an analysis model lives: the offline SmolLM2 (rule smollm2), a tiny policy (rules sft, sharpen) or a hub
     model (rule paper_model)."""
     name = wildcards.analysis_model
-    if name in config.get("paper_models", {}):
+    if name in SWITCHES.paper_models:
         return f"results/paper/models/{name}"
     return f"results/models/{name}"
 

@@ -29,6 +29,7 @@ from ead.settings.rl import (CELL_PATTERN, Cell, breakdown_runs, cell_settings, 
                              grid_cells, local_verl_models, paper_data_entry, paper_data_instruction,
                              paper_data_is_local, rl_data, rl_learns_pool_runs, rl_learns_runs, rl_task,
                              verl_cell_settings, verl_cell_threads)
+from ead.settings.switches import workflow_switches
 from ead.settings.schedule_shapes import schedule_shapes_spec, shape_schedules, shape_table_options
 from ead.tables import CONFIG_FILES_ENV
 from ead.workflow import FIGURES, claim_figures, final_figures, rl_figures
@@ -56,8 +57,11 @@ config.update(LAYERED.config)
 # profile keeps results/ and figures/ at the top; every other profile (`profile:` in its file, or
 # `--config profile=<name>`) works in runs/<profile>/ (its results/, figures/, logs and Snakemake metadata).
 # The Snakefile makes it the working directory (`workdir:`); paths in the rules stay relative to it.
-PROFILE = config.get("profile", "default")
-OUTPUT_ROOT = "." if PROFILE == "default" else f"runs/{PROFILE}"
+# What the rule files decide at parse time (profile, kernels, backend, optional parts), read once
+# (ead.settings.switches).
+SWITCHES = workflow_switches(config)
+PROFILE = SWITCHES.profile
+OUTPUT_ROOT = SWITCHES.output_root
 # The wheel cache is shared by every profile: a relative cache_dir means the checkout's, wherever the run's root is.
 CACHE_DIR = cache_dir(config, OUTPUT_ROOT)
 # Jobs read the profile that made them from the environment and record it in every table and figure (ead.tables,
@@ -65,9 +69,9 @@ CACHE_DIR = cache_dir(config, OUTPUT_ROOT)
 os.environ["EAD_PROFILE"] = PROFILE
 # Every job's CPU kernels at the declared level (numerics.cpu_level, ead.numerics), set before any job starts: at a
 # level, the same commit gives the same bits on every x86 machine that has it; each torch job checks it (pin_job).
-os.environ.update(ead.numerics.job_environment(config["numerics"]["cpu_level"]))
+os.environ.update(ead.numerics.job_environment(SWITCHES.cpu_level))
 # Torch threads of each CPU torch job (numerics.threads): part of the declaration, not the cores Snakemake was given.
-JOB_THREADS = config["numerics"]["threads"]
+JOB_THREADS = SWITCHES.job_threads
 # ... and the config files layered over configs/config.yaml (profile, overlays, includes), so a table tells which
 # overlay produced it (ead.tables.CONFIG_FILES_COLUMN).
 # Relative to the workflow, so a job that re-reads the config elsewhere (a cluster job, given absolute paths) records
@@ -82,7 +86,7 @@ os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.enviro
 # Which trainer runs the RL grid: cpu (tiny `policies`, workflow/rules/rl_cpu.smk) or verl (the hub models of
 # `paper_models` on GPUs, workflow/rules/rl_verl.smk; the paper profile). The config check guarantees that every
 # experiment's policies belong to the backend's set.
-RL_BACKEND = config["rl"]["backend"]
+RL_BACKEND = SWITCHES.rl_backend
 # A cell's path below results/, for its log and benchmark files (results/logs/rl/..., results/benchmarks/rl/...).
 CELL_SUBPATH = CELL_PATTERN.removeprefix("results/")
 
@@ -158,7 +162,7 @@ def get_final_tables():
     if RL_BACKEND == "verl":
         return []
     offline = offline_models_analysed(config)
-    datasets = [f"results/data/{name}.parquet" for name in config["data"]["real"]] if offline else []
+    datasets = [f"results/data/{name}.parquet" for name in SWITCHES.real_datasets] if offline else []
     return datasets + [rl_data(config)] + [
         f"results/models/{model}" for model in offline
     ] + [  # every model the run uses is a target: a failed job deletes its output, and a missing model must be rebuilt

@@ -3,5 +3,5 @@
 
 def get_paper_model_params(wildcards):
     """The hub id and revision of one of paper_models."""
-    entry = config["paper_models"][wildcards.hub_model]
-    return {"hub_id": entry["hub_id"], "revision": entry["revision"]}
+    model = SWITCHES.hub_models[wildcards.hub_model]
+    return {"hub_id": model.hub_id, "revision": model.revision}

@@ -4,7 +4,6 @@
 
 def get_measured_schedule_tables():
     """results/schedule/measured_<policy>.csv of every policy of `measured_schedule` (none without that key)."""
-    spec = config.get("measured_schedule")
-    return [f"results/schedule/measured_{policy}.csv" for policy in spec["policies"]] if spec else []
+    return [f"results/schedule/measured_{policy}.csv" for policy in SWITCHES.measured_schedule_policies]
 
 

@@ -18,7 +18,7 @@ rule premises:
         **get_premise_group_output(),
     params:
         settings=get_premise_settings(),
-        threads=config["premises"]["threads"],
+        threads=SWITCHES.probe_threads,
         # optional flags in one param: without them it is '' as before, so the default's probe does not rerun
         optional=get_premise_optional_args,
     priority: CRITICAL_PATH_PRIORITY["premises"]

@@ -13,13 +13,13 @@ def premise_table_suffixes():
 def get_premise_tables(kind):
     """One kind of the probe's tables (premise_table_suffixes) for every probed policy."""
     suffixes = premise_table_suffixes()
-    return [f"results/premises/{policy}{suffixes[kind]}.csv" for policy in config["premises"]["policies"]
+    return [f"results/premises/{policy}{suffixes[kind]}.csv" for policy in SWITCHES.probed_policies
             if kind in suffixes]
 
 
 def get_premise_outputs():
     """Every table of the probe, policy by policy."""
-    return [f"results/premises/{policy}{suffix}.csv" for policy in config["premises"]["policies"]
+    return [f"results/premises/{policy}{suffix}.csv" for policy in SWITCHES.probed_policies
             for suffix in premise_table_suffixes().values()]
 
 

@@ -15,7 +15,7 @@ def get_tables_read():
         tables += [rules.schedule_table.output.table, *get_measured_schedule_tables()]
     if figures & set(rl_figures()):
         tables += rules.rl_paired_curves.output
-    if config.get("inference_only"):
+    if SWITCHES.inference_only:
         tables += [*rules.inference_only_table.output]
     return list(dict.fromkeys(tables))
 

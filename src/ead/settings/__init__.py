@@ -3,11 +3,11 @@
 One module per config section, each with its cross-key rules (``check_*``) and the function that makes one job's
 settings: ``rl`` (the grid, a cell's settings, the claims and the paired baselines), ``analyses``, ``policies``,
 ``premises``, ``evaluation``, ``inference_only``, ``measured_schedule``, ``schedule_shapes``; ``layering`` is how
-profiles, overlays and ``--config`` combine; ``schema`` the JSON-schema check; ``arguments`` every rule's job
-arguments. The workflow (workflow/rules/common.smk) and ``python -m ead.workflow`` load the config through
-:func:`load_workflow_config` once, at DAG build time, so a bad config fails before any job runs, with one message
-naming the file, the key and the value; the rule files turn these settings into paths and flags
-(:mod:`ead.settings.arguments`). Nothing here imports a sampler, a model or a backend.
+profiles, overlays and ``--config`` combine; ``schema`` the JSON-schema check; ``switches`` what the rule files decide
+at parse time; ``arguments`` every rule's job arguments. The workflow (workflow/rules/common.smk) and ``python -m
+ead.workflow`` load the config through :func:`load_workflow_config` once, at DAG build time, so a bad config fails
+before any job runs, with one message naming the file, the key and the value; the rule files turn these settings into
+paths and flags (:mod:`ead.settings.arguments`). Nothing here imports a sampler, a model or a backend.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from ead.settings.layering import (
     check_configfile_flags,
     command_line_overrides,
     layer_config,
-    load_layered_config,
 )
 from ead.settings.measured_schedule import check_measured_schedule
 from ead.settings.policies import check_policies
@@ -81,6 +80,21 @@ def _after_suggestion(root: Path, configfiles: list, overrides: dict) -> str:
         refusal = layered.name_source(str(error)) if layered is not None else str(error)
         return f"\n(with --config {pairs} this combination is still refused: {refusal})"
     return ""
+
+
+def load_layered_config(*paths: str | Path, command_line: dict | None = None) -> dict:
+    """The config of a profile, as the workflow sees it: ``configs/config.yaml`` and the profile's file(s) layered in
+    order (:func:`layer_config`), then checked (:func:`validate_config`, against the schema of the workflow that holds
+    the first file: ``<root>/workflow/schemas/config.schema.yaml``). The loader of tests, tools and benchmarks; a
+    problem raises ConfigError naming the file that set the key. A config meant to be invalid is built explicitly:
+    ``layer_config(...).config``, then changed."""
+    layered = layer_config(*paths, command_line=command_line)
+    schema = Path(paths[0]).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+    try:
+        validate_config(layered.config, schema)
+    except ConfigError as error:
+        raise ConfigError(layered.name_source(str(error))) from None
+    return layered.config
 
 
 def validate_config(config: dict, schema_path: str | Path) -> None:

@@ -193,12 +193,6 @@ def layer_config(*paths: str | Path, command_line: dict | None = None) -> Layere
     return result
 
 
-def load_layered_config(*paths: str | Path, command_line: dict | None = None) -> dict:
-    """The config of a profile: ``configs/config.yaml`` and the profile's file(s) layered in order, exactly as the
-    workflow layers them (:func:`layer_config`). Tests and tools call this, so they see the config the workflow sees."""
-    return layer_config(*paths, command_line=command_line).config
-
-
 def _baselines(claim: dict) -> list:
     """The samplers a claim compares its sampler with: its baseline, its best_of candidates, or none (a threshold
     claim on one cell)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -41,9 +42,19 @@ _FiniteNumberValidator = jsonschema.validators.extend(
 )
 
 
+@functools.lru_cache(maxsize=8)
+def _parsed_schema(path: Path, modified_ns: int, size: int) -> dict:
+    """The schema file, parsed once per version of the file (parsing its ~1,000 lines took 0.6 s with PyYAML's pure
+    Python loader; every Snakemake invocation and most settings tests check a config)."""
+    del modified_ns, size  # the cache key: an edited schema is parsed again
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def check_schema(config: dict, schema_path: str | Path) -> None:
     """Raise ConfigError for the first (shallowest) schema violation of ``config``."""
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    path = Path(schema_path).resolve()
+    stat = path.stat()
+    schema = _parsed_schema(path, stat.st_mtime_ns, stat.st_size)
     errors = sorted(_FiniteNumberValidator(schema).iter_errors(config),
                     key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
     if errors:
