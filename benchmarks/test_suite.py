@@ -10,7 +10,7 @@ two halves of the test command (README, ``.ci/run``), each timed:
 2. ``.venv/bin/python -m pytest --durations=25`` (the flag only adds pytest's report of the 25 slowest tests; the vLLM
    suite, which the main suite runs in ``.venv-vllm`` beside itself, reports its own 25 slowest into its log).
 
-Then, with ``--time-fast-lane``, ``.venv/bin/python -m pytest -m "not slow"`` in the same clone (what a developer
+Then, with ``--time-fast-lane``, the fast lane (:data:`FAST_LANE_COMMAND`) in the same clone (what a developer
 runs between edits). ``--fast-lane-only`` times only the fast lane, in this checkout, into its own block
 (``--block fast-lane``); ``--counts-only`` writes pytest's counts and says the command was not timed. The counts
 come from pytest's collection. The report goes to ``--out`` and, with ``--doc``, into the block ``test-suite``; with
@@ -46,6 +46,10 @@ COLLECTED = re.compile(r"^(?:(\d+)/)?(\d+) tests? collected")
 DURATION = re.compile(r"^(\d+\.\d+)s (setup|call|teardown)\s+(\S.*)$")
 #: pytest's closing line: "== 834 passed, 2 skipped, 3 warnings in 2400.12s (0:40:00) =="
 CLOSING = re.compile(r"^=+ (.*?) in ([\d.]+)s")
+#: The fast lane's arguments to pytest: the unit tests (no ``slow`` mark), on two pytest-xdist workers that take a test
+#: file each at a time (a module's fixtures are made once, not once per worker).
+FAST_LANE = ["-m", "not slow", "-n", "2", "--dist", "loadfile"]
+FAST_LANE_COMMAND = '.venv/bin/python -m pytest -m "not slow" -n 2 --dist loadfile'
 #: what setup.sh --tests installs with the system's package manager (workflow/scripts/slurm_local.sh install)
 SYSTEM_PACKAGES = "slurm-wlm, munge (Debian)"
 
@@ -117,7 +121,8 @@ def main():
     parser.add_argument("--counts-only", action="store_true",
                         help="no run: count this checkout's tests and say the command was not timed at this commit")
     parser.add_argument("--cold", action="store_true", help="an empty pip cache of the run's own")
-    parser.add_argument("--time-fast-lane", action="store_true", help='then time pytest -m "not slow" in the clone')
+    parser.add_argument("--time-fast-lane", action="store_true",
+                        help="then time the fast lane (FAST_LANE_COMMAND) in the clone")
     parser.add_argument("--out", type=Path, required=True, help="markdown report")
     parser.add_argument("--doc", type=Path, help="Markdown file whose block --block gets the report")
     parser.add_argument("--block", default="test-suite", help="name of the marked block in --doc")
@@ -152,7 +157,7 @@ def main():
     vllm_log = (logs / "vllm-suite.log").read_text(errors="replace")
     fast_s = None
     if args.time_fast_lane:
-        fast_s, _ = run_timed([str(python), "-m", "pytest", "-m", "not slow", "-p", "no:cacheprovider"], args.workdir,
+        fast_s, _ = run_timed([str(python), "-m", "pytest", *FAST_LANE, "-p", "no:cacheprovider"], args.workdir,
                               logs / "fast-lane.log", env)
     whole, fast = collected(python, args.workdir), collected(python, args.workdir, "-m", "not slow")
     vllm = collected(args.workdir / ".venv-vllm" / "bin" / "python", args.workdir, "tests/vllm")
@@ -170,7 +175,7 @@ def main():
         f"| whole suite | `.venv/bin/python -m pytest` ({closing_line(output)}) | {whole} | {minutes(pytest_s)} |\n"
         f"| **the test command** | both of the above (README, `.ci/run`) | {whole} | "
         f"**{minutes(setup_s + pytest_s)}** |\n"
-        f"| fast lane | `.venv/bin/python -m pytest -m \"not slow\"` | {fast} | "
+        f"| fast lane | `{FAST_LANE_COMMAND}` | {fast} | "
         f"{minutes(fast_s) if fast_s is not None else 'not timed'} |\n"
         f"| tests/vllm (one slow test of the suite runs them in `.venv-vllm`, beside the others) | "
         f"`.venv-vllm/bin/python -m pytest tests/vllm` ({closing_line(vllm_log)}) | {vllm} | "
@@ -190,12 +195,12 @@ def fast_lane_report(commit: str) -> str:
     """The fast lane timed in this checkout (its venv as it is), with pytest's 25 slowest."""
     python = ROOT / ".venv" / "bin" / "python"
     with tempfile.TemporaryDirectory(prefix="ead-fast-lane-") as directory:
-        seconds, output = run_timed([str(python), "-m", "pytest", "-m", "not slow", "-p", "no:cacheprovider",
+        seconds, output = run_timed([str(python), "-m", "pytest", *FAST_LANE, "-p", "no:cacheprovider",
                                      "--durations=25"], ROOT, Path(directory) / "fast-lane.log", dict(os.environ))
     cores = os.cpu_count()
     return (f"Fast lane timed at commit `{commit}`, {dt.date.today():%Y-%m-%d}, by `benchmarks/test_suite.py "
             f"--fast-lane-only` on this machine ({cores} cores, nothing else running): "
-            f"`.venv/bin/python -m pytest -m \"not slow\"`, {closing_line(output)}, **{minutes(seconds)}**. "
+            f"`{FAST_LANE_COMMAND}`, {closing_line(output)}, **{minutes(seconds)}**. "
             "Its 25 slowest (pytest's `--durations`):\n\n" + durations_table(slowest(output)))
 
 
@@ -208,7 +213,7 @@ def counts_only_report(commit: str) -> tuple[str, str]:
              "--counts-only` (pytest's collection; the command was not timed at this commit):\n\n"
              "| part | command | tests |\n|---|---|---:|\n"
              f"| whole suite | `.venv/bin/python -m pytest` | {whole} |\n"
-             f"| fast lane | `.venv/bin/python -m pytest -m \"not slow\"` | {fast} |\n"
+             f"| fast lane | `{FAST_LANE_COMMAND}` | {fast} |\n"
              f"| tests/vllm (run by one slow test of the suite in `.venv-vllm`) | "
              f"`.venv-vllm/bin/python -m pytest tests/vllm` | {vllm} |\n")
     readme_line = (f"The test command was not timed at commit `{commit}` ({whole} tests); `benchmarks/test_suite.py` "

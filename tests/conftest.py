@@ -57,8 +57,10 @@ def pytest_collection_finish(session):
     the rest of the session instead of after it (tests/end_to_end/test_vllm_suite.py)."""
     from tests.end_to_end.test_vllm_suite import VLLM_SUITE_KEY, start_vllm_suite
 
+    # (not in a pytest-xdist worker: every worker collects, and the suite would start once per worker; there the
+    # wrapper test starts it in its own turn)
     if any(item.nodeid.startswith("tests/end_to_end/test_vllm_suite.py::") for item in session.items) \
-            and not session.config.option.collectonly:
+            and not session.config.option.collectonly and "PYTEST_XDIST_WORKER" not in os.environ:
         suite = start_vllm_suite()
         if suite is not None:
             session.config.stash[VLLM_SUITE_KEY] = suite
