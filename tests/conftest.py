@@ -20,7 +20,6 @@ import pandas as pd
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
-from transformers import LlamaConfig, LlamaForCausalLM
 
 from ead.data.countdown import response_roles
 from ead.models.tiny_policy import build_tokenizer
@@ -136,6 +135,9 @@ def snakemake_dry_run(workdir: Path, *args: str, timeout_s: int = 300, with_stde
 
 def make_tiny_llama(vocab_size=32, hidden_size=32, layers=2, heads=4, seed=0, initializer_range=0.5):
     """A float32 Llama small enough for exhaustive tests; a large init range makes distributions peaked."""
+    # imported here, not at the top: pytest-xdist's controller imports this file too, and builds no model
+    from transformers import LlamaConfig, LlamaForCausalLM
+
     torch.manual_seed(seed)
     config = LlamaConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=2 * hidden_size,
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
