@@ -51,6 +51,18 @@ if "EAD_TEST_HOME" not in os.environ:
         os.environ.pop(variable, None)
 
 
+#: Test files that start their worker's share in the fast lane (pytest -n 2 --dist loadfile hands out whole files in
+#: collection order): the one with a long module fixture (every paper cell composed with verl's config, ~30 s), so
+#: that it overlaps the other worker's files instead of running alone at the end.
+FIRST_UNDER_XDIST = ("tests/rl/verl/test_overrides.py",)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist, FIRST_UNDER_XDIST's tests first (a stable sort: every worker collects the same order)."""
+    if getattr(config.option, "dist", "no") != "no":
+        items.sort(key=lambda item: item.nodeid.split("::")[0] not in FIRST_UNDER_XDIST)
+
+
 def pytest_collection_finish(session):
     """Start the vLLM suite in the background once collection has selected its wrapper test, so that it runs beside
     the rest of the session instead of after it (tests/end_to_end/test_vllm_suite.py)."""
