@@ -27,7 +27,7 @@ import numpy as np
 
 from ead.io import atomic_path
 from ead.rl.verl.local import write_tiny_arithmetic_assets
-from ead.settings.layering import load_layered_config
+from ead.settings import load_layered_config
 from ead.settings.rl import Cell, verl_cell_settings
 
 ROOT = Path(__file__).resolve().parents[1]
