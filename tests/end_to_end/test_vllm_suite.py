@@ -23,7 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
-#: how long the suite may take, counted from its start (it takes ~20 min on an idle 2-core machine)
+#: how long the suite may take, counted from its start (its measured time: docs/operations.md, the test-suite block)
 TIMEOUT_S = 60 * 60
 
 

@@ -43,7 +43,6 @@ UNMIRRORED_MODULES = {
     "rl/cells": "reading a cell's tables: tests/test_tables.py (completeness)",
     "rl/verl/local": "the verl_cpu profile's local assets: tests/vllm/test_verl_cpu_trainer.py",
     "settings/base": "ConfigError and the sampler document: every tests/settings file",
-    "settings/evaluation": "base_eval and rl.eval checks: tests/test_settings.py",
     "tables/declarations": "every declared table: tests/test_tables.py",
     "tables/provenance": "the settings columns a table carries: tests/test_tables.py, tests/test_checkpoints.py",
     "tables/schema": "the table contract: tests/test_tables.py",

@@ -15,7 +15,7 @@ import shlex
 
 from ead.schedule import resolve_schedule
 from ead.settings.analyses import analysis_job_settings
-from ead.settings.evaluation import evaluation_settings
+from ead.settings.evaluation import evaluates_with_own_sampler, evaluation_settings
 from ead.settings.inference_only import inference_only_schedule
 from ead.settings.rl import breakdown_settings
 
@@ -181,7 +181,7 @@ def completeness_args(config: dict) -> str:
     """The extent every RL cell's tables must hold (ead.rl.cells): ead.rl.aggregate and ead.claims.rl refuse a cell
     that lacks a step 1..rl.steps or an evaluation step, naming its file."""
     evaluation = config["rl"]["eval"]
-    own_sampler = "--own-sampler" if evaluation.get("own_sampler", False) else "--no-own-sampler"
+    own_sampler = "--own-sampler" if evaluates_with_own_sampler(config["rl"]) else "--no-own-sampler"
     return f"--expect-steps {config['rl']['steps']} --eval-every {evaluation['every']} {own_sampler}"
 
 

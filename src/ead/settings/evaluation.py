@@ -8,6 +8,12 @@ from ead.settings.base import ConfigError
 RL_ONLY_EVAL_KEYS = ("every", "own_sampler")
 
 
+def evaluates_with_own_sampler(rl: dict) -> bool:
+    """``rl.eval.own_sampler``: whether each cell also evaluates its last step with its own sampler (off unless the
+    config says so; the one place its default is written)."""
+    return bool(rl["eval"].get("own_sampler", False))
+
+
 def check_base_eval(config: dict) -> None:
     base_eval = config["base_eval"]
     if "every" in base_eval:  # the schema's one evaluation block allows it for rl.eval

@@ -25,6 +25,7 @@ from ead.settings.cell import (
     VerlBackend,
     VerlSettings,
 )
+from ead.settings.evaluation import evaluates_with_own_sampler
 from ead.settings.policies import policy_task
 from ead.tables import ALL_TRAIN_METRICS
 
@@ -75,7 +76,8 @@ def cell_evaluation(rl: dict) -> Evaluation:
     """`rl.eval` as a cell sees it: without k. A cell writes per-problem counts, which serve every k <= rl.eval.n;
     ead.rl.cell_eval and the aggregation summarise them, so changing k reruns only those (on either backend, so a
     GPU run is never redone for it)."""
-    return Evaluation(**{"own_sampler": False, **{key: value for key, value in rl["eval"].items() if key != "k"}})
+    return Evaluation(**{**{key: value for key, value in rl["eval"].items() if key != "k"},
+                         "own_sampler": evaluates_with_own_sampler(rl)})
 
 
 def policy_lr_scale(config: dict, policy: str) -> float:
@@ -362,7 +364,7 @@ def _check_verl_sections(config: dict) -> None:
         if "policy" in entry and entry["policy"] not in config["policies"]:
             raise ConfigError(f"paper_models.{name}.policy = {entry['policy']!r} is not a tiny policy of `policies`; "
                               f"known: {sorted(config.get('policies', {}))}")
-    if rl["eval"].get("own_sampler"):
+    if evaluates_with_own_sampler(rl):
         raise ConfigError("rl.eval.own_sampler = true: the verl backend validates with one sampling setting (the "
                           "declared rl.eval.tau); set rl.eval.own_sampler: false (see configs/paper.yaml)")
     if rl["prompts_per_step"] % rl["mini_batches"]:
@@ -479,7 +481,7 @@ def check_claims(config: dict) -> None:
         if evaluated_with == "train_pool" and not config["rl"].get("train_pool"):
             raise ConfigError(f"{key}.evaluated_with = 'train_pool' needs rl.train_pool (the cells' fixed pool of "
                               "training problems, which they evaluate beside the held-out ones)")
-        if evaluated_with == "own_sampler" and not config["rl"]["eval"].get("own_sampler"):
+        if evaluated_with == "own_sampler" and not evaluates_with_own_sampler(config["rl"]):
             raise ConfigError(f"{key}.evaluated_with = 'own_sampler' needs rl.eval.own_sampler: true (the cells' "
                               "last-step evaluation with their own sampler)")
 
