@@ -42,6 +42,8 @@ UNMIRRORED_MODULES = {
     "plots/style": "every figure's style and file pair: tests/plots/conftest.py, test_rl_figure.py",
     "rl/cells": "reading a cell's tables: tests/test_tables.py (completeness)",
     "rl/verl/local": "the verl_cpu profile's local assets: tests/vllm/test_verl_cpu_trainer.py",
+    "settings/claims": "the rules of the claims on the grid: tests/settings/test_rl.py (split out of ead.settings.rl)",
+    "settings/rl_checks": "the rl section's rules: tests/settings/test_rl.py (split out of ead.settings.rl)",
     "settings/base": "ConfigError and the sampler document: every tests/settings file",
     "tables/declarations": "every declared table: tests/test_tables.py",
     "tables/provenance": "the settings columns a table carries: tests/test_tables.py, tests/test_checkpoints.py",

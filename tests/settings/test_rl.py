@@ -10,11 +10,10 @@ import pytest
 import yaml
 
 from ead.settings import ConfigError, load_layered_config, validate_config
+from ead.settings.claims import check_claims, check_rl_learns
 from ead.settings.rl import (
     Cell,
     cell_settings,
-    check_claims,
-    check_rl_learns,
     expand_grid,
     grid_cells,
     learning_rate,
@@ -614,9 +613,9 @@ def test_the_pool_comparison_claims_read_the_pool_and_g4_is_measured_on_it_too()
 
 @pytest.mark.parametrize(("section", "key"), [("rl_learns", "rl_learns.metric"), ("breakdown", "rl.breakdown.metric")])
 def test_every_metric_whose_k_exceeds_the_evaluations_samples_gets_the_same_refusal_and_fix(section, key):
-    """One home for "k <= rl.eval.n" (ead.settings.rl.check_metric_k): rl_learns and rl.breakdown are refused as the
+    """One home for "k <= rl.eval.n" (ead.settings.claims.check_metric_k): rl_learns and rl.breakdown are refused as the
     claims are, with the --config pairs that fix it."""
-    from ead.settings.rl import check_breakdown, check_metric_k, check_rl_learns
+    from ead.settings.claims import check_breakdown, check_metric_k, check_rl_learns
 
     config = load_layered_config(ROOT / "configs" / "config.yaml")
     n = config["rl"]["eval"]["n"]

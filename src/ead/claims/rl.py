@@ -64,7 +64,7 @@ from ead.claims import Verdict, decide
 from ead.io import setup_logging
 from ead.metrics import POWER_Z, bootstrap_means, per_problem_metric, two_way_bootstrap_means
 from ead.rl.cells import add_completeness_arguments, read_cells
-from ead.settings.rl import baseline_algorithm
+from ead.settings.claims import baseline_algorithm
 from ead.tables import ALL_TRAIN_METRICS, CLAIMS, RL_LEARNS
 
 

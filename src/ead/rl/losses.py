@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ead.settings.rl import ACTOR_KEYS, ALGORITHM_KEYS, FORKING_KEYS, POLICY_LOSS_KEYS
+from ead.settings.algorithms import ACTOR_KEYS, ALGORITHM_KEYS, FORKING_KEYS, POLICY_LOSS_KEYS
 
 FORKING_SCOPES = ("response", "batch")
 TIS_LEVELS = ("none", "token", "sequence")

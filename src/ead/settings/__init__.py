@@ -1,13 +1,14 @@
 """The workflow config -> one job's settings: the one home of config knowledge.
 
 One module per config section, each with its cross-key rules (``check_*``) and the function that makes one job's
-settings: ``rl`` (the grid, a cell's settings, the claims and the paired baselines), ``analyses``, ``policies``,
-``premises``, ``evaluation``, ``inference_only``, ``measured_schedule``, ``schedule_shapes``; ``layering`` is how
-profiles, overlays and ``--config`` combine; ``schema`` the JSON-schema check; ``switches`` what the rule files decide
-at parse time; ``arguments`` every rule's job arguments. The workflow (workflow/rules/common.smk) and ``python -m
-ead.workflow`` load the config through :func:`load_workflow_config` once, at DAG build time, so a bad config fails
-before any job runs, with one message naming the file, the key and the value; the rule files turn these settings into
-paths and flags (:mod:`ead.settings.arguments`). Nothing here imports a sampler, a model or a backend.
+settings: ``rl`` (the grid, a cell's settings; its rules ``rl_checks`` and ``algorithms``), ``claims`` (the claims, G4,
+the paired baselines and the breakdown on the grid), ``analyses``, ``policies``, ``premises``, ``evaluation``,
+``inference_only``, ``measured_schedule``, ``schedule_shapes``; ``layering`` is how profiles, overlays and ``--config``
+combine; ``schema`` the JSON-schema check; ``switches`` what the rule files decide at parse time; ``arguments`` every
+rule's job arguments. The workflow (workflow/rules/common.smk) and ``python -m ead.workflow`` load the config through
+:func:`load_workflow_config` once, at DAG build time, so a bad config fails before any job runs, with one message naming
+the file, the key and the value; the rule files turn these settings into paths and flags
+(:mod:`ead.settings.arguments`). Nothing here imports a sampler, a model or a backend.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ead.rewards.grader import GraderSettings
 from ead.schedule import AnnealedSchedule
 from ead.settings.analyses import check_analyses
 from ead.settings.base import ConfigError, check_set_lists
+from ead.settings.claims import check_breakdown, check_claims, check_paired_baselines, check_rl_learns
 from ead.settings.evaluation import check_base_eval
 from ead.settings.inference_only import check_inference_only
 from ead.settings.layering import (
@@ -30,7 +32,7 @@ from ead.settings.layering import (
 from ead.settings.measured_schedule import check_measured_schedule
 from ead.settings.policies import check_policies
 from ead.settings.premises import check_premises
-from ead.settings.rl import check_breakdown, check_claims, check_paired_baselines, check_rl_learns, validate_rl
+from ead.settings.rl_checks import validate_rl
 from ead.settings.schedule_shapes import check_schedule_shapes
 from ead.settings.schema import check_schema
 

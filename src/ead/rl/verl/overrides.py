@@ -36,8 +36,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ead.settings.algorithms import POLICY_LOSS_KEYS
 from ead.settings.cell import CellSettings
-from ead.settings.rl import POLICY_LOSS_KEYS
 from ead.tables import evaluated_steps
 
 __all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "hydra_value", "uses_agent_loop",
