@@ -70,15 +70,21 @@ OWN_PLOTS = {
 }
 
 
+def own_plot(name: str) -> OwnPlot:
+    """The :data:`OWN_PLOTS` entry of the RL figure ``name``, which has no registry panels; refused naming both places
+    when it has neither."""
+    if name not in OWN_PLOTS:
+        raise ValueError(f"RL figure {name!r} has no panels in ead.workflow.FIGURES and no entry in "
+                         f"ead.plots.rl_figure.OWN_PLOTS: give it one or the other")
+    return OWN_PLOTS[name]
+
+
 def figure_plot(name: str):
     """How the RL figure ``name`` is drawn: its registry panels, or its entry in :data:`OWN_PLOTS`."""
     panels = FIGURES[name].panels
     if panels is not None:
         return lambda *args, **kwargs: draw_panels(panels, *args, **kwargs)
-    if name not in OWN_PLOTS:
-        raise ValueError(f"RL figure {name!r} has no panels in ead.workflow.FIGURES and no entry in "
-                         f"ead.plots.rl_figure.OWN_PLOTS: give it one or the other")
-    return OWN_PLOTS[name].plot
+    return own_plot(name).plot
 
 
 def reads_paired_curves(name: str) -> bool:
@@ -86,8 +92,7 @@ def reads_paired_curves(name: str) -> bool:
     panels = FIGURES[name].panels
     if panels is not None:
         return bool(panels.paired_metrics)
-    figure_plot(name)  # refuses a figure with neither
-    return OWN_PLOTS[name].reads_paired_curves
+    return own_plot(name).reads_paired_curves
 
 
 def plot_figure(name: str, eval_curves: pd.DataFrame, train_curves: pd.DataFrame, experiment: dict, k: int,

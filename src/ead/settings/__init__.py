@@ -40,6 +40,11 @@ __all__ = ["ConfigError", "LayeredConfig", "layer_config", "load_layered_config"
            "validate_config"]
 
 
+def schema_path(root: str | Path) -> Path:
+    """The config schema of the workflow at ``root``."""
+    return Path(root) / "workflow" / "schemas" / "config.schema.yaml"
+
+
 def load_workflow_config(root: str | Path, configfiles: list, overrides: dict, argv: list[str]) -> LayeredConfig:
     """The workflow's config, layered and checked: ``root``/configs/config.yaml, then ``configfiles`` in order (each
     with its ``include:`` layers), then the ``--config`` ``overrides`` (Snakemake's pairs,
@@ -55,7 +60,7 @@ def load_workflow_config(root: str | Path, configfiles: list, overrides: dict, a
         check_configfile_flags(argv)
         layered = layer_config(root / "configs" / "config.yaml", *configfiles,
                                command_line=command_line_overrides(overrides))
-        validate_config(layered.config, root / "workflow" / "schemas" / "config.schema.yaml")
+        validate_config(layered.config, schema_path(root))
     except ConfigError as error:
         if layered is None:
             raise
@@ -76,7 +81,7 @@ def _after_suggestion(root: Path, configfiles: list, overrides: dict) -> str:
     try:
         layered = layer_config(root / "configs" / "config.yaml", *configfiles,
                                command_line=command_line_overrides(overrides))
-        validate_config(layered.config, root / "workflow" / "schemas" / "config.schema.yaml")
+        validate_config(layered.config, schema_path(root))
     except ConfigError as error:
         pairs = " ".join(f"{key}={shlex.quote(str(value))}" for key, value in overrides.items())
         refusal = layered.name_source(str(error)) if layered is not None else str(error)
@@ -91,9 +96,8 @@ def load_layered_config(*paths: str | Path, command_line: dict | None = None) ->
     problem raises ConfigError naming the file that set the key. A config meant to be invalid is built explicitly:
     ``layer_config(...).config``, then changed."""
     layered = layer_config(*paths, command_line=command_line)
-    schema = Path(paths[0]).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
     try:
-        validate_config(layered.config, schema)
+        validate_config(layered.config, schema_path(Path(paths[0]).resolve().parents[1]))
     except ConfigError as error:
         raise ConfigError(layered.name_source(str(error))) from None
     return layered.config

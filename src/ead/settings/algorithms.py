@@ -22,6 +22,8 @@ FORKING_KEYS = ("forking_token_fraction", "forking_token_scope")
 
 
 def check_algorithm(key: str, algorithm: dict, used_by_verl: bool) -> None:
+    """ConfigError naming ``key`` (the algorithm's config key) when its loss mode or KL loss lacks a parameter it
+    needs, or it asks for forking-token training where that cannot run (verl)."""
     for needed in POLICY_LOSS_NEEDS.get(algorithm["loss_mode"], ()):
         if needed not in algorithm:
             raise ConfigError(f"{key}: loss_mode {algorithm['loss_mode']!r} needs {needed}")
