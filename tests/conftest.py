@@ -52,7 +52,7 @@ if "EAD_TEST_HOME" not in os.environ:
 
 
 #: Test files that start their worker's share in the fast lane (pytest -n 2 --dist loadfile hands out whole files in
-#: collection order): the one with a long module fixture (every paper cell composed with verl's config, ~30 s), so
+#: collection order): the one with the longest module fixture (every paper cell composed with verl's config), so
 #: that it overlaps the other worker's files instead of running alone at the end.
 FIRST_UNDER_XDIST = ("tests/rl/verl/test_overrides.py",)
 
