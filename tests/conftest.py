@@ -1,6 +1,8 @@
 """Shared fixtures: tiny randomly initialised HF models (no hub, no download), killing a run mid-way, float tolerances,
 and the helpers that test files of several folders share (configs, constructed tables, the grader, dry runs)."""
 
+import copy
+import functools
 import importlib.metadata
 import importlib.util
 import logging
@@ -52,9 +54,9 @@ if "EAD_TEST_HOME" not in os.environ:
 
 
 #: Test files that start their worker's share in the fast lane (pytest -n 2 --dist loadfile hands out whole files in
-#: collection order): the one with the longest module fixture (every paper cell composed with verl's config), so
-#: that it overlaps the other worker's files instead of running alone at the end.
-FIRST_UNDER_XDIST = ("tests/rl/verl/test_overrides.py",)
+#: collection order): the longest ones (the grader's runaway answers, killed by their CPU limits), so that they
+#: overlap the other worker's files instead of running alone at the end.
+FIRST_UNDER_XDIST = ("tests/rewards/test_worker.py", "tests/rewards/test_grader.py")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -352,14 +354,17 @@ def bfloat16_log_prob_bounds(model, prompt_ids: list[int], response_ids: list[in
 ROOT = WORKFLOW_ROOT
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 CONFIGS = ROOT / "configs"
-CONFIG = load_layered_config(ROOT / "configs" / "config.yaml")
-BEYOND = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" / "beyond_the_paper.yaml")
-D_MAX = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" / "d_max_sweep.yaml")
+
+
+@functools.lru_cache(maxsize=None)
+def _loaded(*paths: Path) -> dict:
+    return load_layered_config(*paths)
 
 
 def load(*names):
-    """Layer config files by the workflow's one rule (ead.settings.load_layered_config)."""
-    return load_layered_config(*(ROOT / "configs" / name for name in names))
+    """Layer config files by the workflow's one rule (ead.settings.load_layered_config); a checkout's profile is
+    layered once per session (a copy each call: a test may change its own)."""
+    return copy.deepcopy(_loaded(*(ROOT / "configs" / name for name in names)))
 
 
 #: Every profile's grid with the builder its backend's rule calls (cpu: cell_settings, verl: verl_cell_settings).
@@ -368,7 +373,7 @@ PROFILES = {"default": [], "smoke": ["smoke.yaml"], "measured": ["ablations/meas
 
 
 def profile_by_name(name: str) -> dict:
-    return load_layered_config(CONFIGS / "config.yaml", *(CONFIGS / path for path in PROFILES[name]))
+    return load("config.yaml", *PROFILES[name])
 
 
 VERL_CPU = ("config.yaml", "verl_cpu.yaml")
@@ -376,11 +381,14 @@ GPU_SMOKE = ("config.yaml", "gpu_smoke.yaml")
 
 
 profile = load  # the verl profiles' tests' name for it
+CONFIG = load("config.yaml")
+BEYOND = load("config.yaml", "ablations/beyond_the_paper.yaml")
+D_MAX = load("config.yaml", "ablations/d_max_sweep.yaml")
 
 
 def paper_config():
     """configs/config.yaml with configs/paper.yaml layered on top, as Snakemake does."""
-    return load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "paper.yaml")
+    return load("config.yaml", "paper.yaml")
 
 
 PAPER = paper_config()

@@ -60,27 +60,52 @@ def test_ead_processor_fqcn_is_the_packages_entry_point():
     assert overrides.EAD_PROCESSOR_FQCN == entry_points["vllm.logits_processors"]["ead"]
 
 
-def _compose_cell(cell):
-    return overrides.compose_verl_config(overrides.verl_overrides(cell_document(PAPER, cell), PATHS))
+def covering_cells(cells) -> list[Cell]:
+    """A few cells of ``cells`` in which every policy, algorithm, sampler and rollout n appears at least once (greedy:
+    each cell taken brings the most values not yet seen), in grid order."""
+    dimensions = ("policy", "algorithm", "sampler", "n")
+    def values(cell):
+        return {(dimension, getattr(cell, dimension)) for dimension in dimensions}
+
+    missing = set().union(*map(values, cells))
+    chosen = []
+    while missing:
+        best = max(cells, key=lambda cell: len(missing & values(cell)))
+        chosen.append(best)
+        missing -= values(best)
+    return [cell for cell in cells if cell in chosen]
+
+
+#: Composing one cell with Hydra costs ~0.7 s, so the fast lane composes a covering set of the paper grid (every
+#: policy, algorithm, sampler and n: each value our overrides write) and the whole suite every cell (marked slow).
+COVERING = covering_cells(CELLS)
+PAPER_CELLS = [pytest.param(cell, id=f"{cell.policy}-{cell.algorithm}-{cell.sampler}-n{cell.n}",
+                            marks=() if cell in COVERING else pytest.mark.slow) for cell in CELLS]
+
+
+def test_the_covering_cells_name_every_policy_algorithm_sampler_and_n_of_the_paper_grid():
+    for dimension in ("policy", "algorithm", "sampler", "n"):
+        assert {getattr(cell, dimension) for cell in COVERING} == {getattr(cell, dimension) for cell in CELLS}
+    assert len(COVERING) < len(CELLS)
 
 
 @pytest.fixture(scope="module")
 def composed():
-    """verl's real ppo_trainer config with our overrides, for every cell of the paper grid (~0.4 s each, most of it
-    Hydra reading verl's YAML files), composed by two forked processes: one per core."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    """verl's real ppo_trainer config with our overrides for a cell of the paper grid, composed once per cell the
+    session runs."""
+    configs = {}
 
-    import hydra  # noqa: F401  (imported once here, not in each process)
-    import verl  # noqa: F401
+    def compose(cell):
+        if cell not in configs:
+            configs[cell] = overrides.compose_verl_config(overrides.verl_overrides(cell_document(PAPER, cell), PATHS))
+        return configs[cell]
 
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
-        return dict(zip(CELLS, pool.map(_compose_cell, CELLS, chunksize=4)))
+    return compose
 
 
-@pytest.mark.parametrize("cell", CELLS, ids=lambda c: f"{c.policy}-{c.algorithm}-{c.sampler}-n{c.n}")
+@pytest.mark.parametrize("cell", PAPER_CELLS)
 def test_every_paper_cell_composes_with_verls_config(composed, cell):
-    cfg = composed[cell]
+    cfg = composed(cell)
     rl, resolved = PAPER["rl"], cell_settings(PAPER, cell)
     algorithm = rl["algorithms"][cell.algorithm]
     sampler = rl["samplers"][cell.sampler]
@@ -139,24 +164,25 @@ def test_every_paper_cell_composes_with_verls_config(composed, cell):
     assert resolved.training.lr == actor.optim.lr
 
 
-def test_composed_configs_pass_verls_own_validation(composed):
+@pytest.mark.parametrize("cell", PAPER_CELLS)
+def test_composed_configs_pass_verls_own_validation(composed, cell):
     """verl's main_ppo checks (batch divisibility over GPUs, micro batches, actor/rollout dataclasses) accept
-    every cell, and the rollout-correction block builds verl's typed TIS config."""
+    each cell, and the rollout-correction block builds verl's typed TIS config."""
     from omegaconf import OmegaConf
     from verl.trainer.config.algorithm import RolloutCorrectionConfig
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import omega_conf_to_dataclass
     from verl.utils.config import validate_config as verl_validate_config
 
-    for cell, cfg in composed.items():
-        use_ref = need_reference_policy(cfg)
-        assert use_ref is PAPER["rl"]["algorithms"][cell.algorithm]["use_kl_loss"]
-        assert need_critic(cfg) is False
-        verl_validate_config(config=cfg, use_reference_policy=use_ref, use_critic=False)
-        rollout = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
-        assert (rollout.val_kwargs.n, rollout.n) == (16, cell.n)
-        correction = RolloutCorrectionConfig(**OmegaConf.to_container(cfg.algorithm.rollout_correction))
-        assert correction.rollout_is == PAPER["rl"]["samplers"][cell.sampler].get("tis")  # token TIS or none
+    cfg = composed(cell)
+    use_ref = need_reference_policy(cfg)
+    assert use_ref is PAPER["rl"]["algorithms"][cell.algorithm]["use_kl_loss"]
+    assert need_critic(cfg) is False
+    verl_validate_config(config=cfg, use_reference_policy=use_ref, use_critic=False)
+    rollout = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
+    assert (rollout.val_kwargs.n, rollout.n) == (16, cell.n)
+    correction = RolloutCorrectionConfig(**OmegaConf.to_container(cfg.algorithm.rollout_correction))
+    assert correction.rollout_is == PAPER["rl"]["samplers"][cell.sampler].get("tis")  # token TIS or none
 
 
 @pytest.mark.slow  # a Snakemake or verl run in a subprocess: the whole suite's, not the fast lane's
