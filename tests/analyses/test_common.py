@@ -12,8 +12,8 @@ from ead.analyses.common import (
     solution_steps,
     task_prompt,
 )
+from ead.data.tasks import get_task
 from ead.metrics import bootstrap_mean_ci
-from ead.rewards import answers_unique
 
 
 def test_maj_curves_group_math_verify_equivalent_answers():
@@ -56,7 +56,8 @@ def test_question_selection_and_prompts():
     assert list(sample_questions(splits, 10, seed=0, source="t", split="test")["id"]) == ["q6", "q7", "q8", "q9"]
     with pytest.raises(SystemExit, match="t: no rows of split 'val'; splits: \\['test', 'train'\\]"):
         sample_questions(splits, 2, seed=0, source="t", split="val")
-    assert answers_unique("mmlu") and answers_unique("gsm8k") and not answers_unique("countdown")
+    assert get_task("mmlu").answers_unique and get_task("gsm8k").answers_unique
+    assert not get_task("countdown").answers_unique
 
 
 def test_graded_samples_carry_the_graders_status(monkeypatch):

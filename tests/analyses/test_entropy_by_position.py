@@ -107,9 +107,10 @@ def test_unknown_subject_and_bad_engine_options_are_named(tiny_model_dir, mmlu_l
 
 def test_token_roles_add_the_end_token_and_refuse_a_broken_count():
     text = "1+2=3\n\\boxed{3}"
-    assert token_roles(text, len(text) + 1, True)[-1] == "end" and token_roles(text, len(text), False)[-1] == "syntax"
+    assert token_roles(text, len(text) + 1, True, "countdown")[-1] == "end"
+    assert token_roles(text, len(text), False, "countdown")[-1] == "syntax"
     # a special token sampled inside the response decodes to nothing: tokens no longer map onto characters
-    assert token_roles(text, len(text) + 2, True) is None
+    assert token_roles(text, len(text) + 2, True, "countdown") is None
 
 
 def test_entropy_by_role_is_a_mean_over_questions_of_per_question_token_means(tmp_path):
@@ -128,7 +129,8 @@ def test_entropy_by_role_is_a_mean_over_questions_of_per_question_token_means(tm
 
 
 def test_entropy_by_role_refuses_other_tasks_and_other_tokenizers(tmp_path):
-    with pytest.raises(ValueError, match="token roles are defined on countdown responses"):
+    with pytest.raises(ValueError, match=r"token roles are defined on the responses of one task with character roles "
+                                         r"\(\['countdown', 'strategy'\]\); these are \['mmlu'\]"):
         write_role_summary(role_samples().assign(task="mmlu"), tmp_path / "r.csv", resamples=100, seed=0, log=LOG)
     broken = role_samples().assign(num_tokens=lambda t: t["num_tokens"] + 5)
     with pytest.raises(ValueError, match="none of the 4 responses has one token per character"):
@@ -146,7 +148,8 @@ def test_entropy_and_forking_jobs_run_a_tiny_policy_on_countdown(tiny_policy, tm
     assert len(samples) == 6 and set(samples["split"]) == {"test"} and set(samples["task"]) == {"countdown"}
     assert set(samples["prompt_id"]) <= {f"countdown/s0/test/{i}" for i in range(6)}
     # every token of every response with token roles has exactly one role (a random policy may sample <pad> inside)
-    kept = [token_roles(t, n, f) is not None for t, n, f in zip(samples.text, samples.num_tokens, samples.finished)]
+    kept = [token_roles(t, n, f, "countdown") is not None
+            for t, n, f in zip(samples.text, samples.num_tokens, samples.finished)]
     roles = entropy_by_role(samples, resamples=100)
     assert roles["num_tokens"].sum() == samples.loc[kept, "num_tokens"].sum()
     assert (roles["responses_left_out"] == len(samples) - sum(kept)).all()

@@ -72,7 +72,7 @@ def test_per_problem_quantities_count_what_the_samples_hold():
         ("b", "3+4=7\n7*5=35\n\\boxed{35}", [-2.0], [-1.0]),                 # 27 unreachable after 3+4: strategy
         ("b", "3*3=9\n\\boxed{9}", [0.0], [0.0]),                            # 3 used twice: rule
     ])
-    q = per_problem_quantities(table, PROBLEMS, tis_cap=2.0)
+    q = per_problem_quantities(table, PROBLEMS, tis_cap=2.0, task="countdown")
     assert q.loc["a", ["num_samples", "num_correct", "distinct_correct"]].tolist() == [3, 2, 1]
     assert q.loc["a", ["failures_strategy", "failures_arithmetic", "failures_rule"]].tolist() == [0, 1, 0]
     assert q.loc["b", ["num_correct", "failures_strategy", "failures_rule"]].tolist() == [0, 1, 1]
@@ -85,7 +85,8 @@ def test_per_problem_quantities_count_what_the_samples_hold():
     weights = np.exp([0.0, 1.0, -1.2])
     assert q.loc["a", "sequence_ess_fraction"] == pytest.approx(weights.sum() ** 2 / (3 * (weights ** 2).sum()))
     assert q.loc["b", "sequence_ess_fraction"] == pytest.approx((np.e + 1) ** 2 / (2 * (np.e ** 2 + 1)))
-    on_policy = per_problem_quantities(table.assign(target_logprobs=table["behaviour_logprobs"]), PROBLEMS, 2.0)
+    on_policy = per_problem_quantities(table.assign(target_logprobs=table["behaviour_logprobs"]), PROBLEMS, 2.0,
+                                       "countdown")
     assert (on_policy["sequence_ess_fraction"] == 1.0).all()
 
 
@@ -94,8 +95,8 @@ def test_summarise_pairs_every_sampler_with_the_baseline_on_the_same_problems():
                     ("b", "x", [0.0], [0.0]), ("b", "x", [0.0], [0.0])])
     hot = samples([("a", GOOD_A, [0.0], [0.0]), ("a", GOOD_A, [0.0], [0.0]),
                    ("b", "x", [0.0], [0.0]), ("b", "x", [0.0], [0.0])])
-    quantities = {("tau1.0", 1): per_problem_quantities(base, PROBLEMS, 2.0),
-                  ("hot", 1): per_problem_quantities(hot.iloc[::-1], PROBLEMS, 2.0)}  # other problem order
+    quantities = {("tau1.0", 1): per_problem_quantities(base, PROBLEMS, 2.0, "countdown"),
+                  ("hot", 1): per_problem_quantities(hot.iloc[::-1], PROBLEMS, 2.0, "countdown")}  # other problem order
     table = paired_premise_table(quantities, ("tau1.0", 1), 2, [2], resamples=200, seed=0)
     table = table.set_index(["sampler", "metric"])
     assert table.loc[("tau1.0", "pass@1"), "value"] == pytest.approx(0.25)

@@ -236,8 +236,13 @@ def test_sft_trains_on_the_teacher_only_for_a_strategy_table(table):
     train = table[table["split"] == "train"]
     assert training_solutions(train, "random", "t.parquet") == list(train["solution"])
     assert training_solutions(train, "random", "t.parquet", 0.9, 4) == teacher_responses(train["question"], 0.9, 4)
-    with pytest.raises(SystemExit, match=r"t\.parquet: a teacher bias needs a strategy table"):
-        training_solutions(train.drop(columns="strategy"), "random", "t.parquet", 0.9, 4)
+    with pytest.raises(SystemExit, match=r"t\.parquet: a teacher bias needs a task with a biased teacher and reference "
+                                         r"random, got task 'countdown' and reference 'random'"):
+        training_solutions(train.assign(source="countdown"), "random", "t.parquet", 0.9, 4)
+    with pytest.raises(SystemExit, match=r"got task 'strategy' and reference 'canonical'"):
+        training_solutions(train, "canonical", "t.parquet", 0.9, 4)
+    with pytest.raises(SystemExit, match=r"t\.parquet: SFT needs one synthetic task .* found \[\]"):
+        training_solutions(train.drop(columns="source"), "random", "t.parquet")
 
 
 NAMES = ("add", "sub", "dub", "rot")

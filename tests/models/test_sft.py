@@ -143,10 +143,10 @@ def test_largest_first_reference_starts_with_the_two_largest_numbers_whenever_a_
     assert largest_first_solution([2, 9, 14], 2) == canonical_solution([2, 9, 14], 2) == "9-2=7\n14/7=2\n\\boxed{2}"
 
 
-def test_canonical_reference_needs_a_countdown_table_and_a_misspelled_reference_is_refused(tmp_path, capsys):
-    arithmetic = pd.DataFrame({"question": ["1+2"], "solution": ["3"], "split": ["train"]})
-    with pytest.raises(SystemExit, match=r"arith\.parquet: reference 'canonical' needs a countdown table .*"
-                                         r"missing \['numbers', 'target'\]"):
+def test_canonical_reference_needs_a_task_that_offers_it_and_a_misspelled_reference_is_refused(tmp_path, capsys):
+    arithmetic = pd.DataFrame({"question": ["1+2"], "solution": ["3"], "split": ["train"], "source": ["arithmetic"]})
+    with pytest.raises(SystemExit, match=r"arith\.parquet: reference 'canonical' is not one task 'arithmetic' offers "
+                                         r"\(\['random'\]\)"):
         training_solutions(arithmetic, "canonical", "arith.parquet")
     with pytest.raises(ValueError,
                        match=r"reference 'canonicl' is not one of \['random', 'canonical', 'largest_first'\]"):

@@ -43,8 +43,8 @@ def test_sft_reference_is_random_or_canonical_and_canonical_needs_countdown():
         validate_config(config, SCHEMA)
     config["policies"]["tiny1m_canon"]["sft"]["reference"] = "canonical"
     config["policies"]["tiny1m_canon"]["task"] = "arithmetic"
-    with pytest.raises(ConfigError, match=r"policies\.tiny1m_canon\.sft\.reference = 'canonical' needs task "
-                                          r"countdown \(its task is 'arithmetic'\)"):
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m_canon\.sft\.reference = 'canonical': task 'arithmetic' "
+                                          r"offers \['random'\]"):
         validate_config(config, SCHEMA)
 
 
@@ -62,7 +62,8 @@ def test_the_positive_control_overlay_trains_a_strategy_policy_from_its_biased_t
 
     wrong = copy.deepcopy(config)
     wrong["policies"]["tiny1m"]["teacher"] = {"bias": 0.9}
-    with pytest.raises(ConfigError, match=r"policies\.tiny1m\.teacher needs task strategy \(its task is 'countdown'\)"):
+    with pytest.raises(ConfigError, match=r"policies\.tiny1m\.teacher needs a task with a biased teacher \(strategy; "
+                                          r"its task is 'countdown'\)"):
         validate_config(wrong, SCHEMA)
     wrong = copy.deepcopy(config)
     del wrong["data"]["strategy"]

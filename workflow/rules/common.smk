@@ -12,7 +12,7 @@ import ead.analyses
 import ead.numerics
 import ead.plots
 import ead.workflow
-from ead.data import SYNTHETIC_TASKS
+from ead.data.tasks import synthetic_tasks
 from ead.settings import ConfigError, load_workflow_config
 from ead.settings.analyses import (ANALYSES, analysis_model_names, analysis_models, analysis_task, claimed_models,
                                    offline_models_analysed, summary_job_settings)

@@ -27,7 +27,7 @@ rule synthetic_dataset:
     log:
         "results/logs/data/{synthetic}.log",
     wildcard_constraints:
-        synthetic="|".join(SYNTHETIC_TASKS),
+        synthetic="|".join(synthetic_tasks()),
     priority: CRITICAL_PATH_PRIORITY["data"]
     conda:
         CONDA_ENV

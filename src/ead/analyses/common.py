@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ead.data import SYNTHETIC_TASKS
+from ead.data.tasks import get_task, tasks
 from ead.io import read_table
 from ead.metrics import bootstrap_mean_ci, maj_at_n_curve, vote_groups
-from ead.rewards import TASKS, grade_many, report_grades, same_answer
+from ead.rewards import grade_many, report_grades, same_answer
 from ead.samplers.engines import ENGINES, open_engine
 from ead.schedule import Schedule
 from ead.tables import STATUS_COLUMN
@@ -40,13 +40,14 @@ def task_prompt(question: str, task: str) -> str:
     """The prompt of a question: on a synthetic task (countdown, arithmetic) the question itself (the bare problem the
     tiny policies were trained on, e.g. ``ead.data.countdown.problem_prompt``; they know no instruction), else the
     question followed by the chain-of-thought instruction of its task kind."""
-    if task in SYNTHETIC_TASKS:
+    known = tasks().get(task)
+    if known is not None and known.synthetic:
         return question
-    kind = TASKS.get(task)
-    if kind not in COT_INSTRUCTIONS:
-        raise ValueError(f"No chain-of-thought prompt for task {task!r}; supported: "
-                         f"{sorted(t for t, k in TASKS.items() if k in COT_INSTRUCTIONS)}")
-    return f"{question}\n\n{COT_INSTRUCTIONS[kind]}"
+    if known is None or known.grading not in COT_INSTRUCTIONS:
+        supported = sorted(name for name, kind in tasks().items()
+                           if not kind.synthetic and kind.grading in COT_INSTRUCTIONS)
+        raise ValueError(f"No chain-of-thought prompt for task {task!r}; supported: {supported}")
+    return f"{question}\n\n{COT_INSTRUCTIONS[known.grading]}"
 
 
 def solution_steps(solution: str) -> int:
@@ -98,7 +99,7 @@ def load_questions(args, max_solution_steps: int | None = None) -> tuple[pd.Data
     """The questions a job's command line selects (:func:`sample_questions` from ``--data``) and their prompts
     (:func:`task_prompt`). The synthetic tasks are the tiny policies', and their character tokenizer has no chat
     template, so ``--task countdown`` (or ``arithmetic``) refuses ``--prompt-format chat``."""
-    if args.task in SYNTHETIC_TASKS and args.prompt_format == "chat":
+    if get_task(args.task).synthetic and args.prompt_format == "chat":
         raise SystemExit(f"--task {args.task} needs --prompt-format plain: the tiny policies were trained on the bare "
                          "problem prompt and have no chat template")
     questions = sample_questions(read_table(args.data), args.num_questions, args.question_seed, args.data,
@@ -108,7 +109,7 @@ def load_questions(args, max_solution_steps: int | None = None) -> tuple[pd.Data
 
 def vote_equivalence(task: str):
     """How vote keys are merged: math-verify equivalence for math tasks, exact match for letter choices."""
-    return same_answer if TASKS.get(task) == "math" else None
+    return same_answer if get_task(task).grading == "math" else None
 
 
 def add_vote_groups(samples: pd.DataFrame, unit_columns: list[str], task: str) -> pd.DataFrame:

@@ -33,7 +33,7 @@ from ead.analyses.common import (
     sample_settings,
     summary_requested,
 )
-from ead.data.countdown import ROLES, response_roles
+from ead.data.tasks import get_task, tasks
 from ead.io import setup_logging
 from ead.metrics import bootstrap_mean_ci
 from ead.models import load_hf_model
@@ -89,24 +89,37 @@ def write_summary(samples: pd.DataFrame, out, *, resamples: int, seed: int, log)
     return table
 
 
-#: Token roles of countdown responses: the character roles of :data:`ead.data.countdown.ROLES`, and ``end`` for the
-#: end-of-sequence token of a finished response (the policy's decision to stop).
-TOKEN_ROLES = (*ROLES, "end")
+def token_role_names(task: str) -> tuple[str, ...]:
+    """The token roles of a task's responses: the character roles of the task (``Task.roles``, ead.data.tasks; on
+    countdown those of :data:`ead.data.countdown.ROLES`), and ``end`` for the end-of-sequence token of a finished
+    response (the policy's decision to stop)."""
+    return (*get_task(task).roles, "end")
 
 
-def token_roles(text: str, num_tokens: int, finished: bool) -> list[str] | None:
-    """The role (:data:`TOKEN_ROLES`) of every token of a countdown response of the tiny policies, or None when the
-    tokens do not map one to one onto the characters.
+def token_roles(text: str, num_tokens: int, finished: bool, task: str) -> list[str] | None:
+    """The role (:func:`token_role_names`) of every token of a response of the tiny policies on ``task``, or None when
+    the tokens do not map one to one onto the characters.
 
     Their tokenizer has one token per character, so a response of ``num_tokens`` tokens decodes to ``num_tokens``
     characters, one fewer when it ended with the end-of-sequence token (which decodes to nothing); the roles of the
-    characters are :func:`ead.data.countdown.response_roles`. A response that breaks that count (another special
-    token sampled inside it, which also decodes to nothing; or another tokenizer) has no token roles.
+    characters are the task's ``response_roles`` (countdown: :func:`ead.data.countdown.response_roles`). A response
+    that breaks that count (another special token sampled inside it, which also decodes to nothing; or another
+    tokenizer) has no token roles.
     """
-    roles = response_roles(text)
+    roles = get_task(task).response_roles(text)
     if len(roles) + int(finished) != num_tokens:
         return None
     return roles + ["end"] * int(finished)
+
+
+def samples_task(samples: pd.DataFrame) -> str:
+    """The one task of a samples table (its ``task`` column), a task whose responses have roles (ead.data.tasks)."""
+    found = sorted(samples["task"].unique())
+    with_roles = [name for name, task in tasks().items() if task.response_roles is not None]
+    if len(found) != 1 or found[0] not in with_roles:
+        raise ValueError(f"token roles are defined on the responses of one task with character roles ({with_roles}); "
+                         f"these are {found}")
+    return found[0]
 
 
 def entropy_by_role(samples: pd.DataFrame, *, resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
@@ -116,9 +129,10 @@ def entropy_by_role(samples: pd.DataFrame, *, resamples: int = 1000, seed: int =
 
     ``samples`` has prompt_id, text, num_tokens, finished and entropies (:data:`ead.tables.ENTROPY_SAMPLES`).
     """
+    task = samples_task(samples)
     tokens, left_out = [], 0
     for row in samples.itertuples():
-        roles = token_roles(row.text, row.num_tokens, row.finished)
+        roles = token_roles(row.text, row.num_tokens, row.finished, task)
         if roles is None:
             left_out += 1
             continue
@@ -130,7 +144,7 @@ def entropy_by_role(samples: pd.DataFrame, *, resamples: int = 1000, seed: int =
     tokens = pd.concat(tokens, ignore_index=True)
     per_question = tokens.groupby(["role", "prompt_id"], sort=False)["entropy"].agg(["mean", "size"]).reset_index()
     rows = []
-    for role in TOKEN_ROLES:
+    for role in token_role_names(task):
         group = per_question[per_question["role"] == role]
         if group.empty:  # e.g. no malformed line: no "other" token
             continue
@@ -142,11 +156,9 @@ def entropy_by_role(samples: pd.DataFrame, *, resamples: int = 1000, seed: int =
 
 
 def write_role_summary(samples: pd.DataFrame, out, *, resamples: int, seed: int, log) -> pd.DataFrame:
-    """The Fig. 1 by-role table of a countdown samples table (:data:`ead.tables.ENTROPY_SAMPLES` of a tiny policy):
-    :func:`entropy_by_role` with the run's settings columns, written to ``out`` (:data:`ead.tables.ENTROPY_BY_ROLE`)."""
-    (task,) = samples["task"].unique()
-    if task != "countdown":
-        raise ValueError(f"token roles are defined on countdown responses (the tiny policies'); these are {task!r}")
+    """The Fig. 1 by-role table of a samples table (:data:`ead.tables.ENTROPY_SAMPLES` of a tiny policy on a task with
+    character roles): :func:`entropy_by_role` with the run's settings columns, written to ``out``
+    (:data:`ead.tables.ENTROPY_BY_ROLE`)."""
     table = entropy_by_role(samples, resamples=resamples, seed=seed).assign(**sample_settings(samples, SAMPLE_COLUMNS))
     ENTROPY_BY_ROLE.write(table, out)
     for row in table.itertuples():

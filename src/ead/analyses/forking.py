@@ -39,10 +39,11 @@ from ead.analyses.common import (
     summary_requested,
     vote_equivalence,
 )
+from ead.data.tasks import get_task
 from ead.io import setup_logging
 from ead.metrics import pass_at_k, vote_groups
 from ead.numerics import pin_job
-from ead.rewards import add_grader_argument, answers_unique, configure_grader
+from ead.rewards import add_grader_argument, configure_grader
 from ead.samplers.engines import encode_prompts
 from ead.schedule import FixedTemperature
 from ead.tables import FORKING, FORKING_SAMPLES
@@ -84,7 +85,7 @@ def per_unit_metrics(samples: pd.DataFrame, k: list[int]) -> pd.DataFrame:
 
     * ``pass@k`` for every task: the unbiased estimator (:func:`ead.metrics.pass_at_k`) of the chance that one of K
       continuations is correct (score 1), from the prefix's n continuations and their correct count;
-    * ``maj@k`` where the task's answers are unique (:func:`ead.rewards.answers_unique`; not countdown,
+    * ``maj@k`` where the task's answers are unique (:attr:`ead.data.tasks.Task.answers_unique`; not countdown,
       whose valid chains all box the target): the exact Maj@K of :func:`ead.analyses.common.maj_curves`.
     """
     fewest = int(samples.groupby(UNIT).size().min())
@@ -97,7 +98,7 @@ def per_unit_metrics(samples: pd.DataFrame, k: list[int]) -> pd.DataFrame:
                                                                          counts["num_correct"].to_numpy(), kk))
               for kk in k]
     (task,) = samples["task"].unique()
-    if answers_unique(task):
+    if get_task(task).answers_unique:
         majority = maj_curves(samples, UNIT)
         majority = majority[majority["n"].isin(k)].rename(columns={"n": "k", "maj_at_n": "value"})
         frames.append(majority[[*UNIT, "k", "value"]].assign(metric="maj@k"))

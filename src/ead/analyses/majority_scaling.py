@@ -36,9 +36,10 @@ from ead.analyses.common import (
     schedule_label,
     summary_requested,
 )
+from ead.data.tasks import get_task
 from ead.io import setup_logging
 from ead.numerics import pin_job
-from ead.rewards import add_grader_argument, answers_unique, configure_grader
+from ead.rewards import add_grader_argument, configure_grader
 from ead.schedule import build_schedule
 from ead.tables import MAJORITY_SAMPLES, MAJORITY_SCALING
 
@@ -80,7 +81,7 @@ def main(argv=None):
     add_grader_argument(parser)
     args = parser.parse_args(argv)
     with_summary = summary_requested(parser, args)
-    if not answers_unique(args.task):
+    if not get_task(args.task).answers_unique:
         parser.error(f"--task {args.task}: Maj@N votes on answers, and {args.task}'s correct responses do not share "
                      "one answer (countdown: every valid chain boxes the target)")
     configure_grader(args.grader)  # the config's grader: section, as every grading job

@@ -9,9 +9,9 @@ against the baseline sampler (same problems, same random numbers) with its CI an
 
 * ``pass@1``, ``pass@{n}``, ``informative@{g}`` (a group of g rollouts with 0 < correct < g: the groups that
   give GRPO-style advantages a signal), ``distinct_correct`` (distinct correct chains per problem);
-* failure shares among failed samples, by first mistake (pooled ratio, bootstrap over problems): on countdown
-  (``ead.data.countdown.failure_type``) ``strategy`` (a legal move into a dead end), ``arithmetic``, ``rule``; on the
-  strategy task (``ead.data.strategy.failure_type``) ``strategy`` (a strategy other than the key's), ``execution``,
+* failure shares among failed samples, by first mistake (pooled ratio, bootstrap over problems; the task's
+  ``classify_failure``, :class:`ead.data.tasks.Task`): on countdown ``strategy`` (a legal move into a dead end),
+  ``arithmetic``, ``rule``; on the strategy task ``strategy`` (a strategy other than the key's), ``execution``,
   ``format``;
 * the off-policy gap TIS would correct if the policy trained at tau = 1: per-token ``log_ratio`` (log pi_1 -
   log pi_sampler), the fraction of tokens and of sequences whose weight exp(log-ratio) exceeds ``tis_cap``, the
@@ -46,14 +46,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ead.analyses.measured_schedule import read_measured_schedule
-from ead.data import countdown, strategy
+from ead.data.tasks import get_task, tasks
 from ead.evaluation import first_problems_of_split
 from ead.io import read_table, setup_logging
 from ead.metrics import (
@@ -84,44 +82,21 @@ def step_dependent(schedule, steps: list[int]) -> bool:
     return any(not np.array_equal(schedule.temperatures(PROBE_POSITIONS, s), first) for s in steps[1:])
 
 
-@dataclass(frozen=True)
-class ProbeTask:
-    """What the probe needs of a task: its failure types (by first mistake, premise G2's ``strategy`` among them) and
-    a classifier of one response against its reference string, ``"ok"`` for a solution."""
-
-    failure_types: tuple[str, ...]
-    classify: Callable[[str, str], str]
-
-
-def _countdown_failure(text: str, answer: str) -> str:
-    problem = countdown.parse_problem(answer)
-    return countdown.failure_type(countdown.verify_chain(text, problem), problem)
-
-
-def _strategy_failure(text: str, answer: str) -> str:
-    return strategy.failure_type(text, strategy.parse_problem(answer))
-
-
-#: The tasks the probe can classify failures of: countdown (``strategy`` = a legal move into a dead end) and the
-#: strategy task (``strategy`` = a strategy other than the key's named at the fork).
-PROBE_TASKS = {"countdown": ProbeTask(countdown.FAILURE_TYPES, _countdown_failure),
-               "strategy": ProbeTask(strategy.FAILURE_TYPES, _strategy_failure)}
-
-
 def table_task(table: pd.DataFrame, source: str) -> str:
     """The task of a synthetic problems table: its ``source`` column, one task per table, one the probe knows."""
-    tasks = sorted(table["source"].unique()) if "source" in table.columns else []
-    if len(tasks) != 1 or tasks[0] not in PROBE_TASKS:
-        raise SystemExit(f"{source}: the premise probe needs one task of {sorted(PROBE_TASKS)} in the table's "
-                         f"'source' column, found {tasks}")
-    return tasks[0]
+    found = sorted(table["source"].unique()) if "source" in table.columns else []
+    probed = sorted(name for name, task in tasks().items() if task.probed)
+    if len(found) != 1 or found[0] not in probed:
+        raise SystemExit(f"{source}: the premise probe needs one task of {probed} in the table's "
+                         f"'source' column, found {found}")
+    return found[0]
 
 
 def per_problem_quantities(samples: pd.DataFrame, problems: pd.DataFrame, tis_cap: float,
-                           task: str = "countdown") -> pd.DataFrame:
+                           task: str) -> pd.DataFrame:
     """One row per problem: correct count, distinct correct chains, failures by type, log-ratio sums and counts."""
     reference = dict(zip(problems["id"], problems["answer"]))
-    probe_task = PROBE_TASKS[task]
+    probe_task = get_task(task)
     log_cap = math.log(tis_cap)
     rows = []
     for problem_id, group in samples.groupby("prompt_id", sort=False):
@@ -129,7 +104,7 @@ def per_problem_quantities(samples: pd.DataFrame, problems: pd.DataFrame, tis_ca
         token_ratio_sum = token_count = tokens_capped = sequences_capped = 0.0
         sequence_ratios = []
         for text, behaviour, target in zip(group["text"], group["behaviour_logprobs"], group["target_logprobs"]):
-            kind = probe_task.classify(text, reference[problem_id])
+            kind = probe_task.classify_failure(text, reference[problem_id])
             kinds.append(kind)
             if kind == "ok":
                 chains.add("\n".join(line.strip() for line in text.strip().splitlines() if line.strip()))
@@ -349,7 +324,7 @@ def main(argv=None):
                       resamples=settings["bootstrap"], seed=settings["seed"])
     greedy = sample_hf(model, tokenizer, ids, prompts, build_schedule({"name": "fixed", "tau": 1.0}), greedy=True,
                        **{**options, "n": 1})
-    correct = [PROBE_TASKS[task].classify(text, answer) == "ok"
+    correct = [get_task(task).classify_failure(text, answer) == "ok"
                for text, answer in zip(greedy["text"], problems.set_index("id").loc[greedy["prompt_id"], "answer"])]
     value, low, high = bootstrap_mean_ci(np.asarray(correct, dtype=float), resamples=settings["bootstrap"],
                                          seed=settings["seed"])

@@ -30,6 +30,7 @@ from math import comb
 from typing import TYPE_CHECKING
 
 from ead.data.splits import draw_table
+from ead.data.tasks import Task
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -144,3 +145,8 @@ def generate_arithmetic(seed: int = 0, n_train: int = 20000, n_val: int = 500, n
                             "num_orders": reduction_orders(tree)}
 
     return draw_table("arithmetic", seed, wanted, draw)
+
+
+#: One integer answer in \boxed{}: graded as math, like GSM8K.
+TASK = Task(name="arithmetic", grading="math", generate=generate_arithmetic,
+            settings=("seed", "n_train", "n_val", "n_test", "p_four_numbers", "p_balanced", "max_value"))

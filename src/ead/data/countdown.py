@@ -40,6 +40,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ead.data.splits import draw_table
+from ead.data.tasks import Task
 
 if TYPE_CHECKING:  # pandas is imported lazily: the grader imports this module in RL loops
     import pandas as pd
@@ -428,3 +429,27 @@ def generate_countdown(
                           "num_trees": sum(len(trees) for trees in by_form.values()), "solutions": sorted(by_form)}
 
     return draw_table("countdown", seed, wanted, draw)
+
+
+def grade_response(response: str, reference: str) -> tuple[bool, str | None]:
+    """(valid chain?, boxed number or None): the task's own verifier decides the reward.
+
+    ``reference`` is the problem (``"3 5 7 12 -> 41"`` or the prompt text). A bare ``\\boxed{41}`` is not valid.
+    """
+    check = verify_chain(response, parse_problem(reference))
+    return check.valid, None if check.boxed is None else check.boxed.strip()
+
+
+def classify_failure(response: str, reference: str) -> str:
+    """The premise probe's first mistake of ``response`` (:func:`failure_type`), ``"ok"`` for a solution."""
+    problem = parse_problem(reference)
+    return failure_type(verify_chain(response, problem), problem)
+
+
+TASK = Task(
+    name="countdown", grading="verifier", verify=grade_response,
+    generate=generate_countdown, settings=("seed", "n_train", "n_val", "n_test", "min_solutions", "p_four_numbers"),
+    failure_types=FAILURE_TYPES, classify_failure=classify_failure, roles=ROLES, response_roles=response_roles,
+    sft_references={"canonical": lambda row: canonical_solution(row["numbers"], row["target"]),
+                    "largest_first": lambda row: largest_first_solution(row["numbers"], row["target"])},
+    fork_sharpen=True)

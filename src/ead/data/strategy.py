@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ead.data.splits import draw_table
+from ead.data.tasks import Task
 
 if TYPE_CHECKING:  # pandas is imported lazily: the grader imports this module in RL loops
     import pandas as pd
@@ -294,3 +295,22 @@ def generate_strategy(seed: int = 0, n_train: int = 20000, n_val: int = 500, n_t
                                 "solution": solution(problem)}
 
     return draw_table("strategy", seed, wanted, draw)
+
+
+def grade_response(response: str, reference: str) -> tuple[bool, str | None]:
+    """(the key's strategy, exactly executed?, the response's answer or None): the task's own verifier decides the
+    reward. The answer is the named strategy and its output line (``"dub\\n8842..."``), None for a response without
+    that format. ``reference`` is the problem (``"* 4926183750248136"`` or the prompt text)."""
+    check = verify_response(response, parse_problem(reference))
+    return check.valid, None if check.strategy is None else f"{check.strategy}\n{check.output}"
+
+
+def classify_failure(response: str, reference: str) -> str:
+    """The premise probe's first mistake of ``response`` (:func:`failure_type`), ``"ok"`` for a solution."""
+    return failure_type(response, parse_problem(reference))
+
+
+TASK = Task(name="strategy", grading="verifier", verify=grade_response,
+            generate=generate_strategy, settings=("seed", "n_train", "n_val", "n_test", "n_digits"),
+            failure_types=FAILURE_TYPES, classify_failure=classify_failure, roles=ROLES, response_roles=response_roles,
+            teacher_responses=teacher_responses)

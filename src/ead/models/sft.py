@@ -2,11 +2,12 @@
 
 ``--reference`` chooses each training problem's one target chain: ``random`` is the data table's ``solution`` (one
 of the problem's solutions drawn at random by the generator), ``canonical`` is the same fixed solution per problem
-on every call (:func:`ead.data.countdown.canonical_solution`; countdown only), which makes the policy confident at
+on every call (:func:`ead.data.countdown.canonical_solution`; a reference countdown offers, ``Task.sft_references``
+in ead.data.tasks), which makes the policy confident at
 the first move where ``random`` makes it spread its probability over the solutions, and ``largest_first`` is a
 solution whose first equation combines the problem's two largest numbers where one exists, else the canonical one
-(:func:`ead.data.countdown.largest_first_solution`; countdown only): a first-move rule that fits most problems but
-not all. ``--teacher-bias`` (strategy task only) trains on a biased teacher's responses instead
+(:func:`ead.data.countdown.largest_first_solution`): a first-move rule that fits most problems but
+not all. ``--teacher-bias`` (a task with a biased teacher: strategy) trains on a biased teacher's responses instead
 (:func:`ead.data.strategy.teacher_responses`, drawn from ``--seed``): the favourite strategy with that probability
 whatever the key, else the key's, always exactly executed; a policy over-confident at its fork by construction.
 
@@ -35,42 +36,51 @@ import torch
 from tqdm import tqdm
 
 from ead.checkpoints import discard, job_fingerprint, resumable, stamp
+from ead.data.tasks import Task, get_task, synthetic_tasks
 from ead.io import atomic_directory, read_table, setup_logging, write_table
 from ead.models import check_model_digest, save_hf_model, write_model_digest
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 from ead.numerics import pin_job
 
 IGNORE = -100
-# --reference: which solution of a problem SFT trains on (module docstring)
-REFERENCES = ("random", "canonical", "largest_first")
+# --reference: which solution of a problem SFT trains on (module docstring): the table's own, or one a task offers
+def references() -> tuple[str, ...]:
+    """Every reference an SFT can train on: ``random`` and each one a synthetic task offers (ead.data.tasks)."""
+    return ("random", *dict.fromkeys(reference for name in synthetic_tasks()
+                                     for reference in get_task(name).sft_references))
+
+
+def table_task(rows: pd.DataFrame, source: str) -> Task:
+    """The task of a training table: its ``source`` column, one synthetic task of ead.data.tasks."""
+    found = sorted(rows["source"].unique()) if "source" in rows.columns else []
+    if len(found) != 1 or found[0] not in synthetic_tasks():
+        raise SystemExit(f"{source}: SFT needs one synthetic task ({list(synthetic_tasks())}) in the table's 'source' "
+                         f"column, found {found}")
+    return get_task(found[0])
 
 
 def training_solutions(rows: pd.DataFrame, reference: str, source: str, teacher_bias: float | None = None,
                        seed: int = 0, teacher_execution_noise: float | None = None) -> list[str]:
-    """The target response of each training row under ``reference`` (one of :data:`REFERENCES`), or, given a
-    ``teacher_bias``, the biased teacher's (strategy task only; its draws seeded by ``seed``; its output digits noisy
-    with probability ``teacher_execution_noise``)."""
+    """The target response of each training row under ``reference`` (one of :func:`references` the table's task
+    offers), or, given a ``teacher_bias``, the task's biased teacher's (its draws seeded by ``seed``; its output digits
+    noisy with probability ``teacher_execution_noise``)."""
     if teacher_execution_noise is not None and teacher_bias is None:
         raise SystemExit(f"{source}: --teacher-execution-noise is the biased teacher's; give --teacher-bias too")
+    if reference not in references():
+        raise ValueError(f"reference {reference!r} is not one of {list(references())}")
+    task = table_task(rows, source)
     if teacher_bias is not None:
-        if reference != "random" or "strategy" not in rows.columns:
-            raise SystemExit(f"{source}: a teacher bias needs a strategy table (column strategy) and reference random, "
-                             f"got reference {reference!r} and columns {sorted(rows.columns)}")
-        from ead.data.strategy import teacher_responses
-
-        return teacher_responses(rows["question"], teacher_bias, seed, teacher_execution_noise or 0.0)
+        if reference != "random" or task.teacher_responses is None:
+            raise SystemExit(f"{source}: a teacher bias needs a task with a biased teacher and reference random, got "
+                             f"task {task.name!r} and reference {reference!r}")
+        return task.teacher_responses(rows["question"], teacher_bias, seed, teacher_execution_noise or 0.0)
     if reference == "random":
         return list(rows["solution"])
-    if reference not in REFERENCES:
-        raise ValueError(f"reference {reference!r} is not one of {list(REFERENCES)}")
-    missing = {"numbers", "target"} - set(rows.columns)
-    if missing:
-        raise SystemExit(f"{source}: reference {reference!r} needs a countdown table (columns numbers, target); "
-                         f"missing {sorted(missing)}")
-    from ead.data.countdown import canonical_solution, largest_first_solution
-
-    solution = {"canonical": canonical_solution, "largest_first": largest_first_solution}[reference]
-    return [solution(numbers, target) for numbers, target in zip(rows["numbers"], rows["target"])]
+    if reference not in task.sft_references:
+        raise SystemExit(f"{source}: reference {reference!r} is not one task {task.name!r} offers "
+                         f"({['random', *task.sft_references]})")
+    solution = task.sft_references[reference]
+    return [solution(row) for row in rows.to_dict("records")]
 
 
 def encode_examples(tokenizer, questions, solutions) -> tuple[torch.LongTensor, torch.LongTensor]:
@@ -201,7 +211,7 @@ def main(argv=None):
     parser.add_argument("--warmup-steps", type=int, required=True)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--checkpoint-every", type=int, required=True)
-    parser.add_argument("--reference", choices=REFERENCES, required=True,
+    parser.add_argument("--reference", choices=references(), required=True,
                         help="which solution of each problem to train on: the table's random one, a canonical "
                              "one, or one starting with the two largest numbers (module docstring)")
     parser.add_argument("--teacher-bias", type=float, default=None,

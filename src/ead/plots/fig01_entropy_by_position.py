@@ -37,7 +37,7 @@ def draw_roles(ax, roles, colors) -> None:
                     color=colors[model], marker="o", ms=4, lw=0, elinewidth=1.4, capsize=2.5, label=model)
     ax.set_yticks(np.arange(len(order)), order)
     ax.invert_yaxis()
-    ax.set(xlabel="entropy at tau = 1 (nats)", title="By token role (countdown)")
+    ax.set(xlabel="entropy at tau = 1 (nats)", title=f"By token role ({', '.join(dict.fromkeys(roles['task']))})")
     # roles of nearly equal entropy span a few thousandths of a nat: the axis spans at least ENTROPY_MIN_SPAN (such
     # differences are not stretched over the panel), at most 4 ticks, written in full (no offset), so the labels never
     # run together ("3.58753.5900...")

@@ -1,13 +1,13 @@
 """The one grader: scores a response against a reference, for evaluation AND as the RL reward.
 
 ``grade(response, reference, task) -> Grade(score, predicted, status)``; ``grade_many`` for batches;
-``same_answer`` merges equivalent vote keys for Maj@N. Tasks (the ``source`` column of the data tables can be
-passed as ``task``): ``math``/``math500``/``gsm8k`` (math-verify), ``mmlu``/``arc_easy``/``arc_challenge`` (the
-letter), ``countdown`` (the verified chain), ``arithmetic`` (its value, as math), ``strategy`` (the key's strategy,
-exactly executed). What is extracted and how: docs/method.md, "Grading".
+``same_answer`` merges equivalent vote keys for Maj@N. ``task`` is a task of :mod:`ead.data.tasks` (the ``source``
+column of the data tables), graded as its ``grading`` says: ``math`` (math-verify: math, math500, gsm8k,
+arithmetic), ``choice`` (the letter: mmlu, arc_easy, arc_challenge) or ``verifier`` (the task's own: countdown's
+verified chain, strategy's key strategy exactly executed). What is extracted and how: docs/method.md, "Grading".
 
 Modules: :mod:`~ead.rewards.extraction` (what is read from a response and a reference: tail, last box,
-math-verify's extraction configs, MMLU letters, the Countdown hook), :mod:`~ead.rewards.worker` (math-verify
+math-verify's extraction configs, MMLU letters), :mod:`~ead.rewards.worker` (math-verify
 in subprocesses under a CPU-time budget), :mod:`~ead.rewards.grader` (the policy: tasks, settings, pool,
 cache, vote keys). Settings are the config's ``grader:`` section, passed to jobs as ``--grader JSON`` and
 applied with :func:`configure_grader`.
@@ -19,13 +19,11 @@ from ead.data.answers import extract_boxed
 from ead.rewards.extraction import TAIL_CHARS, extract_choice
 from ead.rewards.grader import (
     STATUSES,
-    TASKS,
     Grade,
     Grader,
     GraderSettings,
     TooManyTimeouts,
     add_grader_argument,
-    answers_unique,
     configure_grader,
     get_grader,
     grade,
@@ -41,10 +39,8 @@ __all__ = [
     "GraderSettings",
     "STATUSES",
     "TAIL_CHARS",
-    "TASKS",
     "TooManyTimeouts",
     "add_grader_argument",
-    "answers_unique",
     "configure_grader",
     "extract_boxed",
     "extract_choice",

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 
-from ead.rewards.grader import TASKS, add_grader_argument, configure_grader, grade
+from ead.data.tasks import task_names
+from ead.rewards.grader import add_grader_argument, configure_grader, grade
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Grade one response (prints the Grade).")
-    parser.add_argument("--task", required=True, choices=sorted(TASKS))
+    parser.add_argument("--task", required=True, choices=sorted(task_names()))
     parser.add_argument("--reference", required=True)
     add_grader_argument(parser)
     parser.add_argument("response")

@@ -8,8 +8,8 @@
   (no math delimiters) is wrapped as ``$ref$``, math-verify's documented gold form; a reference that already
   has ``$``, ``\\[``, ``\\(`` or ``\\boxed`` is parsed as it is, all of its boxes included.
 * MMLU: the chosen letter (:func:`extract_choice`).
-* Countdown: the task's own chain checker (:func:`check_countdown`, from :mod:`ead.data.countdown`).
-* Strategy: the task's own verifier (:func:`check_strategy`, from :mod:`ead.data.strategy`).
+* A task with its own verifier (countdown, strategy): nothing here; the task's ``verify`` reads the response
+  (:class:`ead.data.tasks.Task`).
 
 The math-verify calls (:func:`parse_text`, :func:`canonical_key`) run inside the grader's worker subprocess
 (:mod:`ead.rewards.worker`), never in the calling process: they have no time limit of their own there.
@@ -22,17 +22,13 @@ from __future__ import annotations
 
 import re
 
-from ead.data import strategy
 from ead.data.answers import extract_boxed, last_boxed_span
-from ead.data.countdown import parse_problem, verify_chain
 
 __all__ = [
     "MAX_KEY_CHARS",
     "MAX_REFERENCE_CHARS",
     "TAIL_CHARS",
     "canonical_key",
-    "check_countdown",
-    "check_strategy",
     "extract_boxed",
     "extract_choice",
     "fallback_key",
@@ -118,32 +114,6 @@ def extract_choice(response: str, letters: str = "ABCD") -> str | None:
             return matches[-1]
     bare = re.fullmatch(rf"\s*\**({group})[.:]?\**\s*", tail)
     return bare.group(1) if bare else None
-
-
-# ------------------------------------------------------------------------------------------- Countdown
-
-
-def check_countdown(response: str, reference: str) -> tuple[bool, str | None]:
-    """(valid chain?, boxed number or None): the Countdown task's own verifier decides the reward.
-
-    ``reference`` is the problem (``"3 5 7 12 -> 41"`` or the prompt text). A bare ``\\boxed{41}`` is not valid.
-    """
-    check = verify_chain(response, parse_problem(reference))
-    return check.valid, None if check.boxed is None else check.boxed.strip()
-
-
-# ------------------------------------------------------------------------------------------- Strategy
-
-
-def check_strategy(response: str, reference: str) -> tuple[bool, str | None]:
-    """(the key's strategy, exactly executed?, the response's answer or None): the Strategy task's own verifier
-    decides the reward. The answer is the named strategy and its output line (``"dub\\n8842..."``), None for a response
-    without that format.
-
-    ``reference`` is the problem (``"* 4926183750248136"`` or the prompt text).
-    """
-    check = strategy.verify_response(response, strategy.parse_problem(reference))
-    return check.valid, None if check.strategy is None else f"{check.strategy}\n{check.output}"
 
 
 # ------------------------------------------------------------------------------------------- math-verify

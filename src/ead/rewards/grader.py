@@ -20,10 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from typing import Sequence
 
+from ead.data.tasks import get_task
 from ead.rewards.extraction import (
     MAX_KEY_CHARS,
-    check_countdown,
-    check_strategy,
     extract_choice,
     fallback_key,
     gold_text,
@@ -32,12 +31,10 @@ from ead.rewards.extraction import (
 from ead.rewards.worker import GraderTimeout, GraderWorkerError, Worker
 
 __all__ = [
-    "answers_unique",
     "Grade",
     "Grader",
     "GraderSettings",
     "STATUSES",
-    "TASKS",
     "TooManyTimeouts",
     "add_grader_argument",
     "configure_grader",
@@ -48,20 +45,6 @@ __all__ = [
     "same_answer",
     "status_counts",
 ]
-
-# Task name -> kind of grading. Unknown names fail with this list.
-# arithmetic (ead.data.arithmetic) has one integer answer in \boxed{}: graded as math, like GSM8K.
-# strategy (ead.data.strategy): the key's strategy, exactly executed, checked by the task's own verifier.
-TASKS = {"math": "math", "math500": "math", "gsm8k": "math", "mmlu": "choice", "arc_easy": "choice",
-         "arc_challenge": "choice", "countdown": "countdown", "arithmetic": "math", "strategy": "strategy"}
-
-
-
-def answers_unique(task: str) -> bool:
-    """Whether a task's correct responses share one answer, so that a vote on answers (Maj@N) measures something.
-    Countdown's do not: every valid chain boxes the same target, and correctness is the chain's."""
-    return TASKS.get(task) in ("math", "choice")
-
 
 CACHE_SIZE = 1 << 16
 
@@ -239,19 +222,15 @@ class Grader:
     # -- grading ------------------------------------------------------------------------------------------
     def grade(self, response: str, reference: str, task: str) -> Grade:
         """Score one response (see docs/method.md, "Grading"). Raises only for a bad ``task`` or ``reference``."""
-        kind = TASKS.get(task)
-        if kind is None:
-            raise ValueError(f"Unknown task {task!r}; known tasks: {sorted(TASKS)}")
+        graded = get_task(task)  # how this task grades (ead.data.tasks); a ValueError naming the known ones
         if not isinstance(reference, str) or not reference.strip():
             raise ValueError(f"Reference for task {task!r} must be a non-empty string, got {reference!r}")
         if not isinstance(response, str):
             return Grade(0.0, None, "no_answer")
-        if kind == "choice":
+        if graded.grading == "choice":
             return self._grade_choice(response, reference)
-        if kind == "countdown":
-            return self._grade_countdown(response, reference)
-        if kind == "strategy":
-            return self._grade_strategy(response, reference)
+        if graded.grading == "verifier":
+            return self._grade_verifier(graded, response, reference)
         return self._grade_math(response, reference)
 
     def _grade_choice(self, response: str, reference: str) -> Grade:
@@ -263,14 +242,10 @@ class Grader:
             return Grade(0.0, None, "no_answer")
         return Grade(float(predicted == letter), predicted, "correct" if predicted == letter else "wrong")
 
-    def _grade_countdown(self, response: str, reference: str) -> Grade:
-        valid, boxed = check_countdown(response, reference)
-        if boxed is None:
-            return Grade(0.0, None, "no_answer")
-        return Grade(float(valid), boxed, "correct" if valid else "wrong")
-
-    def _grade_strategy(self, response: str, reference: str) -> Grade:
-        valid, answer = check_strategy(response, reference)
+    @staticmethod
+    def _grade_verifier(task, response: str, reference: str) -> Grade:
+        """The task's own verifier decides (ead.data.tasks.Task.verify); its answer is the vote key."""
+        valid, answer = task.verify(response, reference)
         if answer is None:
             return Grade(0.0, None, "no_answer")
         return Grade(float(valid), answer, "correct" if valid else "wrong")

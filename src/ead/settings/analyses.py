@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from ead.data import SYNTHETIC_TASKS
-from ead.rewards.grader import answers_unique
+from ead.data.tasks import get_task, synthetic_tasks
 from ead.settings.base import TRAINING_OPTIONS, ConfigError, schedule_document
 from ead.settings.policies import policy_task
 
@@ -61,7 +60,7 @@ def analysis_model_settings(config: dict, section: str, model: str) -> dict:
     chat-template prompts); a tiny policy runs on its own task, with the section's block of that task over the
     section's other settings and the bare problem prompt it was trained on."""
     section_settings = config["analyses"][section]
-    spec = {key: value for key, value in section_settings.items() if key not in ("models", *SYNTHETIC_TASKS)}
+    spec = {key: value for key, value in section_settings.items() if key not in ("models", *synthetic_tasks())}
     if model not in config.get("policies", {}):
         return spec
     task = policy_task(config, model)
@@ -122,7 +121,7 @@ def check_analyses(config: dict) -> None:
                               "paper_models)")
         for policy in (name for name in models if name in config.get("policies", {})):
             task = policy_task(config, policy)
-            if section == "majority_scaling" and not answers_unique(task):
+            if section == "majority_scaling" and not get_task(task).answers_unique:
                 raise ConfigError(f"analyses.majority_scaling.models = {models}: {policy!r} is a {task} policy, and "
                                   f"Maj@N votes on answers, which needs a task whose correct responses share one "
                                   f"answer; {task}'s do not (every valid chain boxes the target, and correctness is "
@@ -145,7 +144,7 @@ def check_analyses(config: dict) -> None:
     # the section's samplers, and a task block's where it lists its own (checked even if no model uses them)
     where_samplers = {"analyses.majority_scaling.samplers": majority["samplers"]}
     where_samplers.update({f"analyses.majority_scaling.{task}.samplers": majority[task]["samplers"]
-                           for task in SYNTHETIC_TASKS if "samplers" in majority.get(task, {})})
+                           for task in synthetic_tasks() if "samplers" in majority.get(task, {})})
     for where, samplers in where_samplers.items():
         labels = [json.dumps(analysis_schedule(config, spec, f"{where}[{position}]"), sort_keys=True)
                   for position, spec in enumerate(samplers)]
@@ -195,7 +194,7 @@ def check_analysis_claims(config: dict) -> None:
                 raise ConfigError(f"{key}.metric = {claim['metric']!r}: k exceeds the model's continuations = "
                                   f"{settings['continuations']}")
             task = analysis_task(config, section, claim["model"])
-            if match[1] == "maj" and not answers_unique(task):
+            if match[1] == "maj" and not get_task(task).answers_unique:
                 raise ConfigError(f"{key}.metric = {claim['metric']!r}: Maj@k needs unique answers; {task}'s are "
                                   "not (every valid chain boxes the target): use pass@k")
             if len(settings["fork_points"]) < 2:

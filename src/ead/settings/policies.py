@@ -3,6 +3,7 @@ first response tokens only) and their tasks."""
 
 from __future__ import annotations
 
+from ead.data.tasks import get_task, synthetic_tasks
 from ead.settings.base import ConfigError
 
 #: The keys that make a policy a copy of a trained one: every logit / T (ead.models.sharpen), or the first response
@@ -92,22 +93,25 @@ def sft_settings(config: dict, name: str) -> dict:
 
 def check_policies(config: dict) -> None:
     """A sharpened or fork-sharpened policy copies a trained one (not another copy, not a missing name), a
-    fork-sharpened one a countdown policy; a trained policy's task has its data section; an SFT reference other than
-    the table's random solution (canonical, largest_first) needs the countdown task, and a biased teacher the strategy
-    task."""
+    fork-sharpened one a policy of a task the distillation knows; a trained policy's task is a synthetic task
+    (ead.data.tasks) with its data section; an SFT reference other than the table's random solution needs a task that
+    offers it (countdown's canonical, largest_first), and a biased teacher a task that has one (strategy)."""
     trained = trained_policies(config)
     for name in trained:
         task = policy_task(config, name)
+        if task not in synthetic_tasks():
+            raise ConfigError(f"policies.{name}.task = {task!r} is not a synthetic task ({list(synthetic_tasks())}; "
+                              "ead.data.tasks)")
         if task not in config["data"]:
             raise ConfigError(f"policies.{name}.task = {task!r} has no data.{task} section to generate its table from")
-        if "teacher" in config["policies"][name] and task != "strategy":
-            raise ConfigError(f"policies.{name}.teacher needs task strategy (its task is {task!r}): the biased "
-                              f"teacher picks among the strategy task's strategies")
+        with_teacher = [other for other in synthetic_tasks() if get_task(other).teacher_responses is not None]
+        if "teacher" in config["policies"][name] and task not in with_teacher:
+            raise ConfigError(f"policies.{name}.teacher needs a task with a biased teacher ({', '.join(with_teacher)}; "
+                              f"its task is {task!r})")
         reference = config["policies"][name]["sft"].get("reference", "random")
-        if reference != "random" and policy_task(config, name) != "countdown":
-            raise ConfigError(f"policies.{name}.sft.reference = {reference!r} needs task countdown (its task is "
-                              f"{policy_task(config, name)!r}): only countdown problems have solution trees to "
-                              f"choose from")
+        offered = ["random", *get_task(task).sft_references]
+        if reference not in offered:
+            raise ConfigError(f"policies.{name}.sft.reference = {reference!r}: task {task!r} offers {offered}")
     for kind, copies in (("sharpen", sharpened_policies(config)), ("fork_sharpen", fork_sharpened_policies(config))):
         for name in copies:
             source = config["policies"][name][kind]["policy"]
@@ -115,6 +119,7 @@ def check_policies(config: dict) -> None:
                 raise ConfigError(f"policies.{name}.{kind}.policy = {source!r} is not a trained policy "
                                   f"(one with shape and sft; trained: {trained})")
     for name in fork_sharpened_policies(config):
-        if policy_task(config, name) != "countdown":
+        if not get_task(policy_task(config, name)).fork_sharpen:
+            known = [task for task in synthetic_tasks() if get_task(task).fork_sharpen]
             raise ConfigError(f"policies.{name}.fork_sharpen: its source is trained on {policy_task(config, name)!r}; "
-                              "ead.models.fork_sharpen distils on the countdown train split's questions and solutions")
+                              f"ead.models.fork_sharpen distils on the train split of {', '.join(known)}")

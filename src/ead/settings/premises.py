@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ead.data.tasks import tasks
 from ead.settings.base import ConfigError
 from ead.settings.policies import policy_task
 from ead.settings.rl import sampler_schedule
@@ -9,8 +10,6 @@ from ead.settings.rl import sampler_schedule
 _JOB_KEYS = ("split", "limit", "n", "max_new_tokens", "seed", "batch_size", "bootstrap", "steps", "baseline",
              "group_sizes", "tis_cap")
 _ROLE_KEYS = ("hot", "cold", "strategy_share_min", "ead", "informative_k")
-#: The tasks whose failures the probe classifies by first mistake (ead.analyses.premises.PROBE_TASKS).
-PROBED_TASKS = ("countdown", "strategy")
 
 
 def premise_data(config: dict, policy: str) -> str:
@@ -46,10 +45,12 @@ def check_premises(config: dict) -> None:
     if unknown:
         raise ConfigError(f"premises.policies = {premises['policies']}: {unknown} not defined in policies "
                           f"(known: {sorted(config['policies'])})")
-    other_task = [p for p in premises["policies"] if policy_task(config, p) not in PROBED_TASKS]
+    probed = [name for name, task in tasks().items() if task.probed]
+    other_task = [p for p in premises["policies"] if policy_task(config, p) not in probed]
     if other_task:
         raise ConfigError(f"premises.policies = {premises['policies']}: {other_task} are not policies of a task the "
-                          f"probe classifies failures of ({', '.join(PROBED_TASKS)}; ead.analyses.premises)")
+                          f"probe classifies failures of ({', '.join(probed)}; a task's classify_failure, "
+                          "ead.data.tasks)")
     samplers = config["rl"]["samplers"]
     missing = [s for s in premises["samplers"] if s not in samplers]
     if missing:

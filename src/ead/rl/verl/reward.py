@@ -25,7 +25,8 @@ import logging
 from collections import Counter
 from threading import Lock
 
-from ead.rewards import TASKS, configure_grader, get_grader, report_grades, status_counts
+from ead.data.tasks import task_names
+from ead.rewards import configure_grader, get_grader, report_grades, status_counts
 
 __all__ = ["MIN_ANSWERS_FOR_SHARE", "compute_score"]
 
@@ -43,8 +44,9 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_
     if settings:
         configure_grader(settings)  # a no-op once the shared grader runs with these settings
     task = (extra_info or {}).get("task") or data_source
-    if task not in TASKS:
-        raise ValueError(f"compute_score: data_source/task {task!r} is not a grader task; known: {sorted(TASKS)}")
+    if task not in task_names():
+        raise ValueError(f"compute_score: data_source/task {task!r} is not a grader task; known: "
+                         f"{sorted(task_names())}")
     result = get_grader().grade(solution_str, str(ground_truth), task)
     with _statuses_lock:
         _statuses[result.status] += 1
