@@ -47,7 +47,7 @@ def test_an_unknown_key_is_refused_by_name(change, message):
 
 
 @pytest.mark.parametrize("path", [("eval", "every"), ("budget", "steps"), ("training", "optimizer", "betas"),
-                                  ("backend", "grader"), ("schedule",)])
+                                  ("grader", "timeout_s"), ("schedule",)])
 def test_a_missing_key_is_refused_by_name(path):
     document = a_document()
     parent = document
@@ -67,6 +67,8 @@ def test_a_missing_key_is_refused_by_name(path):
     (lambda d: d["backend"]["verl"].update(extra_overrides=[1]), r"'backend\.verl\.extra_overrides\[0\]' = 1 is not"),
     (lambda d: d.update(schedule="ead"), r"'schedule' = 'ead' is not a mapping"),
     (lambda d: d.update(training=None), r"'training' = None is not a mapping"),
+    (lambda d: d["grader"].update(last_boxed_only="yes"), r"'grader\.last_boxed_only' = 'yes' is not true or false"),
+    (lambda d: d["grader"].update(workers=0), r"cell settings: grader: grader\.workers must be an integer >= 1, got 0"),
 ])
 def test_a_value_of_the_wrong_type_is_refused_by_name(change, message):
     document = a_document()

@@ -17,7 +17,7 @@ from ead.settings import ConfigError, load_workflow_config
 from ead.settings.analyses import (ANALYSES, analysis_model_names, analysis_models, analysis_task, claimed_models,
                                    offline_models_analysed, summary_job_settings)
 from ead.settings.arguments import (analysis_args, analysis_claims_params, breakdown_args, cache_dir, cell_eval_args,
-                                    claims_params, cli_args, completeness_args, evaluation_args, grader_arg,
+                                    claims_params, cli_args, completeness_args, evaluation_args,
                                     inference_only_eval_args, inference_only_table_args, json_arg,
                                     measured_schedule_args, paired_curves_args, rerun_command, rl_learns_args,
                                     rl_tables_args, schedule_table_args, synthetic_data_args, wildcard_names)
@@ -184,11 +184,6 @@ def get_base_eval_tables():
 def get_eval_args(evaluation):
     """CLI flags of a policy evaluation (python -m ead.evaluation): base_eval ("base") or rl.eval ("rl_base")."""
     return evaluation_args(config, evaluation)
-
-
-def get_grader_arg():
-    """The grader settings every grading job receives (config section `grader`), as one --grader JSON flag."""
-    return grader_arg(config)
 
 
 def wildcards_cell(wildcards):

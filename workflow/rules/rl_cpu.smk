@@ -32,7 +32,6 @@ rule rl_cell:
     params:
         settings=get_cell_settings,
         measured=get_measured_schedule_arg,
-        grader=get_grader_arg(),
         out_dir=CELL_PATTERN,
         checkpoint_dir=f"results/checkpoints/{CELL_SUBPATH}",
     threads: JOB_THREADS  # numerics.threads: declared, so the numbers do not depend on the cores given
@@ -45,7 +44,7 @@ rule rl_cell:
         CONDA_ENV
     shell:
         "python -m ead.rl.train --policy-dir {input.model} --data {input.data} --base-eval {input.base_eval}"
-        " --settings {params.settings} {params.measured} {params.grader} --out-dir {params.out_dir} --checkpoint-dir {params.checkpoint_dir}"
+        " --settings {params.settings} {params.measured} --out-dir {params.out_dir} --checkpoint-dir {params.checkpoint_dir}"
         " --threads {threads} > {log} 2>&1"
 
 

@@ -57,7 +57,7 @@ from ead.metrics import mean_group_ess_fraction, pass_worst_summary
 from ead.models import load_hf_model, save_hf_model
 from ead.models.tiny_policy import encode_strict
 from ead.numerics import pin_job
-from ead.rewards import add_grader_argument, configure_grader, grade_many, report_grades, status_counts
+from ead.rewards import configure_grader, grade_many, report_grades, status_counts
 from ead.rl.cell_eval import cell_summary
 from ead.rl.losses import actor_config, forking_token_mask, grpo_advantages, policy_loss, tis_weights
 from ead.samplers.hf import left_pad, response_logits, sample
@@ -436,14 +436,13 @@ def main(argv=None):
                         help="the policy's measured schedule table (samplers with measured: true)")
     parser.add_argument("--k", type=int, nargs="+",
                         help="also write eval.csv at these k (the workflow leaves it to ead.rl.cell_eval)")
-    add_grader_argument(parser)
     args = parser.parse_args(argv)
-    configure_grader(args.grader)
     pin_job(args.threads)
     try:
         settings = CellSettings.from_json(args.settings)
     except ConfigError as error:
         raise SystemExit(f"ead.rl.train --settings: {error}") from None
+    configure_grader(settings.grader)  # the cell's grader: its document's, like every other setting
     train(settings, args.policy_dir, args.data, args.base_eval, args.out_dir, args.checkpoint_dir,
           args.measured_schedule, args.k)
 

@@ -8,8 +8,9 @@ the job as one JSON document (``--settings``, :meth:`CellSettings.to_json`) and 
 sampler, n, seed) and task, then one group per concern: ``schedule`` (the sampler's schedule document),
 ``training`` (lr, the algorithm's loss parameters, optimizer, TIS, where the trainer evaluates its log-probs),
 ``budget`` (steps, batch, response length, checkpoints, the fixed training pool if any), ``eval`` (the ``rl.eval``
-settings a cell uses; no ``k``: changing the reported k never retrains) and ``backend`` (verl's section and the
-grader, null on the CPU backend).
+settings a cell uses; no ``k``: changing the reported k never retrains), ``grader`` (the config's ``grader:`` section,
+:class:`ead.rewards.GraderSettings`: the rewards and the evaluations of the cell are graded with it on both backends)
+and ``backend`` (verl's section, null on the CPU backend).
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import types
 import typing
 from dataclasses import dataclass
 
+from ead.rewards.grader import GraderSettings
 from ead.settings.base import ConfigError
 from ead.tables import CELL_COLUMNS
 
-__all__ = ["Budget", "CellSettings", "Evaluation", "Optimizer", "TrainPool", "Training", "VerlBackend", "VerlSettings"]
+__all__ = ["Budget", "CellSettings", "Evaluation", "GraderSettings", "Optimizer", "TrainPool", "Training",
+           "VerlBackend", "VerlSettings"]
 
 
 @dataclass(frozen=True)
@@ -116,10 +119,9 @@ class VerlSettings:
 
 @dataclass(frozen=True)
 class VerlBackend:
-    """What only a verl cell reads: its trainer settings, and the grader (``grader``) its reward function gets."""
+    """What only a verl cell reads: its trainer settings."""
 
     verl: VerlSettings
-    grader: dict
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,7 @@ class CellSettings:
     training: Training
     budget: Budget
     eval: Evaluation
+    grader: GraderSettings  # the rewards' and the evaluations' grader (config section grader:)
     backend: VerlBackend | None  # None on the CPU backend
 
     def cell_columns(self) -> dict:
@@ -213,7 +216,10 @@ def _read(kind, value, where: str):
         for key in fields:
             if key not in value:
                 raise ConfigError(f"cell settings: missing key {_key(where, key)!r}")
-        return kind(**{key: _read(field, value[key], _key(where, key)) for key, field in fields.items()})
+        try:
+            return kind(**{key: _read(field, value[key], _key(where, key)) for key, field in fields.items()})
+        except ValueError as error:  # a group's own checks (the grader's ranges)
+            raise ConfigError(f"cell settings: {where or 'the document'}: {error}") from None
     if typing.get_origin(kind) is tuple:
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f"cell settings: {where!r} = {value!r} is not a list")

@@ -4,8 +4,8 @@ and the rules of the claims on the grid :mod:`ead.settings.claims`.
 
 A cell is (policy, algorithm, sampler, n, seed); the grid is the union of the experiments' products, so a cell shared
 by two figures runs once. Both backends read one typed record per cell (:class:`ead.settings.cell.CellSettings`), made
-here at DAG build time: the CPU job :func:`cell_settings`, the verl job the same settings plus its backend section (the
-verl and grader blocks, :func:`verl_cell_settings`).
+here at DAG build time: the CPU job :func:`cell_settings` (the grader among them), the verl job the same settings plus
+its backend section (the verl block, :func:`verl_cell_settings`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ead.settings.cell import (
     Budget,
     CellSettings,
     Evaluation,
+    GraderSettings,
     Optimizer,
     Training,
     TrainPool,
@@ -99,8 +100,8 @@ def sampler_trains_at(config: dict, sampler: str) -> str:
 
 
 def cell_settings(config: dict, cell: Cell) -> CellSettings:
-    """Everything the training job of ``cell`` reads (ead.settings.cell): schedule, lr, algorithm, TIS, budget and
-    evaluation; no backend section (the CPU backend's)."""
+    """Everything the training job of ``cell`` reads (ead.settings.cell): schedule, lr, algorithm, TIS, budget,
+    evaluation and grader; no backend section (the CPU backend's)."""
     rl = config["rl"]
     sampler = rl["samplers"][cell.sampler]
     training = Training(
@@ -117,18 +118,19 @@ def cell_settings(config: dict, cell: Cell) -> CellSettings:
     budget = Budget(**sizes, train_pool=None if pool is None else TrainPool(**pool))
     return CellSettings(policy=cell.policy, algorithm=cell.algorithm, sampler=cell.sampler, n=cell.n, seed=cell.seed,
                         task=rl["task"], schedule=sampler_schedule(config, cell.sampler), training=training,
-                        budget=budget, eval=cell_evaluation(rl), backend=None)
+                        budget=budget, eval=cell_evaluation(rl), grader=GraderSettings.from_mapping(config["grader"]),
+                        backend=None)
 
 
 def verl_cell_settings(config: dict, cell: Cell) -> CellSettings:
     """Everything the verl job of ``cell`` reads, resolved once here in the DAG: the CPU cell's settings
-    (:func:`cell_settings`: lr, algorithm, schedule, TIS, evaluation) with the verl backend section: the verl block
-    with the policy's own overrides (``rl.verl`` then ``paper_models.<policy>.verl``) and the grader (the cell's
-    reward). ead.rl.verl.run and ead.rl.verl.overrides read this document and nothing else, so its parameters (and
+    (:func:`cell_settings`: lr, algorithm, schedule, TIS, evaluation, the grader of its reward) with the verl backend
+    section: the verl block with the policy's own overrides (``rl.verl`` then ``paper_models.<policy>.verl``).
+    ead.rl.verl.run and ead.rl.verl.overrides read this document and nothing else, so its parameters (and
     Snakemake's rerun decisions) change only when something that affects the cell changes."""
     verl = {**config["rl"]["verl"], **config["paper_models"][cell.policy].get("verl", {})}
     verl["extra_overrides"] = tuple(verl["extra_overrides"])
-    backend = VerlBackend(verl=VerlSettings(**verl), grader=dict(config["grader"]))
+    backend = VerlBackend(verl=VerlSettings(**verl))
     return dataclasses.replace(cell_settings(config, cell), backend=backend)
 
 

@@ -26,13 +26,14 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def test_the_verl_cell_document_is_all_the_run_cli_reads(tmp_path, capsys):
     """The rule passes the cell's document resolved once in the DAG (ead.settings.rl.verl_cell_settings): the CPU
-    cell's settings plus the verl backend section (the verl and grader blocks); another cell's sampler or rl.eval.k
+    cell's settings (the grader among them) plus the verl backend section (the verl block); another cell's sampler or
+    rl.eval.k
     leave it unchanged."""
     cell = Cell("qwen2.5-math-1.5b", "grpo", "ead", 8, 0)
     document = json.loads(cell_document(PAPER, cell).to_json())  # what the Snakemake rule passes (JSON)
     assert {key: document[key] for key in document if key != "backend"} == {
         key: value for key, value in cell_settings(PAPER, cell).to_document().items() if key != "backend"}
-    assert document["backend"]["verl"] == PAPER["rl"]["verl"] and document["backend"]["grader"] == PAPER["grader"]
+    assert document["backend"]["verl"] == PAPER["rl"]["verl"] and document["grader"] == PAPER["grader"]
     seven_b = cell_document(PAPER, Cell("qwen2.5-math-7b", "dapo", "ead_tmin0.8", 8, 0))
     assert seven_b.backend.verl.tensor_model_parallel_size == 2  # paper_models.<policy>.verl over rl.verl
     other = Cell("llama-3.2-1b-instruct", "dapo", "tau1.0", 4, 0)

@@ -34,7 +34,7 @@ is one edit. The keys and why (verl 0.9.1 source, paths relative to site-package
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from ead.settings.algorithms import POLICY_LOSS_KEYS
 from ead.settings.cell import CellSettings
@@ -171,7 +171,7 @@ def verl_overrides(cell: CellSettings, paths: CellPaths) -> list[str]:
         "reward.custom_reward_function.path": REWARD_MODULE,
         "reward.custom_reward_function.name": "compute_score",
         # the config's grader: section, handed to compute_score as keyword arguments (grader_timeout_s=...)
-        **{f"{REWARD_KWARGS}.grader_{key}": value for key, value in sorted(cell.backend.grader.items())},
+        **{f"{REWARD_KWARGS}.grader_{key}": value for key, value in sorted(asdict(cell.grader).items())},
         # trainer
         "trainer.use_v1": True,  # the v1 trainer hands `global_steps` to agent loops (ppo/v1/agent_loop_tq.py)
         "trainer.critic_warmup": 0,
