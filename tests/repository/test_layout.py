@@ -21,7 +21,7 @@ NOT_MIRRORED = ("end_to_end", "repository", "vllm", "fixtures")
 UNMIRRORED_MODULES = {
     "analyses": "package docstring and the ANALYSES registry: tests/settings/test_analyses.py",
     "claims": "re-exports ead.verdicts (tests/test_verdicts.py); comparison_label in tests/claims/test_rl.py",
-    "data": "the task registry: tests/data/test_countdown.py, test_strategy.py, test_arithmetic.py",
+    "data": "package docstring only; the task registry is ead.data.tasks (tests/data/test_tasks.py)",
     "operations": "package docstring only; its modules have their tests in tests/operations/",
     "plots": "package docstring only; its modules have their tests in tests/plots/",
     "rl": "package docstring only; its modules have their tests in tests/rl/",
@@ -40,14 +40,10 @@ UNMIRRORED_MODULES = {
     "plots/inference_only": "tests/analyses/test_inference_only.py and the inference-only overlay's dry run",
     "plots/rl_curves": "the curve panels every RL figure draws: tests/plots/test_rl_figure.py",
     "plots/style": "every figure's style and file pair: tests/plots/conftest.py, test_rl_figure.py",
-    "rl/cells": "reading a cell's tables: tests/test_tables.py (completeness)",
     "rl/verl/local": "the verl_cpu profile's local assets: tests/vllm/test_verl_cpu_trainer.py",
     "settings/claims": "the rules of the claims on the grid: tests/settings/test_rl.py (split out of ead.settings.rl)",
     "settings/rl_checks": "the rl section's rules: tests/settings/test_rl.py (split out of ead.settings.rl)",
     "settings/base": "ConfigError and the sampler document: every tests/settings file",
-    "tables/declarations": "every declared table: tests/test_tables.py",
-    "tables/provenance": "the settings columns a table carries: tests/test_tables.py, tests/test_checkpoints.py",
-    "tables/schema": "the table contract: tests/test_tables.py",
 }
 
 
