@@ -110,3 +110,30 @@ def test_a_document_without_the_training_pool_key_is_refused():
     del document["budget"]["train_pool"]
     with pytest.raises(ConfigError, match=r"missing key 'budget\.train_pool'"):
         CellSettings.from_document(document)
+
+
+def test_the_algorithm_group_has_the_schemas_keys_and_says_what_the_config_states():
+    import dataclasses
+
+    import yaml
+
+    from ead.settings.algorithms import ALGORITHM_KEYS, FORKING_KEYS
+    from ead.settings.cell import AlgorithmParams
+
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    algorithm = schema["properties"]["rl"]["properties"]["algorithms"]["additionalProperties"]
+    fields = {field.name for field in dataclasses.fields(AlgorithmParams)}
+    assert fields == set(algorithm["properties"]) == ALGORITHM_KEYS | set(FORKING_KEYS)
+    assert {field.name for field in dataclasses.fields(AlgorithmParams)
+            if field.default is dataclasses.MISSING} == set(algorithm["required"])
+    config = profile_by_name("default")
+    for name, stated in config["rl"]["algorithms"].items():
+        params = cell_settings(config, Cell("tiny1m", name, "ead", 8, 0)).training.algorithm_params
+        assert params.stated() == stated  # what verl's configs and the CPU losses receive: the config's keys only
+    forked = AlgorithmParams("vanilla", "token-mean", False, forking_token_fraction=0.2)
+    assert forked.forking() == (0.2, "response") and AlgorithmParams("vanilla", "token-mean", False).forking() == (
+        1.0, "response")
+    document = cell_settings(config, Cell("tiny1m", "dapo", "ead", 8, 0)).to_document()
+    document["training"]["algorithm_params"]["clip_ratio_low"] = "0.2"
+    with pytest.raises(ConfigError, match=r"'training\.algorithm_params\.clip_ratio_low' = '0\.2' is not a number"):
+        CellSettings.from_document(document)

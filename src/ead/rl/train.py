@@ -172,9 +172,8 @@ class Trainer:
             raise ValueError(f"prompts_per_step * n = {rollouts} is not divisible by mini_batches "
                              f"{budget.mini_batches}")
         self.mini_batch_size = rollouts // budget.mini_batches
-        self.actor = actor_config(training.algorithm_params, settings.n, self.mini_batch_size)
-        self.forking_fraction = training.algorithm_params.get("forking_token_fraction", 1.0)
-        self.forking_scope = training.algorithm_params.get("forking_token_scope", "response")
+        self.actor = actor_config(training.algorithm_params.stated(), settings.n, self.mini_batch_size)
+        self.forking_fraction, self.forking_scope = training.algorithm_params.forking()
         self.reference = None
         if self.actor.use_kl_loss:  # the KL loss anchors to the policy before RL, as verl's ref worker
             self.reference, _ = load_hf_model(policy_dir)

@@ -6,7 +6,8 @@ the job as one JSON document (``--settings``, :meth:`CellSettings.to_json`) and 
 :meth:`CellSettings.from_json`, which refuses an unknown or a missing key and a value of the wrong type, naming it
 (``cell settings: unknown key 'eval.evry'``). The document mirrors the record: the cell's name (policy, algorithm,
 sampler, n, seed) and task, then one group per concern: ``schedule`` (the sampler's schedule document),
-``training`` (lr, the algorithm's loss parameters, optimizer, TIS, where the trainer evaluates its log-probs),
+``training`` (lr, the algorithm's loss parameters as a typed group, optimizer, TIS, where the trainer evaluates its
+log-probs),
 ``budget`` (steps, batch, response length, checkpoints, the fixed training pool if any), ``eval`` (the ``rl.eval``
 settings a cell uses; no ``k``: changing the reported k never retrains), ``grader`` (the config's ``grader:`` section,
 :class:`ead.rewards.GraderSettings`: the rewards and the evaluations of the cell are graded with it on both backends)
@@ -25,8 +26,40 @@ from ead.rewards.grader import GraderSettings
 from ead.settings.base import ConfigError
 from ead.tables import CELL_COLUMNS
 
-__all__ = ["Budget", "CellSettings", "Evaluation", "GraderSettings", "Optimizer", "TrainPool", "Training",
-           "VerlBackend", "VerlSettings"]
+__all__ = ["AlgorithmParams", "Budget", "CellSettings", "Evaluation", "GraderSettings", "Optimizer", "TrainPool",
+           "Training", "VerlBackend", "VerlSettings"]
+
+
+@dataclass(frozen=True)
+class AlgorithmParams:
+    """``rl.algorithms.<algorithm>`` as the config states it (the schema's keys, ead.settings.algorithms): verl's
+    actor and policy-loss fields and the CPU backend's forking-token mask. A key the config leaves out is None here,
+    and verl's own default applies (or, for the mask, :meth:`forking`'s)."""
+
+    loss_mode: str
+    loss_agg_mode: str
+    use_kl_loss: bool
+    clip_ratio_low: float | None = None
+    clip_ratio_high: float | None = None
+    kl_loss_coef: float | None = None
+    kl_loss_type: str | None = None
+    clip_cov_ratio: float | None = None
+    clip_cov_lb: float | None = None
+    clip_cov_ub: float | None = None
+    kl_cov_ratio: float | None = None
+    ppo_kl_coef: float | None = None
+    forking_token_fraction: float | None = None
+    forking_token_scope: str | None = None
+
+    def stated(self) -> dict:
+        """The keys the config states, with their values (what verl's configs receive)."""
+        return {key: value for key, value in _document(self).items() if value is not None}
+
+    def forking(self) -> tuple[float, str]:
+        """(the share of response tokens the loss keeps, over a response or the batch): every token of each response
+        unless the algorithm states a forking-token mask."""
+        fraction = 1.0 if self.forking_token_fraction is None else self.forking_token_fraction
+        return fraction, self.forking_token_scope or "response"
 
 
 @dataclass(frozen=True)
@@ -36,7 +69,7 @@ class Training:
     evaluates its log-probs (``trains_at``: behaviour, one or annealed; the sampler's own or rl.fixed_tau_trains_at)."""
 
     lr: float
-    algorithm_params: dict
+    algorithm_params: AlgorithmParams
     optimizer: Optimizer
     tis: str
     tis_cap: float
@@ -150,7 +183,7 @@ class CellSettings:
         SETTINGS_COLUMNS, in that order)."""
         training = self.training
         return {"lr": training.lr, "tis": training.tis, "tis_cap": training.tis_cap,
-                "loss_mode": training.algorithm_params["loss_mode"],
+                "loss_mode": training.algorithm_params.loss_mode,
                 "schedule_params": json.dumps(self.schedule, sort_keys=True),
                 "fixed_tau_trains_at": training.trains_at, "eval_tau": self.eval.tau,
                 "prompts_per_step": self.budget.prompts_per_step, "mini_batches": self.budget.mini_batches}

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 
 from ead.settings.base import schedule_document
 from ead.settings.cell import (
+    AlgorithmParams,
     Budget,
     CellSettings,
     Evaluation,
@@ -106,7 +107,7 @@ def cell_settings(config: dict, cell: Cell) -> CellSettings:
     sampler = rl["samplers"][cell.sampler]
     training = Training(
         lr=learning_rate(rl, cell.n) * policy_lr_scale(config, cell.policy),
-        algorithm_params=dict(rl["algorithms"][cell.algorithm]),
+        algorithm_params=AlgorithmParams(**rl["algorithms"][cell.algorithm]),
         optimizer=Optimizer(**{**rl["optimizer"], "betas": tuple(rl["optimizer"]["betas"])}),
         tis=sampler.get("tis", "none"),
         tis_cap=sampler.get("tis_cap", rl["tis_cap"]),

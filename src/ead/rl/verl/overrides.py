@@ -105,7 +105,7 @@ def verl_overrides(cell: CellSettings, paths: CellPaths) -> list[str]:
     if cell.backend is None:
         raise ValueError(f"the cell {cell.cell_columns()} has no verl backend section (a CPU cell's settings); "
                          "make them with ead.settings.rl.verl_cell_settings")
-    algorithm, schedule = cell.training.algorithm_params, cell.schedule
+    algorithm, schedule = cell.training.algorithm_params.stated(), cell.schedule
     tis = None if cell.training.tis == "none" else cell.training.tis
     settings, budget, evaluation = cell.backend.verl, cell.budget, cell.eval
     actor, rollout = "actor_rollout_ref.actor", "actor_rollout_ref.rollout"
