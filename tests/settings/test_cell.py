@@ -66,6 +66,8 @@ def test_a_missing_key_is_refused_by_name(path):
     (lambda d: d["training"]["optimizer"].update(betas=0.9), r"'training\.optimizer\.betas' = 0\.9 is not a list"),
     (lambda d: d["backend"]["verl"].update(extra_overrides=[1]), r"'backend\.verl\.extra_overrides\[0\]' = 1 is not"),
     (lambda d: d.update(schedule="ead"), r"'schedule' = 'ead' is not a mapping"),
+    (lambda d: d["schedule"].update(tau_max="hot"), r"cell settings: 'schedule' = .* does not build: .*tau_max"),
+    (lambda d: d["schedule"].update(name="ead_hot"), r"cell settings: 'schedule' = .* does not build: .*ead_hot"),
     (lambda d: d.update(training=None), r"'training' = None is not a mapping"),
     (lambda d: d["grader"].update(last_boxed_only="yes"), r"'grader\.last_boxed_only' = 'yes' is not true or false"),
     (lambda d: d["grader"].update(workers=0), r"cell settings: grader: grader\.workers must be an integer >= 1, got 0"),

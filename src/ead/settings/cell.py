@@ -23,6 +23,7 @@ import typing
 from dataclasses import dataclass
 
 from ead.rewards.grader import GraderSettings
+from ead.schedule import build_schedule
 from ead.settings.base import ConfigError
 from ead.tables import CELL_COLUMNS
 
@@ -173,6 +174,12 @@ class CellSettings:
     eval: Evaluation
     grader: GraderSettings  # the rewards' and the evaluations' grader (config section grader:)
     backend: VerlBackend | None  # None on the CPU backend
+
+    def __post_init__(self):
+        try:  # the schedule is a document of ead.schedule's registry: it must build (its parameters typed there)
+            build_schedule(self.schedule)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"cell settings: 'schedule' = {self.schedule!r} does not build: {error}") from None
 
     def cell_columns(self) -> dict:
         """The cell every table row belongs to (ead.tables.CELL_COLUMNS)."""
