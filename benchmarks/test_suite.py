@@ -200,7 +200,7 @@ def fast_lane_report(commit: str) -> str:
     cores = os.cpu_count()
     return (f"Fast lane timed at commit `{commit}`, {dt.date.today():%Y-%m-%d}, by `benchmarks/test_suite.py "
             f"--fast-lane-only` on this machine ({cores} cores, nothing else running): "
-            f"`{FAST_LANE_COMMAND}`, {closing_line(output)}, **{minutes(seconds)}**. "
+            f"`{FAST_LANE_COMMAND}`, {closing_line(output)}, **{minutes(seconds)}** ({seconds:.0f} s). "
             "Its 25 slowest (pytest's `--durations`):\n\n" + durations_table(slowest(output)))
 
 
