@@ -29,8 +29,6 @@ UNMIRRORED_MODULES = {
     "samplers": "package docstring only; its modules have their tests in tests/samplers/",
     "rewards/__main__": "the grader's command line: tests/rewards/test_worker.py and the smoke run",
     "analyses/schedule_table": "the Fig. 3 table job: the smoke run (tests/end_to_end/test_workflow.py)",
-    "data/answers": "answer normalisation: tests/rewards/test_grader.py and tests/test_rewards.py",
-    "data/splits": "the task splits: tests/data/test_countdown.py, test_strategy.py, test_arithmetic.py",
     "evaluation": "the step-0 evaluation job: tests/test_summary.py and the smoke run",
     "models/smollm2": "the offline model from its registry wheel: the smoke and default runs (no test may download)",
     "plots/fig02_forking": "tests/plots/test_fig01_entropy_by_position.py (both sampling-analysis figures)",
@@ -43,7 +41,6 @@ UNMIRRORED_MODULES = {
     "rl/verl/local": "the verl_cpu profile's local assets: tests/vllm/test_verl_cpu_trainer.py",
     "settings/claims": "the rules of the claims on the grid: tests/settings/test_rl.py (split out of ead.settings.rl)",
     "settings/rl_checks": "the rl section's rules: tests/settings/test_rl.py (split out of ead.settings.rl)",
-    "settings/base": "ConfigError and the sampler document: every tests/settings file",
 }
 
 
