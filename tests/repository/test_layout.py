@@ -29,7 +29,6 @@ UNMIRRORED_MODULES = {
     "samplers": "package docstring only; its modules have their tests in tests/samplers/",
     "rewards/__main__": "the grader's command line: tests/rewards/test_worker.py and the smoke run",
     "analyses/schedule_table": "the Fig. 3 table job: the smoke run (tests/end_to_end/test_workflow.py)",
-    "evaluation": "the step-0 evaluation job: tests/test_summary.py and the smoke run",
     "models/smollm2": "the offline model from its registry wheel: the smoke and default runs (no test may download)",
     "plots/fig02_forking": "tests/plots/test_fig01_entropy_by_position.py (both sampling-analysis figures)",
     "plots/fig03_annealing_schedule": "tests/repository/test_readme_picture.py (its plot draws the README picture)",
