@@ -38,8 +38,6 @@ UNMIRRORED_MODULES = {
     "plots/rl_curves": "the curve panels every RL figure draws: tests/plots/test_rl_figure.py",
     "plots/style": "every figure's style and file pair: tests/plots/conftest.py, test_rl_figure.py",
     "rl/verl/local": "the verl_cpu profile's local assets: tests/vllm/test_verl_cpu_trainer.py",
-    "settings/claims": "the rules of the claims on the grid: tests/settings/test_rl.py (split out of ead.settings.rl)",
-    "settings/rl_checks": "the rl section's rules: tests/settings/test_rl.py (split out of ead.settings.rl)",
 }
 
 

@@ -1,16 +1,13 @@
 """The RL grid's settings (ead.settings.rl): experiments -> cells with lr by n, the paper and verl profiles' grids,
-the claims (best-of, thresholds, curves) and paired baselines, and config errors that name the key."""
+and what a cell's job reads; the section's rules are tests/settings/test_rl_checks.py, the claims' test_claims.py."""
 
 import copy
-import json
-import re
 from pathlib import Path
 
 import pytest
 import yaml
 
 from ead.settings import ConfigError, load_layered_config, validate_config
-from ead.settings.claims import check_claims, check_rl_learns
 from ead.settings.rl import (
     Cell,
     cell_settings,
@@ -30,7 +27,6 @@ from tests.conftest import (
     SCHEMA,
     VERL_CPU,
     load,
-    paper_config,
     profile,
 )
 
@@ -38,53 +34,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 D_MAX_OVERLAY = ROOT / "configs" / "ablations" / "d_max_sweep.yaml"
-
-
-D7 = {"id": "D7", "figure": "d_max", "statement": "s", "sampler": "ead_tis_dmax25",
-      "best_of": ["tau0.6", "tau1.0", "tau1.2"], "selection": {"metric": "pass@16", "fraction": 0.5, "seed": 0},
-      "metric": "pass@16"}
-
-
-@pytest.mark.parametrize(("change", "message"), [
-    ({"selection": None}, r"claims\[0\] \(D7\): a best_of claim declares its selection rule"),
-    ({"baseline": "tau1.0"}, r"claims\[0\] \(D7\): .*exactly one of the three"),
-    ({"best_of": ["tau1.0", "tau2.0"]},
-     r"claims\[0\] \(D7\)\.best_of: the cell .*'tau2\.0'.* is not in the grid"),
-    ({"best_of": ["tau1.0", "ead_tis_dmax25"]}, r"contains the claim's own sampler 'ead_tis_dmax25'"),
-    ({"best_of": ["tau1.0", "tau1.0"]}, r"name two or more distinct candidate samplers"),
-    ({"selection": {"metric": "entropy", "fraction": 0.5, "seed": 0}},
-     r"claims\[0\] \(D7\)\.selection\.metric = 'entropy': a best_of claim chooses and compares on the evaluation"),
-    ({"selection": {"metric": "pass@16", "fraction": 1.0, "seed": 0}}, r"selection\.fraction = 1\.0"),
-])
-def test_a_malformed_best_of_claim_is_refused_naming_the_key(change, message):
-    claim = {key: value for key, value in {**D7, **change}.items() if value is not None}
-    with pytest.raises(ConfigError, match=message):
-        load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY, command_line={"claims": [claim]})
-
-
-def test_selection_without_best_of_is_refused_and_the_overlay_claims_validate():
-    claim = {**{k: v for k, v in D7.items() if k != "best_of"}, "baseline": "tau1.0"}
-    with pytest.raises(ConfigError, match=r"\(D7\)\.selection: only a best_of claim"):
-        load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY, command_line={"claims": [claim]})
-    config = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY)
-    validate_config(config, SCHEMA)
-    shipped = {claim["id"]: claim for claim in config["claims"]}
-    assert shipped["D7"]["best_of"] == ["tau0.6", "tau1.0", "tau1.2"] and shipped["D7"]["sampler"] == "ead_tis_dmax25"
-    assert config["rl"]["samplers"]["ead_tis_dmax25"]["d_max"] == config["ead"]["d0"]  # d0 = d_max: no growth
-    # rl.run keeps a best_of claim whose candidates all run, and leaves it out when one does not
-    kept = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY,
-                               command_line={"rl": {"run": ["d_max_sweep", "d_max_fixed"]}})
-    assert {"D7", "D8"} <= {claim["id"] for claim in kept["claims"]}
-    dropped = load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY,
-                                  command_line={"rl": {"run": ["d_max_sweep"]}})
-    assert not {"D7", "D8"} & {claim["id"] for claim in dropped["claims"]}
-
-
-def test_rl_run_keeps_a_threshold_claim_whose_one_cell_runs():
-    """A threshold claim has no baseline cell: rl.run used to read its missing baseline as a cell that does not run."""
-    beyond = ROOT / "configs" / "ablations" / "beyond_the_paper.yaml"
-    config = load_layered_config(ROOT / "configs" / "config.yaml", beyond, command_line={"rl": {"run": ["beyond"]}})
-    assert "B27" in {claim["id"] for claim in config["claims"]}
 
 
 def test_rl_run_narrows_the_grid_and_its_claims_and_figures():
@@ -102,33 +51,6 @@ def test_rl_run_narrows_the_grid_and_its_claims_and_figures():
         load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"run": ["mian"]}})
 
 
-CLAIM_X1 = "{id: X1, figure: fig04, statement: x, sampler: SAMPLER, baseline: tau1.0, metric: pass@4}"
-
-
-@pytest.mark.parametrize("run", [None, "[main]"])
-def test_a_misspelt_claim_is_refused_whether_or_not_rl_run_selects_experiments(tmp_path, run):
-    """A claim no experiment can make (sampler ead_tiss) is an error in both cases; under rl.run, only a well-formed
-    claim on an experiment that does not run is left out."""
-    from ead.settings import layer_config
-
-    overlay = tmp_path / "claims.yaml"
-    selection = f"rl:\n  run: {run}\n" if run else ""
-    overlay.write_text(f"{selection}claims+:\n  - {CLAIM_X1.replace('SAMPLER', 'ead_tiss')}\n")
-    with pytest.raises(ConfigError, match=rf"^{re.escape(str(overlay))}.*\(X1\)\.sampler: the cell .*'ead_tiss'.* is "
-                                          r"not in the grid of rl\.experiments"):
-        layered = layer_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml", overlay)
-        try:
-            validate_config(layered.config, SCHEMA)
-        except ConfigError as error:
-            raise ConfigError(layered.name_source(str(error))) from None
-    if run:  # a well-formed claim on an experiment left out (C7: off_policy) is left out, not refused
-        overlay.write_text(f"{selection}claims+:\n  - {CLAIM_X1.replace('SAMPLER', 'ead_tis')}\n")  # as C2
-        layered = layer_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml", overlay)
-        validate_config(layered.config, SCHEMA)
-        assert "C7" not in {claim["id"] for claim in layered.config["claims"]}
-        assert "X1" in {claim["id"] for claim in layered.config["claims"]}
-
-
 def test_paper_experiments_change_policies_and_seeds_and_keep_the_defaults_grid():
     default, paper = load("config.yaml")["rl"]["experiments"], load("config.yaml", "paper.yaml")["rl"]["experiments"]
     assert set(paper) == set(default)
@@ -136,15 +58,6 @@ def test_paper_experiments_change_policies_and_seeds_and_keep_the_defaults_grid(
         assert experiment["samplers"] == default[name]["samplers"] and experiment["n"] == default[name]["n"], name
         assert experiment["seeds"] == [0], name
     assert paper["algorithms"]["algorithms"] == ["grpo", "clip_cov", "kl_cov"]
-
-
-def test_an_experiment_a_profile_leaves_alone_is_checked_against_the_backends_policies():
-    """One check for both backends: the verl backend's policies are paper_models, so an experiment that keeps
-    config.yaml's tiny policies under `rl.backend: verl` is refused by name."""
-    config = load("config.yaml", "paper.yaml")
-    config["rl"]["experiments"]["main"]["policies"] = ["tiny1m"]
-    with pytest.raises(ConfigError, match=r"rl\.experiments\.main\.policies = \['tiny1m'\]: not in paper_models"):
-        validate_config(config, SCHEMA)
 
 
 def test_a_sampler_is_one_schedule_document_checked_by_the_registry_on_either_backend():
@@ -203,17 +116,6 @@ def test_schedule_shape_samplers_and_per_sampler_training_temperature():
     validate_config(paper, SCHEMA)  # on verl too: the vLLM processor samples every registered schedule
 
 
-def test_a_claim_whose_k_exceeds_the_samples_says_how_to_run_it():
-    """An overlay refused over the smoke profile says what to do, not only what is wrong."""
-    with pytest.raises(ConfigError, match=r"k exceeds rl\.eval\.n = 4 samples; evaluate more samples per problem "
-                                          r"\(e\.g\. --config rl__eval__n=16 rl__eval__k='\[1, 16\]'\)"):
-        load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml",
-                            ROOT / "configs" / "ablations" / "d_max_sweep.yaml")
-    validate_config(load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "smoke.yaml",
-                                        ROOT / "configs" / "ablations" / "d_max_sweep.yaml",
-                                        command_line={"rl": {"eval": {"n": 16, "k": [1, 16]}}}), SCHEMA)
-
-
 def test_d_max_sweep_maps_the_authors_caps_to_the_testbeds_growth():
     ead, steps = D_MAX["ead"], D_MAX["rl"]["steps"]
     growth = ead["step_factor"] * steps  # d_s grows from d0 = 25 to 105 by step 16
@@ -230,34 +132,6 @@ def test_d_max_sweep_maps_the_authors_caps_to_the_testbeds_growth():
     best_of = [c for c in D_MAX["claims"] if c["figure"] == "d_max" and "best_of" in c]
     assert {(c["sampler"], c["metric"]) for c in best_of} == {("ead_tis_dmax25", m) for m in ("pass@16", "pass@1")}
     validate_config(D_MAX, SCHEMA)
-
-
-def test_config_refuses_a_curve_claim_that_has_no_curve():
-    from pathlib import Path
-
-    from ead.settings.layering import layer_config
-
-    config = layer_config(Path(__file__).resolve().parents[2] / "configs" / "config.yaml").config
-    check_claims(config)
-    claims = config["claims"]
-    for bad, message in ((dict(metric="entropy"), "is a training metric"),
-                         (dict(evaluated_with="own_sampler"), "exists at the last step only")):
-        config["claims"] = [{**claims[0], "over": "curve", **bad}]
-        with pytest.raises(ConfigError, match=message):
-            check_claims(config)
-    config["claims"] = claims
-    check_rl_learns(config)
-    for bad, message in ((dict(sampler="tau9"), "not defined in rl.samplers"), (dict(metric="entropy"), "not pass@k"),
-                         (dict(min_ci_low=0.1), "exceeds rl_learns.min_effect")):
-        with pytest.raises(ConfigError, match=message):
-            check_rl_learns({**config, "rl_learns": {**config["rl_learns"], **bad}})
-
-
-def test_a_paired_baseline_must_be_a_sampler():
-    config = load_layered_config(ROOT / "configs" / "config.yaml")
-    config["paired_baselines"] = ["tau1.0", "tau9"]
-    with pytest.raises(ConfigError, match=r"paired_baselines\[1\] = 'tau9' is not a sampler of rl.samplers"):
-        validate_config(config, SCHEMA)
 
 
 def test_ead_schedule_is_the_papers():
@@ -306,7 +180,6 @@ def test_hub_models_are_the_papers():
     assert PAPER["analyses"]["majority_scaling"]["models"] == ["qwen2.5-math-1.5b", "qwen2.5-math-7b"]
 
 
-# --- grid and config ------------------------------------------------------------------------------------------------
 def test_grid_is_the_deduplicated_union_of_experiments_with_lr_by_n():
     rl = CONFIG["rl"]
     cells = expand_grid(rl)
@@ -335,63 +208,6 @@ def test_reported_ks_are_the_powers_of_two_up_to_n_and_n():
     assert reported_ks(16) == [1, 2, 4, 8, 16] and reported_ks(12) == [1, 2, 4, 8, 12] and reported_ks(1) == [1]
 
 
-def with_rl(path, value):
-    config = json.loads(json.dumps(CONFIG))
-    target = config["rl"]
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = value
-    return config
-
-
-@pytest.mark.parametrize("path, value, message", [
-    (("experiments", "main", "samplers"), ["tau0.6", "tau0.7"],
-     r"rl\.experiments\.main\.samplers = \['tau0\.7'\]: not defined; known samplers"),
-    (("experiments", "main", "policies"), ["tiny2m"], r"rl\.experiments\.main\.policies = \['tiny2m'\]: not defined"),
-    (("experiments", "main", "n"), [32], r"rl\.experiments\.main\.n = 32 has no learning rate in rl\.lr_by_n"),
-    (("samplers", "hot"), {"name": "fixed", "tau": 0}, r"rl\.samplers\.hot: fixed schedule: tau must be > 0"),
-    (("samplers", "bad_ead"), {"name": "ead", "tau_min": 1.5}, r"rl\.samplers\.bad_ead: ead schedule: .*tau_min"),
-    (("eval", "n"), 8, r"rl\.eval\.n = 8 must be >= every k in rl\.eval\.k"),
-    (("mini_batches",), 3, r"rl\.mini_batches = 3 equal mini-batches"),
-    (("fixed_tau_trains_at",), "logits", r"rl\.fixed_tau_trains_at"),
-])
-def test_rl_config_errors_name_the_key_and_value(path, value, message):
-    with pytest.raises(ConfigError, match=message):
-        validate_config(with_rl(path, value), SCHEMA)
-
-
-def test_an_own_sampler_claim_needs_the_own_sampler_evaluation_and_an_evaluation_metric():
-    own = [claim for claim in CONFIG["claims"] if claim.get("evaluated_with") == "own_sampler"]
-    assert own and CONFIG["rl"]["eval"]["own_sampler"]
-    config = with_rl(("eval", "own_sampler"), False)
-    with pytest.raises(ConfigError, match=rf"claims\[\d+\] \({own[0]['id']}\)\.evaluated_with = 'own_sampler' needs "
-                                          r"rl\.eval\.own_sampler: true"):
-        validate_config(config, SCHEMA)
-    config = json.loads(json.dumps(CONFIG))
-    config["claims"] = [{**own[0], "metric": "entropy"}]
-    with pytest.raises(ConfigError, match=r"'entropy' is a training metric"):
-        validate_config(config, SCHEMA)
-
-
-@pytest.mark.parametrize("section, name, entry, message", [
-    ("algorithms", "dapo_fork", {"loss_mode": "vanilla", "loss_agg_mode": "token-mean", "use_kl_loss": False,
-                                 "forking_token_fraction": 0.2},
-     r"rl\.algorithms\.dapo_fork\.forking_token_fraction: forking-token training is a loss option of the CPU "
-     r"backend; verl 0\.9\.1's actor has no entropy-selected token mask"),
-])
-def test_the_paper_profile_refuses_cpu_only_options_by_name(section, name, entry, message):
-    """What only the CPU backend implements (the forking-token mask) is an error in a verl grid, not silently
-    dropped; defined but unused in any experiment it is fine."""
-    config = paper_config()
-    config["rl"][section][name] = entry
-    validate_config(json.loads(json.dumps(config)), SCHEMA)
-    experiment = next(iter(config["rl"]["experiments"].values()))
-    experiment[section].append(name)
-    with pytest.raises(ConfigError, match=message):
-        validate_config(config, SCHEMA)
-
-
-#: The experiments the paper's RL figures draw (ead.workflow.FIGURES; the overlays' own experiments left out).
 FIGURE_EXPERIMENTS = {experiment for name, experiment in rl_figures().items() if name.startswith("fig")}
 
 
@@ -435,57 +251,6 @@ def test_paper_profile_is_valid_and_has_the_papers_grid():
     assert {c.policy for c in expand_grid(rl, ["off_policy"])} == {"qwen2.5-math-1.5b"}
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda c: c["rl"]["experiments"]["main"]["samplers"].append("tau9"), "rl.experiments.main.samplers = ['tau9']"),
-    (lambda c: c["rl"]["experiments"]["main"]["n"].append(32), "rl.experiments.main.n = 32 has no learning rate"),
-    (lambda c: c["rl"]["eval"].update(greedy=True), "unknown key(s) rl.eval.greedy"),
-    (lambda c: c["rl"]["verl"].update(tensor_paralel=2), "unknown key(s) rl.verl.tensor_paralel"),
-    (lambda c: c["rl"]["samplers"]["ead_tis"].pop("tis_cap"), "rl.samplers.ead_tis.tis = 'token' needs"),
-    (lambda c: c["rl"]["samplers"]["ead_tmin0.8"].update(tau_min=2.0), "rl.samplers.ead_tmin0.8: ead schedule:"),
-    (lambda c: c["rl"]["experiments"]["main"]["policies"].append("gpt5"),
-     "rl.experiments.main.policies = ['gpt5']: not in paper_models"),
-    # an experiment whose policies the paper profile does not set keeps config.yaml's tiny CPU policies: refused
-    (lambda c: c["rl"]["experiments"].update(extra={"policies": ["tiny1m"], "algorithms": ["dapo"],
-                                                     "samplers": ["ead"], "n": [8], "seeds": [0]}),
-     "rl.experiments.extra.policies = ['tiny1m']: not in paper_models"),
-    (lambda c: c["rl"].update(task="countdown"), "rl.task = 'countdown': the verl backend trains on paper_data"),
-    (lambda c: c["rl"].pop("verl"), "rl.backend = 'verl' needs the rl.verl section"),
-    (lambda c: c["paper_models"]["qwen2.5-math-7b"].update(hub_id="no-slash"), "paper_models.qwen2.5-math-7b.hub_id"),
-    (lambda c: c["rl"].update(mini_batches=3), "rl.prompts_per_step = 1024 must be a multiple of rl.mini_batches = 3"),
-    (lambda c: c["rl"]["algorithms"]["clip_cov"].pop("clip_cov_ratio"), "loss_mode 'clip_cov' needs clip_cov_ratio"),
-    (lambda c: c.pop("paper_data"), "needs the top-level `paper_data` section"),
-    (lambda c: c["rl"]["eval"].update(own_sampler=True), "rl.eval.own_sampler = true: the verl backend validates"),
-])
-def test_bad_paper_config_names_key_and_value(change, message):
-    config = json.loads(json.dumps(PAPER))
-    config["rl"]["lr_by_n"] = PAPER["rl"]["lr_by_n"]  # JSON would turn the int keys into strings
-    change(config)
-    with pytest.raises(ConfigError) as error:
-        validate_config(config, SCHEMA)
-    assert message in str(error.value)
-
-
-def test_verl_refuses_training_at_the_annealed_temperatures_by_sampler_name():
-    """verl 0.9.1 has one training temperature per sample, so a sampler with trains_at: annealed is refused for the verl
-    backend with its name and the reason (the config check, ead.settings.rl); EAD + TIS and fixed-tau choices pass."""
-    config = json.loads(json.dumps(PAPER))
-    config["rl"]["lr_by_n"] = PAPER["rl"]["lr_by_n"]
-    config["rl"]["samplers"]["tau1.2_at1_tis"] = {"name": "fixed", "tau": 1.2, "trains_at": "one", "tis": "token",
-                                                  "tis_cap": 2.0}
-    validate_config(config, SCHEMA)
-    config["rl"]["samplers"]["ead_annealed"] = {"name": "ead", "trains_at": "annealed"}
-    with pytest.raises(ConfigError, match=r"rl.samplers.ead_annealed.trains_at = 'annealed' cannot run on rl.backend: "
-                                          r"verl: verl 0.9.1 divides the trainer's logits by one temperature per "
-                                          r"sample"):
-        validate_config(config, SCHEMA)
-    cpu = load_layered_config(ROOT / "configs" / "config.yaml")
-    cpu["rl"]["samplers"]["ead_annealed"] = {"name": "ead", "trains_at": "annealed"}
-    validate_config(cpu, SCHEMA)
-    cpu["rl"]["samplers"]["ead_annealed"]["tis"] = "token"
-    with pytest.raises(ConfigError, match=r"rl\.samplers\.ead_annealed: trains_at = 'annealed' trains on-policy"):
-        validate_config(cpu, SCHEMA)
-
-
 def test_gpu_smoke_and_verl_cpu_share_one_layer_and_state_only_device_model_and_sizes():
     """Both build on configs/layers/verl_smoke.yaml (the three cells) and configs/layers/verl.yaml (the verl backend),
     so each states only its device, model and sizes: a short file, and the same cells."""
@@ -502,6 +267,8 @@ def test_gpu_smoke_and_verl_cpu_share_one_layer_and_state_only_device_model_and_
 
 
 DEFAULT = ROOT / "configs" / "config.yaml"
+
+
 POSITIVE_CONTROL = ROOT / "configs" / "ablations" / "positive_control.yaml"
 
 
@@ -516,35 +283,6 @@ def test_the_positive_control_grid_is_its_strategy_policy_alone():
     claimed = {(claim["sampler"], claim["baseline"]) for claim in config["claims"]}
     assert {("ead", "tau1.0"), ("ead", "tau1.2"), ("ead_tis", "ead")} <= claimed
     assert rl_data(load_layered_config(DEFAULT)) == "results/data/countdown.parquet"
-
-
-def test_the_breakdown_is_asked_for_by_the_positive_control_and_its_keys_are_checked():
-    from ead.settings.arguments import breakdown_args
-    from ead.settings.rl import breakdown_runs
-
-    assert not breakdown_runs(CONFIG)  # the default profile makes none
-    config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" /
-                                 "positive_control.yaml")
-    validate_config(config, SCHEMA)
-    assert breakdown_runs(config)
-    args = breakdown_args(config)
-    assert ("--group-by key --metric pass@1 --phases 4 --resamples 1000 --seed 1234 --train-metrics "
-            "informative_group_fraction solved_group_fraction first_token_entropy --expect-steps 16 --eval-every 4 "
-            "--own-sampler") == args
-    for change, message in (
-            ({"phases": 17}, r"rl\.breakdown\.phases = 17 exceeds rl\.steps = 16"),
-            ({"train_metrics": ["reward"]}, r"rl\.breakdown\.train_metrics: \['reward'\] are not steps\.csv"),
-            ({"metric": "pass@32"}, r"rl\.breakdown\.metric = 'pass@32': k exceeds rl\.eval\.n = 16"),
-            ({"metric": "maj@4"}, r"rl\.breakdown\.metric = 'maj@4': not pass@k"),
-            ({"phases": 0}, r"rl\.breakdown\.phases")):
-        wrong = copy.deepcopy(config)
-        wrong["rl"]["breakdown"].update(change)
-        with pytest.raises(ConfigError, match=message):
-            validate_config(wrong, SCHEMA)
-    wrong = copy.deepcopy(config)
-    del wrong["rl"]["breakdown"]["group_by"]
-    with pytest.raises(ConfigError, match="group_by"):
-        validate_config(wrong, SCHEMA)
 
 
 FIXED_POOL = ROOT / "configs" / "ablations" / "fixed_pool.yaml"
@@ -571,26 +309,6 @@ def test_the_fixed_pool_overlay_trains_tau_1_on_a_pool_of_64_problems_for_two_po
     assert {**budget.__dict__, "train_pool": None} == default_budget.__dict__  # the default budget otherwise
 
 
-@pytest.mark.parametrize("pool, message", [
-    ({"size": 8, "seed": 0}, r"rl\.train_pool\.size = 8 is below rl\.prompts_per_step = 16"),
-    ({"size": 0, "seed": 0}, r"rl\.train_pool.*size"),
-    ({"size": 64}, r"rl\.train_pool"),
-    ({"size": 64, "seed": 0, "every": 2}, r"rl\.train_pool"),
-    (64, r"rl\.train_pool"),
-])
-def test_a_bad_training_pool_is_refused_naming_the_key(pool, message):
-    with pytest.raises(ConfigError, match=message):
-        validate_config(with_rl(("train_pool",), pool), SCHEMA)
-
-
-def test_the_verl_backend_refuses_a_fixed_training_pool_by_name():
-    config = paper_config()
-    config["rl"]["train_pool"] = {"size": 64, "seed": 0}
-    with pytest.raises(ConfigError, match=r"rl\.train_pool = .*: a fixed training pool is an option of the CPU "
-                                          r"trainer"):
-        validate_config(config, SCHEMA)
-
-
 def test_the_pool_comparison_claims_read_the_pool_and_g4_is_measured_on_it_too():
     """The fixed-pool overlay's claims are on the training pool; such a claim needs a pool and an evaluation metric,
     and with a pool G4's rule is also applied to it (its own table, rl_learns_pool_runs)."""
@@ -609,38 +327,3 @@ def test_the_pool_comparison_claims_read_the_pool_and_g4_is_measured_on_it_too()
     wrong["claims"][0].update(metric="entropy", over="last")
     with pytest.raises(ConfigError, match=r"'entropy' is a training metric"):
         validate_config(wrong, SCHEMA)
-
-
-@pytest.mark.parametrize(("section", "key"), [("rl_learns", "rl_learns.metric"), ("breakdown", "rl.breakdown.metric")])
-def test_every_metric_whose_k_exceeds_the_evaluations_samples_gets_the_same_refusal_and_fix(section, key):
-    """One home for "k <= rl.eval.n" (ead.settings.claims.check_metric_k): rl_learns and rl.breakdown are refused as the
-    claims are, with the --config pairs that fix it."""
-    from ead.settings.claims import check_breakdown, check_metric_k, check_rl_learns
-
-    config = load_layered_config(ROOT / "configs" / "config.yaml")
-    n = config["rl"]["eval"]["n"]
-    if section == "rl_learns":
-        config["rl_learns"]["metric"], check = f"pass@{2 * n}", check_rl_learns
-    else:
-        config["rl"]["breakdown"] = {**(config["rl"].get("breakdown") or {"phases": 1, "train_metrics": []}),
-                                     "metric": f"pass@{2 * n}"}
-        check = check_breakdown
-    with pytest.raises(ConfigError, match=rf"{re.escape(key)} = 'pass@{2 * n}': k exceeds rl.eval.n = {n} samples; .*"
-                                          rf"--config rl__eval__n={2 * n} ") as refused:
-        check(config)
-    assert refused.value.suggested_overrides == {"rl__eval__n": str(2 * n), "rl__eval__k": f"[1, {2 * n}]"}
-    assert check_metric_k(config, key, "greedy_accuracy") is False and check_metric_k(config, key, "worst@1") is True
-
-
-@pytest.mark.parametrize(("prediction", "message"), [
-    ({"verdict": "likely", "effect": 0.02}, r"claims\.0\.prediction\.verdict = 'likely'"),
-    ({"verdict": "supported"}, r"claims\.0\.prediction: 'effect' is a required property"),
-    ({"verdict": "negligible", "effect": 0.0, "why": "x"}, r"unknown key\(s\) claims\.0\.prediction\.why"),
-])
-def test_a_malformed_prediction_is_refused_naming_the_key(prediction, message):
-    config = copy.deepcopy(load("config.yaml"))
-    config["claims"][0]["prediction"] = prediction
-    with pytest.raises(ConfigError, match=message):
-        validate_config(config, SCHEMA)
-    config["claims"][0]["prediction"] = {"verdict": "negligible", "effect": -0.005}
-    validate_config(config, SCHEMA)
