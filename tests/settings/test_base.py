@@ -3,7 +3,7 @@ sampler document samples with, and lists that must name each value once."""
 
 import pytest
 
-from ead.settings.base import ConfigError, check_unique, schedule_document
+from ead.settings.base import ConfigError, check_unique, sampler_training, schedule_document
 from tests.conftest import CONFIG
 
 
@@ -28,3 +28,11 @@ def test_a_config_error_carries_the_overrides_it_suggests():
     error = ConfigError("rl.eval.n = 4 is below k", suggested_overrides={"rl__eval__n": "16"})
     assert str(error) == "rl.eval.n = 4 is below k" and error.suggested_overrides == {"rl__eval__n": "16"}
     assert ConfigError("x").suggested_overrides in (None, {})
+
+
+def test_a_samplers_training_options_default_in_one_place():
+    rl = CONFIG["rl"]
+    assert sampler_training(rl, {"name": "ead"}) == {"tis": "none", "tis_cap": rl["tis_cap"],
+                                                      "trains_at": rl["fixed_tau_trains_at"], "measured": False}
+    stated = {"name": "ead", "tis": "token", "tis_cap": 5.0, "trains_at": "one", "measured": True}
+    assert sampler_training(rl, stated) == {key: stated[key] for key in ("tis", "tis_cap", "trains_at", "measured")}

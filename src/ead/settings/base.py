@@ -16,6 +16,14 @@ from ead.schedule import resolve_schedule
 TRAINING_OPTIONS = ("tis", "tis_cap", "trains_at", "measured")
 
 
+def sampler_training(rl: dict, sampler: dict) -> dict:
+    """A sampler document's training options, each with its default where the document leaves it out (the one place
+    they are written): no TIS, the cap ``rl.tis_cap``, the trainer at ``rl.fixed_tau_trains_at``, not measured."""
+    return {"tis": sampler.get("tis", "none"), "tis_cap": sampler.get("tis_cap", rl["tis_cap"]),
+            "trains_at": sampler.get("trains_at", rl["fixed_tau_trains_at"]),
+            "measured": sampler.get("measured", False)}
+
+
 class ConfigError(ValueError):
     """A config value is invalid; the message names the key and the value.
 

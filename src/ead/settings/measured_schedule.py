@@ -3,7 +3,7 @@ instead of by hand, and read by RL cells of a sampler with ``measured: true``: t
 
 from __future__ import annotations
 
-from ead.settings.base import ConfigError
+from ead.settings.base import ConfigError, sampler_training
 from ead.settings.rl import expand_grid
 
 __all__ = ["check_measured_schedule"]
@@ -19,7 +19,8 @@ def check_measured_schedule(config: dict) -> None:
         problems += [f"measured_schedule.policies: {policy!r} needs its entropy analysis "
                      f"(analyses.entropy_by_position.models = {analysed}) and must be a tiny policy"
                      for policy in spec["policies"] if policy not in analysed or policy not in config["policies"]]
-    measured = {name for name, sampler in config["rl"]["samplers"].items() if sampler.get("measured")}
+    measured = {name for name, sampler in config["rl"]["samplers"].items()
+                if sampler_training(config["rl"], sampler)["measured"]}
     used = {c.policy for c in expand_grid(config["rl"]) if c.sampler in measured}
     if used and config["rl"]["backend"] != "cpu":
         problems.append(f"rl.samplers {sorted(measured)}: `measured: true` is read by the CPU trainer only")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ead.data.tasks import tasks
-from ead.settings.base import ConfigError
+from ead.settings.base import ConfigError, sampler_training
 from ead.settings.policies import policy_task
 from ead.settings.rl import sampler_schedule
 
@@ -23,7 +23,8 @@ def premise_settings(config: dict) -> dict:
     settings = {key: premises[key] for key in _JOB_KEYS}
     settings["samplers"] = {name: sampler_schedule(config, name) for name in premises["samplers"]}
     settings["premises"] = {key: premises[key] for key in _ROLE_KEYS}
-    measured = [name for name in premises["samplers"] if config["rl"]["samplers"][name].get("measured")]
+    measured = [name for name in premises["samplers"]
+                if sampler_training(config["rl"], config["rl"]["samplers"][name])["measured"]]
     if measured:  # c and d0 from the policy's measured schedule table, read by the job (ead.analyses.premises)
         settings["measured"] = measured
     if premises["group_by"] is not None:  # the table by a data column (absent otherwise: the job's command unchanged)

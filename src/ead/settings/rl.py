@@ -14,7 +14,7 @@ import dataclasses
 import itertools
 from dataclasses import asdict, dataclass
 
-from ead.settings.base import schedule_document
+from ead.settings.base import sampler_training, schedule_document
 from ead.settings.cell import (
     AlgorithmParams,
     Budget,
@@ -97,22 +97,18 @@ def sampler_schedule(config: dict, sampler: str) -> dict:
 def sampler_trains_at(config: dict, sampler: str) -> str:
     """Where a fixed-tau sampler's trainer computes log-probs: the sampler's own ``trains_at`` (a fair-baseline cell,
     e.g. tau 1.2 trained at tau = 1 with TIS next to tau 1.2 trained on logits / tau), else rl.fixed_tau_trains_at."""
-    return config["rl"]["samplers"][sampler].get("trains_at", config["rl"]["fixed_tau_trains_at"])
+    return sampler_training(config["rl"], config["rl"]["samplers"][sampler])["trains_at"]
 
 
 def cell_settings(config: dict, cell: Cell) -> CellSettings:
     """Everything the training job of ``cell`` reads (ead.settings.cell): schedule, lr, algorithm, TIS, budget,
     evaluation and grader; no backend section (the CPU backend's)."""
     rl = config["rl"]
-    sampler = rl["samplers"][cell.sampler]
     training = Training(
         lr=learning_rate(rl, cell.n) * policy_lr_scale(config, cell.policy),
         algorithm_params=AlgorithmParams(**rl["algorithms"][cell.algorithm]),
         optimizer=Optimizer(**{**rl["optimizer"], "betas": tuple(rl["optimizer"]["betas"])}),
-        tis=sampler.get("tis", "none"),
-        tis_cap=sampler.get("tis_cap", rl["tis_cap"]),
-        trains_at=sampler_trains_at(config, cell.sampler),
-        measured=sampler.get("measured", False),  # c, d0 from the job's measured table
+        **sampler_training(rl, rl["samplers"][cell.sampler]),  # measured: c, d0 from the job's measured table
     )
     pool = rl["train_pool"]
     sizes = {field.name: rl[field.name] for field in dataclasses.fields(Budget) if field.name != "train_pool"}

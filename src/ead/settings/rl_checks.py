@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ead.schedule import SCHEDULES
 from ead.settings.algorithms import check_algorithm
-from ead.settings.base import ConfigError
+from ead.settings.base import ConfigError, sampler_training
 from ead.settings.evaluation import evaluates_with_own_sampler
 from ead.settings.policies import policy_task
 from ead.settings.rl import sampler_schedule
@@ -58,19 +58,20 @@ def _check_sampler(config: dict, name: str, sampler: dict, verl: bool) -> None:
                           f"entropy_aware, ...) with its parameters beside it, e.g. {{name: ead, tau_min: 0.8, tis: "
                           f"token, tis_cap: 2.0}}; got {sampler}")
     schedule = sampler_schedule(config, name)  # ConfigError naming the sampler and the key
-    trains_at = sampler.get("trains_at")
+    training = sampler_training(config["rl"], sampler)
+    trains_at = sampler.get("trains_at")  # stated by the sampler, or None
     if trains_at == "annealed":
-        _check_annealed_training(key, sampler, schedule, verl)
+        _check_annealed_training(key, training["tis"], schedule, verl)
     elif trains_at is not None and schedule["name"] != "fixed":
         raise ConfigError(f"{key}.trains_at = {trains_at!r}: only a fixed-tau sampler chooses behaviour or one (the "
                           "others train at tau = 1, or at their own tau_t with trains_at: annealed)")
-    if sampler.get("measured") and schedule["name"] != "ead":
+    if training["measured"] and schedule["name"] != "ead":
         raise ConfigError(f"{key}.measured: only an ead sampler takes c and d0 from measurement")
-    if verl and sampler.get("tis", "none") != "none" and "tis_cap" not in sampler:
+    if verl and training["tis"] != "none" and "tis_cap" not in sampler:
         raise ConfigError(f"{key}.tis = {sampler['tis']!r} needs {key}.tis_cap (verl's rollout_is_threshold)")
 
 
-def _check_annealed_training(key: str, sampler: dict, schedule: dict, verl: bool) -> None:
+def _check_annealed_training(key: str, tis: str, schedule: dict, verl: bool) -> None:
     """``trains_at: annealed``: pi_old and pi_theta at each token's sampling temperature (ead.rl.train), the other
     treatment of EAD's off-policy gap; it replaces TIS and needs a temperature known from position and step.
 
@@ -83,9 +84,9 @@ def _check_annealed_training(key: str, sampler: dict, schedule: dict, verl: bool
                           "trainer's logits by one temperature per sample (workers/engine/fsdp/transformer_impl.py; "
                           "the v1 trainer sets it from the scalar rollout.temperature), so pi_old and pi_theta cannot "
                           "be evaluated at each token's tau_t. Run it on rl.backend: cpu, or use EAD + TIS on verl")
-    if sampler.get("tis", "none") != "none":
+    if tis != "none":
         raise ConfigError(f"{key}: trains_at = 'annealed' trains on-policy at the sampling temperatures, with no "
-                          f"importance weight; tis = {sampler['tis']!r} would be ignored")
+                          f"importance weight; tis = {tis!r} would be ignored")
     if SCHEDULES[schedule["name"]].reads_logits:
         raise ConfigError(f"{key}: trains_at = 'annealed' needs a temperature known from position and step; "
                           f"{schedule['name']!r} sets it from the logits at sampling")
