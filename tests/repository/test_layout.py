@@ -36,7 +36,6 @@ UNMIRRORED_MODULES = {
     "plots/fig11_off_policy": "an RL figure of its own kind: tests/plots/test_rl_figure.py",
     "plots/inference_only": "tests/analyses/test_inference_only.py and the inference-only overlay's dry run",
     "plots/rl_curves": "the curve panels every RL figure draws: tests/plots/test_rl_figure.py",
-    "plots/style": "every figure's style and file pair: tests/plots/conftest.py, test_rl_figure.py",
     "rl/verl/local": "the verl_cpu profile's local assets: tests/vllm/test_verl_cpu_trainer.py",
 }
 
