@@ -241,7 +241,8 @@ def test_sft_trains_on_the_teacher_only_for_a_strategy_table(table):
         training_solutions(train.assign(source="countdown"), "random", "t.parquet", 0.9, 4)
     with pytest.raises(SystemExit, match=r"got task 'strategy' and reference 'canonical'"):
         training_solutions(train, "canonical", "t.parquet", 0.9, 4)
-    with pytest.raises(SystemExit, match=r"t\.parquet: SFT needs one synthetic task .* found \[\]"):
+    with pytest.raises(SystemExit, match=r"t\.parquet: SFT needs one task of \['arithmetic', 'countdown', "
+                                         r"'strategy'\] in the table's 'source' column, found \[\]"):
         training_solutions(train.drop(columns="source"), "random", "t.parquet")
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ead.data.tasks import get_task, tasks
+from ead.data.tasks import get_task, task_names, tasks
 from ead.io import read_table
 from ead.metrics import bootstrap_mean_ci, maj_at_n_curve, vote_groups
 from ead.rewards import grade_many, report_grades, same_answer
@@ -44,8 +44,7 @@ def task_prompt(question: str, task: str) -> str:
     if known is not None and known.synthetic:
         return question
     if known is None or known.grading not in COT_INSTRUCTIONS:
-        supported = sorted(name for name, kind in tasks().items()
-                           if not kind.synthetic and kind.grading in COT_INSTRUCTIONS)
+        supported = sorted(task_names(lambda kind: not kind.synthetic and kind.grading in COT_INSTRUCTIONS))
         raise ValueError(f"No chain-of-thought prompt for task {task!r}; supported: {supported}")
     return f"{question}\n\n{COT_INSTRUCTIONS[known.grading]}"
 

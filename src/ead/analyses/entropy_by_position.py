@@ -33,7 +33,7 @@ from ead.analyses.common import (
     sample_settings,
     summary_requested,
 )
-from ead.data.tasks import get_task, tasks
+from ead.data.tasks import get_task, task_names
 from ead.io import setup_logging
 from ead.metrics import bootstrap_mean_ci
 from ead.models import load_hf_model
@@ -115,7 +115,7 @@ def token_roles(text: str, num_tokens: int, finished: bool, task: str) -> list[s
 def samples_task(samples: pd.DataFrame) -> str:
     """The one task of a samples table (its ``task`` column), a task whose responses have roles (ead.data.tasks)."""
     found = sorted(samples["task"].unique())
-    with_roles = [name for name, task in tasks().items() if task.response_roles is not None]
+    with_roles = list(task_names(lambda task: task.response_roles is not None))
     if len(found) != 1 or found[0] not in with_roles:
         raise ValueError(f"token roles are defined on the responses of one task with character roles ({with_roles}); "
                          f"these are {found}")

@@ -51,7 +51,8 @@ import numpy as np
 import pandas as pd
 
 from ead.analyses.measured_schedule import read_measured_schedule
-from ead.data.tasks import get_task, tasks
+from ead.data.tasks import get_task
+from ead.data.tasks import table_task as one_task_of
 from ead.evaluation import first_problems_of_split
 from ead.io import read_table, setup_logging
 from ead.metrics import (
@@ -84,12 +85,7 @@ def step_dependent(schedule, steps: list[int]) -> bool:
 
 def table_task(table: pd.DataFrame, source: str) -> str:
     """The task of a synthetic problems table: its ``source`` column, one task per table, one the probe knows."""
-    found = sorted(table["source"].unique()) if "source" in table.columns else []
-    probed = sorted(name for name, task in tasks().items() if task.probed)
-    if len(found) != 1 or found[0] not in probed:
-        raise SystemExit(f"{source}: the premise probe needs one task of {probed} in the table's "
-                         f"'source' column, found {found}")
-    return found[0]
+    return one_task_of(table, source, "the premise probe", lambda task: task.probed)
 
 
 def per_problem_quantities(samples: pd.DataFrame, problems: pd.DataFrame, tis_cap: float,

@@ -18,7 +18,8 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["GRADINGS", "TASK_MODULES", "Task", "get_task", "register_task", "synthetic_tasks", "task_names", "tasks"]
+__all__ = ["GRADINGS", "TASK_MODULES", "Task", "get_task", "register_task", "synthetic_tasks", "table_task",
+           "task_names", "tasks", "unregister_task"]
 
 #: How a task's responses are graded: ``math`` (math-verify on the extracted answer), ``choice`` (a letter) or
 #: ``verifier`` (the task's own :attr:`Task.verify`).
@@ -97,6 +98,7 @@ BENCHMARKS = (Task("math", "math"), Task("math500", "math"), Task("gsm8k", "math
               Task("arc_easy", "choice"), Task("arc_challenge", "choice"))
 
 _REGISTRY: dict[str, Task] = {}
+_BUILT_IN: set[str] = set()  # the names tasks() loaded itself (the benchmarks and TASK_MODULES')
 
 
 def tasks() -> dict[str, Task]:
@@ -107,6 +109,7 @@ def tasks() -> dict[str, Task]:
         for module in TASK_MODULES:  # imported here, not at the top: each task module imports Task from this one
             task = importlib.import_module(module).TASK
             _REGISTRY[task.name] = task
+        _BUILT_IN.update(_REGISTRY)
     return _REGISTRY
 
 
@@ -122,9 +125,10 @@ def register_task(task: Task) -> Task:
 
 def unregister_task(name: str) -> None:
     """Remove a task added with :func:`register_task` (the built-in ones stay)."""
-    if name in (task.name for task in BENCHMARKS) or any(module.rsplit(".", 1)[1] == name for module in TASK_MODULES):
+    registry = tasks()
+    if name in _BUILT_IN:
         raise ValueError(f"unregister_task: {name!r} is a built-in task")
-    tasks().pop(name, None)
+    registry.pop(name, None)
 
 
 def get_task(name: str) -> Task:
@@ -135,10 +139,22 @@ def get_task(name: str) -> Task:
         raise ValueError(f"Unknown task {name!r}; known tasks: {sorted(tasks())}") from None
 
 
-def task_names() -> tuple[str, ...]:
-    return tuple(tasks())
+def task_names(having: Callable[[Task], bool] | None = None) -> tuple[str, ...]:
+    """The names of the tasks (those ``having`` holds for, e.g. ``lambda task: task.probed``), in registry order."""
+    return tuple(name for name, task in tasks().items() if having is None or having(task))
 
 
 def synthetic_tasks() -> tuple[str, ...]:
     """The tasks generated here (what a tiny policy is trained on: ``policies.<name>.task``)."""
-    return tuple(name for name, task in tasks().items() if task.synthetic)
+    return task_names(lambda task: task.synthetic)
+
+
+def table_task(table, source: str, needed_by: str, having: Callable[[Task], bool]) -> str:
+    """The one task of a problems table (its ``source`` column), one ``having`` holds for; SystemExit naming the file
+    (``source``), the job that needs it (``needed_by``) and the tasks it takes otherwise."""
+    found = sorted(table["source"].unique()) if "source" in table.columns else []
+    allowed = sorted(task_names(having))
+    if len(found) != 1 or found[0] not in allowed:
+        raise SystemExit(f"{source}: {needed_by} needs one task of {allowed} in the table's 'source' column, "
+                         f"found {found}")
+    return found[0]

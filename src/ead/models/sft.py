@@ -3,13 +3,13 @@
 ``--reference`` chooses each training problem's one target chain: ``random`` is the data table's ``solution`` (one
 of the problem's solutions drawn at random by the generator), ``canonical`` is the same fixed solution per problem
 on every call (:func:`ead.data.countdown.canonical_solution`; a reference countdown offers, ``Task.sft_references``
-in ead.data.tasks), which makes the policy confident at
-the first move where ``random`` makes it spread its probability over the solutions, and ``largest_first`` is a
-solution whose first equation combines the problem's two largest numbers where one exists, else the canonical one
-(:func:`ead.data.countdown.largest_first_solution`): a first-move rule that fits most problems but
-not all. ``--teacher-bias`` (a task with a biased teacher: strategy) trains on a biased teacher's responses instead
-(:func:`ead.data.strategy.teacher_responses`, drawn from ``--seed``): the favourite strategy with that probability
-whatever the key, else the key's, always exactly executed; a policy over-confident at its fork by construction.
+in ead.data.tasks), which makes the policy confident at the first move where ``random`` makes it spread its
+probability over the solutions, and ``largest_first`` is a solution whose first equation combines the problem's two
+largest numbers where one exists, else the canonical one (:func:`ead.data.countdown.largest_first_solution`): a
+first-move rule that fits most problems but not all. ``--teacher-bias`` (a task with a biased teacher: strategy)
+trains on a biased teacher's responses instead (:func:`ead.data.strategy.teacher_responses`, drawn from ``--seed``):
+the favourite strategy with that probability whatever the key, else the key's, always exactly executed; a policy
+over-confident at its fork by construction.
 
 Trains from scratch on CPU, checkpointing every ``--checkpoint-every`` steps; a killed run restarted with the
 same arguments resumes from the last checkpoint and ends with exactly the weights of an uninterrupted run (the
@@ -36,27 +36,20 @@ import torch
 from tqdm import tqdm
 
 from ead.checkpoints import discard, job_fingerprint, resumable, stamp
-from ead.data.tasks import Task, get_task, synthetic_tasks
+from ead.data.tasks import get_task, synthetic_tasks, table_task
 from ead.io import atomic_directory, read_table, setup_logging, write_table
 from ead.models import check_model_digest, save_hf_model, write_model_digest
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
 from ead.numerics import pin_job
 
 IGNORE = -100
-# --reference: which solution of a problem SFT trains on (module docstring): the table's own, or one a task offers
+
+
 def references() -> tuple[str, ...]:
-    """Every reference an SFT can train on: ``random`` and each one a synthetic task offers (ead.data.tasks)."""
+    """Every reference an SFT can train on (``--reference``): ``random``, the table's own solution, and each one a
+    synthetic task offers (ead.data.tasks)."""
     return ("random", *dict.fromkeys(reference for name in synthetic_tasks()
                                      for reference in get_task(name).sft_references))
-
-
-def table_task(rows: pd.DataFrame, source: str) -> Task:
-    """The task of a training table: its ``source`` column, one synthetic task of ead.data.tasks."""
-    found = sorted(rows["source"].unique()) if "source" in rows.columns else []
-    if len(found) != 1 or found[0] not in synthetic_tasks():
-        raise SystemExit(f"{source}: SFT needs one synthetic task ({list(synthetic_tasks())}) in the table's 'source' "
-                         f"column, found {found}")
-    return get_task(found[0])
 
 
 def training_solutions(rows: pd.DataFrame, reference: str, source: str, teacher_bias: float | None = None,
@@ -68,7 +61,7 @@ def training_solutions(rows: pd.DataFrame, reference: str, source: str, teacher_
         raise SystemExit(f"{source}: --teacher-execution-noise is the biased teacher's; give --teacher-bias too")
     if reference not in references():
         raise ValueError(f"reference {reference!r} is not one of {list(references())}")
-    task = table_task(rows, source)
+    task = get_task(table_task(rows, source, "SFT", lambda task: task.synthetic))
     if teacher_bias is not None:
         if reference != "random" or task.teacher_responses is None:
             raise SystemExit(f"{source}: a teacher bias needs a task with a biased teacher and reference random, got "

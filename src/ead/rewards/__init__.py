@@ -9,8 +9,8 @@ verified chain, strategy's key strategy exactly executed). What is extracted and
 Modules: :mod:`~ead.rewards.extraction` (what is read from a response and a reference: tail, last box,
 math-verify's extraction configs, MMLU letters), :mod:`~ead.rewards.worker` (math-verify
 in subprocesses under a CPU-time budget), :mod:`~ead.rewards.grader` (the policy: tasks, settings, pool,
-cache, vote keys). Settings are the config's ``grader:`` section, passed to jobs as ``--grader JSON`` and
-applied with :func:`configure_grader`.
+cache, vote keys). Settings are the config's ``grader:`` section, in an RL cell's settings document or passed to the
+other jobs as ``--grader JSON``, and applied with :func:`configure_grader`.
 
 Run one check from the shell: ``python -m ead.rewards --task math --reference 1/2 'so \\boxed{0.5}'``.
 """

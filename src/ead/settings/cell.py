@@ -175,12 +175,6 @@ class CellSettings:
     grader: GraderSettings  # the rewards' and the evaluations' grader (config section grader:)
     backend: VerlBackend | None  # None on the CPU backend
 
-    def __post_init__(self):
-        try:  # the schedule is a document of ead.schedule's registry: it must build (its parameters typed there)
-            build_schedule(self.schedule)
-        except (TypeError, ValueError) as error:
-            raise ConfigError(f"cell settings: 'schedule' = {self.schedule!r} does not build: {error}") from None
-
     def cell_columns(self) -> dict:
         """The cell every table row belongs to (ead.tables.CELL_COLUMNS)."""
         return {column: getattr(self, column) for column in CELL_COLUMNS}
@@ -205,8 +199,15 @@ class CellSettings:
 
     @classmethod
     def from_document(cls, document: dict) -> CellSettings:
-        """The settings of ``document``; ConfigError naming the first unknown or missing key or mistyped value."""
-        return _read(cls, document, "")
+        """The settings of ``document``; ConfigError naming the first unknown or missing key or mistyped value, or a
+        schedule that does not build (a document of ead.schedule's registry, whose classes type its parameters; the
+        DAG's own documents are built when they are resolved)."""
+        settings = _read(cls, document, "")
+        try:
+            build_schedule(settings.schedule)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"cell settings: 'schedule' = {settings.schedule!r} does not build: {error}") from None
+        return settings
 
     @classmethod
     def from_json(cls, text: str) -> CellSettings:

@@ -3,7 +3,7 @@ first response tokens only) and their tasks."""
 
 from __future__ import annotations
 
-from ead.data.tasks import get_task, synthetic_tasks
+from ead.data.tasks import get_task, synthetic_tasks, task_names
 from ead.settings.base import ConfigError
 
 #: The keys that make a policy a copy of a trained one: every logit / T (ead.models.sharpen), or the first response
@@ -104,7 +104,7 @@ def check_policies(config: dict) -> None:
                               "ead.data.tasks)")
         if task not in config["data"]:
             raise ConfigError(f"policies.{name}.task = {task!r} has no data.{task} section to generate its table from")
-        with_teacher = [other for other in synthetic_tasks() if get_task(other).teacher_responses is not None]
+        with_teacher = task_names(lambda other: other.teacher_responses is not None)
         if "teacher" in config["policies"][name] and task not in with_teacher:
             raise ConfigError(f"policies.{name}.teacher needs a task with a biased teacher ({', '.join(with_teacher)}; "
                               f"its task is {task!r})")
@@ -120,6 +120,6 @@ def check_policies(config: dict) -> None:
                                   f"(one with shape and sft; trained: {trained})")
     for name in fork_sharpened_policies(config):
         if not get_task(policy_task(config, name)).fork_sharpen:
-            known = [task for task in synthetic_tasks() if get_task(task).fork_sharpen]
+            known = task_names(lambda task: task.fork_sharpen)
             raise ConfigError(f"policies.{name}.fork_sharpen: its source is trained on {policy_task(config, name)!r}; "
                               f"ead.models.fork_sharpen distils on the train split of {', '.join(known)}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ead.data.tasks import tasks
+from ead.data.tasks import task_names
 from ead.settings.base import ConfigError, sampler_training
 from ead.settings.policies import policy_task
 from ead.settings.rl import sampler_schedule
@@ -46,7 +46,7 @@ def check_premises(config: dict) -> None:
     if unknown:
         raise ConfigError(f"premises.policies = {premises['policies']}: {unknown} not defined in policies "
                           f"(known: {sorted(config['policies'])})")
-    probed = [name for name, task in tasks().items() if task.probed]
+    probed = task_names(lambda task: task.probed)
     other_task = [p for p in premises["policies"] if policy_task(config, p) not in probed]
     if other_task:
         raise ConfigError(f"premises.policies = {premises['policies']}: {other_task} are not policies of a task the "

@@ -94,12 +94,6 @@ def sampler_schedule(config: dict, sampler: str) -> dict:
     return schedule_document(config, config["rl"]["samplers"][sampler], f"rl.samplers.{sampler}")
 
 
-def sampler_trains_at(config: dict, sampler: str) -> str:
-    """Where a fixed-tau sampler's trainer computes log-probs: the sampler's own ``trains_at`` (a fair-baseline cell,
-    e.g. tau 1.2 trained at tau = 1 with TIS next to tau 1.2 trained on logits / tau), else rl.fixed_tau_trains_at."""
-    return sampler_training(config["rl"], config["rl"]["samplers"][sampler])["trains_at"]
-
-
 def cell_settings(config: dict, cell: Cell) -> CellSettings:
     """Everything the training job of ``cell`` reads (ead.settings.cell): schedule, lr, algorithm, TIS, budget,
     evaluation and grader; no backend section (the CPU backend's)."""

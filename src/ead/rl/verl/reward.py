@@ -25,7 +25,7 @@ import logging
 from collections import Counter
 from threading import Lock
 
-from ead.data.tasks import task_names
+from ead.data.tasks import tasks
 from ead.rewards import configure_grader, get_grader, report_grades, status_counts
 
 __all__ = ["MIN_ANSWERS_FOR_SHARE", "compute_score"]
@@ -44,9 +44,8 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_
     if settings:
         configure_grader(settings)  # a no-op once the shared grader runs with these settings
     task = (extra_info or {}).get("task") or data_source
-    if task not in task_names():
-        raise ValueError(f"compute_score: data_source/task {task!r} is not a grader task; known: "
-                         f"{sorted(task_names())}")
+    if task not in tasks():  # every reward call: a dict lookup
+        raise ValueError(f"compute_score: data_source/task {task!r} is not a grader task; known: {sorted(tasks())}")
     result = get_grader().grade(solution_str, str(ground_truth), task)
     with _statuses_lock:
         _statuses[result.status] += 1
