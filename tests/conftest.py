@@ -53,9 +53,9 @@ if "EAD_TEST_HOME" not in os.environ:
         os.environ.pop(variable, None)
 
 
-#: Test files that start their worker's share in the fast lane (pytest -n 2 --dist loadfile hands out whole files in
-#: collection order): the longest ones (the grader's runaway answers, killed by their CPU limits), so that they
-#: overlap the other worker's files instead of running alone at the end.
+#: Test files that start the fast lane (pytest -n 2 --dist worksteal gives each worker a contiguous half of the
+#: collection, and an idle worker takes over the tail of the other's): the longest ones (the grader's runaway answers,
+#: killed by their CPU limits), so that they overlap the other worker's files instead of running alone at the end.
 FIRST_UNDER_XDIST = ("tests/rewards/test_worker.py", "tests/rewards/test_grader.py")
 
 
