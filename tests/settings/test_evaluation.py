@@ -1,12 +1,20 @@
 """base_eval and rl.eval (ead.settings.evaluation): an evaluation job's settings, the base_eval checks, and
 rl.eval.own_sampler's one default."""
 
+from dataclasses import asdict
+
 import pytest
 
 from ead.settings import ConfigError, layer_config, load_layered_config
 from ead.settings.arguments import completeness_args
-from ead.settings.evaluation import check_base_eval, evaluates_with_own_sampler, evaluation_settings
-from ead.settings.rl import cell_evaluation
+from ead.settings.evaluation import (
+    RL_ONLY_EVAL_FIELDS,
+    cell_evaluation,
+    check_base_eval,
+    evaluates_with_own_sampler,
+    evaluation_settings,
+)
+from ead.settings.rl import cell_settings, grid_cells
 from tests.conftest import CONFIGS
 
 
@@ -34,3 +42,19 @@ def test_base_eval_refuses_every_and_a_k_above_n():
         check_base_eval({**config, "base_eval": {**config["base_eval"], "every": 2}})
     with pytest.raises(ConfigError, match=r"base_eval\.n = 1 must be >= every k"):
         check_base_eval({**config, "base_eval": {**config["base_eval"], "n": 1, "k": [1, 4]}})
+
+
+def test_step_zero_and_the_completeness_check_read_the_cells_own_typed_groups():
+    """The step-0 evaluation job is drawn with the cells' evaluation group (less when-to-evaluate), and the extent the
+    combining jobs expect is the cells' budget and evaluation group: one source for a cell and the jobs around it."""
+    config = load_layered_config(CONFIGS / "config.yaml")
+    document = cell_settings(config, grid_cells(config)[0])
+    step0 = evaluation_settings(config, "rl_base")
+    shared = {key: value for key, value in asdict(document.eval).items() if key not in (*RL_ONLY_EVAL_FIELDS, "tau")}
+    assert {key: value for key, value in step0.items() if key not in ("k", "schedule")} == shared
+    assert step0["schedule"] == {"name": "fixed", "tau": document.eval.tau}
+    assert completeness_args(config) == (f"--expect-steps {document.budget.steps} --eval-every {document.eval.every} "
+                                         f"--{'' if document.eval.own_sampler else 'no-'}own-sampler")
+    edited = layer_config(CONFIGS / "config.yaml").config
+    edited["rl"]["eval"]["limit"] = 3
+    assert evaluation_settings(edited, "rl_base")["limit"] == cell_evaluation(edited["rl"]).limit == 3

@@ -38,7 +38,7 @@ def get_figure_experiment(wildcards):
 # --- CPU cells (rl_cpu.smk) ---
 def get_cell_settings(wildcards):
     """The one JSON document a grid cell's training job reads (ead.settings.cell; a change to it reruns exactly that
-    cell; it has no rl.eval.k, see ead.settings.rl.cell_evaluation)."""
+    cell; it has no rl.eval.k, see ead.settings.evaluation.cell_evaluation)."""
     return shlex.quote(cell_settings(config, wildcards_cell(wildcards)).to_json())
 
 

@@ -15,9 +15,9 @@ import shlex
 
 from ead.schedule import resolve_schedule
 from ead.settings.analyses import analysis_job_settings
-from ead.settings.evaluation import evaluates_with_own_sampler, evaluation_settings
+from ead.settings.evaluation import cell_evaluation, evaluation_settings
 from ead.settings.inference_only import inference_only_schedule
-from ead.settings.rl import breakdown_settings
+from ead.settings.rl import breakdown_settings, cell_budget
 
 __all__ = ["analysis_args", "analysis_claims_params", "breakdown_args", "cache_dir", "cell_eval_args", "claims_params",
            "cli_args", "completeness_args", "ead_schedule", "evaluation_args", "grader_arg",
@@ -178,11 +178,13 @@ def paired_curves_args(config: dict) -> str:
 
 
 def completeness_args(config: dict) -> str:
-    """The extent every RL cell's tables must hold (ead.rl.cells): ead.rl.aggregate and ead.claims.rl refuse a cell
-    that lacks a step 1..rl.steps or an evaluation step, naming its file."""
-    evaluation = config["rl"]["eval"]
-    own_sampler = "--own-sampler" if evaluates_with_own_sampler(config["rl"]) else "--no-own-sampler"
-    return f"--expect-steps {config['rl']['steps']} --eval-every {evaluation['every']} {own_sampler}"
+    """The extent every RL cell's tables must hold (ead.rl.cells), as the cells' documents declare it: their budget's
+    steps and their evaluation group's ``every`` and ``own_sampler`` (:func:`ead.settings.rl.cell_budget`,
+    :func:`ead.settings.evaluation.cell_evaluation`, the groups each cell's job reads). ead.rl.aggregate and
+    ead.claims.rl refuse a cell that lacks a step 1..steps or an evaluation step, naming its file."""
+    steps, evaluation = cell_budget(config["rl"]).steps, cell_evaluation(config["rl"])
+    own_sampler = "--own-sampler" if evaluation.own_sampler else "--no-own-sampler"
+    return f"--expect-steps {steps} --eval-every {evaluation.every} {own_sampler}"
 
 
 def claims_params(config: dict) -> dict:

@@ -19,7 +19,6 @@ from ead.settings.cell import (
     AlgorithmParams,
     Budget,
     CellSettings,
-    Evaluation,
     GraderSettings,
     Optimizer,
     Training,
@@ -27,7 +26,7 @@ from ead.settings.cell import (
     VerlBackend,
     VerlSettings,
 )
-from ead.settings.evaluation import evaluates_with_own_sampler
+from ead.settings.evaluation import cell_evaluation
 
 CELL_PATTERN = "results/rl/{policy}/{algorithm}/{sampler}/n{n}/seed{seed}"
 
@@ -72,14 +71,6 @@ def reported_ks(n: int) -> list[int]:
     return sorted({1, n, *(2 ** i for i in range(1, n.bit_length()) if 2 ** i <= n)})
 
 
-def cell_evaluation(rl: dict) -> Evaluation:
-    """`rl.eval` as a cell sees it: without k. A cell writes per-problem counts, which serve every k <= rl.eval.n;
-    ead.rl.cell_eval and the aggregation summarise them, so changing k reruns only those (on either backend, so a
-    GPU run is never redone for it)."""
-    return Evaluation(**{**{key: value for key, value in rl["eval"].items() if key != "k"},
-                         "own_sampler": evaluates_with_own_sampler(rl)})
-
-
 def policy_lr_scale(config: dict, policy: str) -> float:
     """`policies.<policy>.rl_lr_scale` (1 when unset or for hub models): multiplies the lr-by-n rule's value.
 
@@ -94,6 +85,14 @@ def sampler_schedule(config: dict, sampler: str) -> dict:
     return schedule_document(config, config["rl"]["samplers"][sampler], f"rl.samplers.{sampler}")
 
 
+def cell_budget(rl: dict) -> Budget:
+    """A cell's budget (steps, prompts per step, mini-batches, checkpoints, the training pool): the same for every
+    cell of the grid."""
+    pool = rl["train_pool"]
+    sizes = {field.name: rl[field.name] for field in dataclasses.fields(Budget) if field.name != "train_pool"}
+    return Budget(**sizes, train_pool=None if pool is None else TrainPool(**pool))
+
+
 def cell_settings(config: dict, cell: Cell) -> CellSettings:
     """Everything the training job of ``cell`` reads (ead.settings.cell): schedule, lr, algorithm, TIS, budget,
     evaluation and grader; no backend section (the CPU backend's)."""
@@ -104,13 +103,10 @@ def cell_settings(config: dict, cell: Cell) -> CellSettings:
         optimizer=Optimizer(**{**rl["optimizer"], "betas": tuple(rl["optimizer"]["betas"])}),
         **sampler_training(rl, rl["samplers"][cell.sampler]),  # measured: c, d0 from the job's measured table
     )
-    pool = rl["train_pool"]
-    sizes = {field.name: rl[field.name] for field in dataclasses.fields(Budget) if field.name != "train_pool"}
-    budget = Budget(**sizes, train_pool=None if pool is None else TrainPool(**pool))
     return CellSettings(policy=cell.policy, algorithm=cell.algorithm, sampler=cell.sampler, n=cell.n, seed=cell.seed,
                         task=rl["task"], schedule=sampler_schedule(config, cell.sampler), training=training,
-                        budget=budget, eval=cell_evaluation(rl), grader=GraderSettings.from_mapping(config["grader"]),
-                        backend=None)
+                        budget=cell_budget(rl), eval=cell_evaluation(rl),
+                        grader=GraderSettings.from_mapping(config["grader"]), backend=None)
 
 
 def verl_cell_settings(config: dict, cell: Cell) -> CellSettings:
