@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from ead.summary import main
-from ead.tables import BASE_SUMMARY, EVAL_CURVES, MAJORITY_SCALING, PREMISE_VERDICTS, RL_LEARNS
+from ead.summary import entropy_roles_section, main
+from ead.tables import BASE_SUMMARY, ENTROPY_BY_ROLE, EVAL_CURVES, MAJORITY_SCALING, PREMISE_VERDICTS, RL_LEARNS
 from tests.conftest import FILLER
 
 
@@ -162,3 +162,14 @@ def test_the_claims_section_sets_the_pre_registered_prediction_and_the_bound_bes
     lines = [line for line in claims_section(str(path)).splitlines() if line.startswith("| M")]
     assert "| 0.02 | 4 | **negligible** | supported (+0.0300) | supported |" in lines[0]
     assert "| 0.02 | 4 | **negligible** |  | supported |" in lines[1]
+
+
+def test_the_token_role_section_names_the_task_its_tables_hold(tmp_path):
+    """Fig. 1's role section is titled by its tables' task (the registry's roles), not by a task the code assumes."""
+    roles = pd.DataFrame([dict(model_name="tiny_strategy", task="strategy", role=role, mean_entropy=value,
+                               ci_low=value - 0.1, ci_high=value + 0.1, num_tokens=40, num_questions=8)
+                          for role, value in (("key", 0.62), ("answer", 0.05))])
+    ENTROPY_BY_ROLE.write(declared(roles, ENTROPY_BY_ROLE), tmp_path / "roles.csv")
+    section = entropy_roles_section([str(tmp_path / "roles.csv")])
+    assert section.startswith("### Entropy by token role (Fig. 1, strategy)")
+    assert "| tiny_strategy | key | 0.620 [0.520, 0.720] | 40 | 8 |" in section

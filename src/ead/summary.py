@@ -134,8 +134,9 @@ def entropy_roles_section(paths: list[str]) -> str:
     table = pd.concat([ENTROPY_BY_ROLE.read(p) for p in paths], ignore_index=True)
     rows = [[row.model_name, row.role, f"{row.mean_entropy:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]",
              int(row.num_tokens), int(row.num_questions)] for row in table.itertuples()]
-    return ("### Entropy by token role (Fig. 1, countdown)\n\nFrom `" + "`, `".join(paths) + "`: the tiny policies' "
-            "responses, each token by its role in the equation chain (`ead.data.countdown.response_roles`); per "
+    tasks = ", ".join(sorted(table["task"].unique()))
+    return (f"### Entropy by token role (Fig. 1, {tasks})\n\nFrom `" + "`, `".join(paths) + "`: the tiny policies' "
+            "responses, each token by its role in the response (its task's `response_roles`, ead.data.tasks); per "
             "question the mean over its tokens of that role, then the mean over questions with a 95% CI (nats).\n\n"
             + markdown_table(["model", "role", "entropy (nats)", "tokens", "questions"], rows))
 

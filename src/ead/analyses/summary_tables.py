@@ -24,7 +24,7 @@ from ead.io import setup_logging
 from ead.tables import ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES
 
 #: summary (directory name of its tables) -> (the samples table it reads, its summary writer); entropy_by_role reads
-#: the entropy job's samples (of a tiny policy: roles are countdown's)
+#: the entropy job's samples (of a tiny policy: the roles of its task)
 SUMMARIES = {
     "entropy_by_position": (ENTROPY_SAMPLES, entropy_by_position.write_summary),
     "entropy_by_role": (ENTROPY_SAMPLES, entropy_by_position.write_role_summary),

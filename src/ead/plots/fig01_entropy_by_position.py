@@ -2,9 +2,9 @@
 
 Reads the tables written by `ead.analyses.entropy_by_position` (one per model; one curve per model). The lower panel
 shows the fraction of responses still generating at each position (later positions average over fewer, longer
-responses). With ``--role-tables`` (the tiny policies' countdown responses, `ead.analyses.entropy_by_position.
-entropy_by_role`), a right panel shows the mean entropy of each token role (operand, operator, result, answer, ...)
-with its 95% CI: where in a countdown chain the entropy sits.
+responses). With ``--role-tables`` (the tiny policies' responses, `ead.analyses.entropy_by_position.
+entropy_by_role`), a right panel shows the mean entropy of each token role of their task (on the equation chains:
+operand, operator, result, answer, ...) with its 95% CI: where in a response the entropy sits.
 
 Run:
     python -m ead.plots.fig01_entropy_by_position --tables results/analyses/entropy_by_position/*.csv \

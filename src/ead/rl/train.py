@@ -1,4 +1,4 @@
-"""CPU RL backend: train one grid cell (policy x algorithm x sampler x n x seed) on the countdown task.
+"""CPU RL backend: train one grid cell (policy x algorithm x sampler x n x seed) on the grid's task (``rl.task``).
 
 Each step s = 1..steps: draw `prompts_per_step` training problems (seeded by (seed, s)) from the train split, or
 from a fixed pool of `budget.train_pool.size` of them drawn once by `train_pool.seed` (the same pool for every cell

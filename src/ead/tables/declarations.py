@@ -211,7 +211,8 @@ ENTROPY_BY_POSITION = Table("entropy_by_position", {
     "position": "int", "mean_entropy": "float", **_CI, "num_questions": "int", "num_responses": "int",
     "fraction_alive": "float", **_ANALYSIS}, keys=(*_ANALYSIS, "position"),
     finite=("position", "mean_entropy", "num_questions", "num_responses", "fraction_alive"))
-#: Fig. 1 by token role (countdown responses of the tiny policies, ``ead.analyses.entropy_by_position.token_roles``).
+#: Fig. 1 by token role (the tiny policies' responses, by their task's roles:
+#: ``ead.analyses.entropy_by_position.token_roles``).
 ENTROPY_BY_ROLE = Table("entropy_by_role", {"role": "str", "mean_entropy": "float", **_CI, "num_questions": "int",
                                             "num_tokens": "int", "responses_left_out": "int", **_ANALYSIS},
                         keys=(*_ANALYSIS, "role"), finite=("mean_entropy", "num_questions", "num_tokens"))
