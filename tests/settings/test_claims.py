@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ead.settings import ConfigError, load_layered_config, validate_config
-from ead.settings.claims import check_claims, check_rl_learns
+from ead.settings.claims import check_claims, check_rl_learns, claim_evaluation, claim_over
 from tests.conftest import (
     CONFIG,
     SCHEMA,
@@ -213,3 +213,10 @@ def test_a_malformed_prediction_is_refused_naming_the_key(prediction, message):
         validate_config(config, SCHEMA)
     config["claims"][0]["prediction"] = {"verdict": "negligible", "effect": -0.005}
     validate_config(config, SCHEMA)
+
+
+def test_an_rl_claim_reads_the_last_step_at_the_declared_temperature_unless_it_says_otherwise():
+    """The two defaults of an RL claim, written once (ead.settings.claims) for the config checks and ead.claims.rl."""
+    assert (claim_over({}), claim_evaluation({})) == ("last", "eval_tau")
+    assert (claim_over({"over": "curve"}), claim_evaluation({"evaluated_with": "own_sampler"})) == ("curve",
+                                                                                                    "own_sampler")

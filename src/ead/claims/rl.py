@@ -64,7 +64,7 @@ from ead.claims import Verdict, decide
 from ead.io import setup_logging
 from ead.metrics import POWER_Z, bootstrap_means, per_problem_metric, two_way_bootstrap_means
 from ead.rl.cells import add_completeness_arguments, read_cells
-from ead.settings.claims import baseline_algorithm
+from ead.settings.claims import baseline_algorithm, claim_evaluation, claim_over
 from ead.tables import ALL_TRAIN_METRICS, CLAIMS, RL_LEARNS
 
 
@@ -93,8 +93,8 @@ def evaluation_difference(problems: pd.DataFrame, claim: dict) -> tuple[np.ndarr
     over every step after 0 that both cells evaluated up to that step (the area under the learning curve divided by
     the number of evaluations, what sample efficiency means), on the same problems and sample count at every step
     (a cell whose evaluations differ in problems is refused: the curve mean would mix footings)."""
-    evaluated_with = claim.get("evaluated_with", "eval_tau")
-    over = claim.get("over", "last")
+    evaluated_with = claim_evaluation(claim)
+    over = claim_over(claim)
     sides = {}
     for role in ("sampler", "baseline"):
         rows = _cell_rows(problems, claim, role)
@@ -165,10 +165,10 @@ def threshold_distance(problems: pd.DataFrame, steps: pd.DataFrame, claim: dict)
                              "tis_capped_sequence_fraction in sequence-level TIS cells only)")
         return per_seed.to_numpy() - threshold, int(rows["step"].max())
     rows = _cell_rows(problems, claim, "sampler")
-    rows = rows[rows["evaluated_with"] == claim.get("evaluated_with", "eval_tau")]
+    rows = rows[rows["evaluated_with"] == claim_evaluation(claim)]
     if rows.empty:
         raise SystemExit(f"claim {claim['id']}: cell {claim['sampler']} has no evaluation with evaluated_with = "
-                         f"{claim.get('evaluated_with', 'eval_tau')!r}")
+                         f"{claim_evaluation(claim)!r}")
     step = int(rows["step"].max())
     by_seed = {seed: group.sort_values("problem_id") for seed, group in rows[rows["step"] == step].groupby("seed")}
     return np.stack([per_problem_metric(g, metric) for g in by_seed.values()]) - threshold, step
@@ -196,7 +196,7 @@ def best_of_difference(problems: pd.DataFrame, claim: dict) -> tuple[np.ndarray,
         if other in claim:
             raise SystemExit(f"claim {claim['id']}: a best_of claim chooses its baseline (got {other} = "
                              f"{claim[other]!r} and best_of = {claim['best_of']!r}); drop one")
-    selection, evaluated_with = claim["selection"], claim.get("evaluated_with", "eval_tau")
+    selection, evaluated_with = claim["selection"], claim_evaluation(claim)
     cells = {}
     for name in [claim["sampler"], *claim["best_of"]]:
         role = "sampler" if name == claim["sampler"] else "baseline"
@@ -242,7 +242,7 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
                seed: int) -> dict:
     """One claims-table row: effect, CI, standard error, minimum detectable effect and verdict."""
     chosen = None
-    if ("threshold" in claim or "best_of" in claim) and claim.get("over", "last") != "last":
+    if ("threshold" in claim or "best_of" in claim) and claim_over(claim) != "last":
         kind = "threshold" if "threshold" in claim else "best_of"
         raise SystemExit(f"claim {claim['id']}: a {kind} claim reads the last step; over = {claim['over']!r}")
     if "best_of" in claim:
@@ -286,8 +286,8 @@ def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, windo
             "baseline_algorithm": baseline_algorithm(claim), "threshold": claim.get("threshold", math.nan),
             "metric": claim["metric"],
             "evaluated_with": (None if claim["metric"] in ALL_TRAIN_METRICS
-                               else claim.get("evaluated_with", "eval_tau")),
-            "over": None if claim["metric"] in ALL_TRAIN_METRICS else claim.get("over", "last"),
+                               else claim_evaluation(claim)),
+            "over": None if claim["metric"] in ALL_TRAIN_METRICS else claim_over(claim),
             "step": step, "effect": effect, "ci_low": low,
             "ci_high": high, "standard_error": standard_error,
             "mde": mde, "num_seeds": seeds, "num_units": units,

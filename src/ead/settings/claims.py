@@ -78,6 +78,17 @@ def baseline_algorithm(claim: dict) -> str:
     return claim.get("baseline_algorithm", claim["algorithm"])
 
 
+def claim_over(claim: dict) -> str:
+    """Where an RL claim reads its metric: ``over`` as stated, else ``last`` (the last step; the one default)."""
+    return claim.get("over", "last")
+
+
+def claim_evaluation(claim: dict) -> str:
+    """Which evaluation an RL claim reads: ``evaluated_with`` as stated, else ``eval_tau`` (the declared rl.eval.tau,
+    what the figures draw; the one default)."""
+    return claim.get("evaluated_with", "eval_tau")
+
+
 def check_claims(config: dict) -> None:
     """Every claim compares two cells of the grid (any seed) on a metric the grid records."""
     grid = {(c.policy, c.algorithm, c.sampler, c.n) for c in expand_grid(config["rl"])}
@@ -106,15 +117,15 @@ def check_claims(config: dict) -> None:
         if not counts and metric != "greedy_accuracy" and metric not in ALL_TRAIN_METRICS:
             raise ConfigError(f"{key}.metric = {metric!r}: not pass@k, worst@k (or verl's verl_best@k, verl_worst@k), "
                               f"greedy_accuracy or one of the training metrics {ALL_TRAIN_METRICS}")
-        if claim.get("over", "last") == "curve":
+        if claim_over(claim) == "curve":
             if metric in ALL_TRAIN_METRICS or "threshold" in claim:
                 what = "is a training metric" if metric in ALL_TRAIN_METRICS else "is a threshold claim"
                 raise ConfigError(f"{key}.over = 'curve': only a paired claim on an evaluation metric averages over "
                                   f"the learning curve ({metric!r} {what})")
-            if claim.get("evaluated_with") == "own_sampler":
+            if claim_evaluation(claim) == "own_sampler":
                 raise ConfigError(f"{key}.over = 'curve': the own-sampler evaluation exists at the last step only; use "
                                   "over: last or evaluated_with: eval_tau")
-        evaluated_with = claim.get("evaluated_with")
+        evaluated_with = claim_evaluation(claim)
         if evaluated_with in ("own_sampler", "train_pool") and metric in ALL_TRAIN_METRICS:
             raise ConfigError(f"{key}.evaluated_with = {evaluated_with!r}: {metric!r} is a training metric, not an "
                               "evaluation")

@@ -108,7 +108,7 @@ def check_policies(config: dict) -> None:
         if "teacher" in config["policies"][name] and task not in with_teacher:
             raise ConfigError(f"policies.{name}.teacher needs a task with a biased teacher ({', '.join(with_teacher)}; "
                               f"its task is {task!r})")
-        reference = config["policies"][name]["sft"].get("reference", "random")
+        reference = sft_settings(config, name)["reference"]
         offered = ["random", *get_task(task).sft_references]
         if reference not in offered:
             raise ConfigError(f"policies.{name}.sft.reference = {reference!r}: task {task!r} offers {offered}")
