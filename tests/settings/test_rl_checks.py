@@ -88,6 +88,9 @@ def test_the_paper_profile_refuses_cpu_only_options_by_name(section, name, entry
                                                      "samplers": ["ead"], "n": [8], "seeds": [0]}),
      "rl.experiments.extra.policies = ['tiny1m']: not in paper_models"),
     (lambda c: c["rl"].update(task="countdown"), "rl.task = 'countdown': the verl backend trains on paper_data"),
+    # hub data is graded as math unless an entry names a synthetic task: one task per run
+    (lambda c: c["paper_data"].update(val={"task": "arithmetic", "limit": 8}),
+     "paper_data.val is arithmetic data, paper_data.train math: one task per run"),
     (lambda c: c["rl"].pop("verl"), "rl.backend = 'verl' needs the rl.verl section"),
     (lambda c: c["paper_models"]["qwen2.5-math-7b"].update(hub_id="no-slash"), "paper_models.qwen2.5-math-7b.hub_id"),
     (lambda c: c["rl"].update(mini_batches=3), "rl.prompts_per_step = 1024 must be a multiple of rl.mini_batches = 3"),

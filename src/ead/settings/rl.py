@@ -181,6 +181,12 @@ def paper_data_is_local(config: dict) -> bool:
     return "task" in config["paper_data"]["train"]
 
 
+def paper_data_task(config: dict, role: str) -> str:
+    """The task whose grading a ``paper_data`` entry (role train or val) takes: its synthetic ``task``, else ``math``
+    (hub datasets are graded as math; the one default)."""
+    return config["paper_data"][role].get("task", "math")
+
+
 def paper_data_entry(config: dict, role: str) -> dict:
     """One ``paper_data`` entry (role train or val): a hub dataset's spec, or a synthetic task and its limit."""
     return config["paper_data"][role]

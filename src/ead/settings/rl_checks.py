@@ -10,7 +10,7 @@ from ead.settings.algorithms import check_algorithm
 from ead.settings.base import ConfigError, sampler_training
 from ead.settings.evaluation import evaluates_with_own_sampler
 from ead.settings.policies import policy_task
-from ead.settings.rl import sampler_schedule
+from ead.settings.rl import paper_data_task, sampler_schedule
 
 
 def validate_rl(config: dict) -> None:
@@ -126,12 +126,12 @@ def _check_verl_sections(config: dict) -> None:
             raise ConfigError(f"rl.backend = 'verl' needs the top-level `{key}` section (see configs/paper.yaml)")
     if "verl" not in rl:
         raise ConfigError("rl.backend = 'verl' needs the rl.verl section (see configs/paper.yaml)")
-    data_task = config["paper_data"]["train"].get("task", "math")  # hub datasets are graded as math
+    data_task = paper_data_task(config, "train")
     if rl["task"] != data_task:
         raise ConfigError(f"rl.task = {rl['task']!r}: the verl backend trains on paper_data.train ({data_task}); set "
                           f"rl.task: {data_task}")
-    if config["paper_data"]["val"].get("task", "math") != data_task:
-        raise ConfigError(f"paper_data.val is {config['paper_data']['val'].get('task', 'math')} data, paper_data.train "
+    if paper_data_task(config, "val") != data_task:
+        raise ConfigError(f"paper_data.val is {paper_data_task(config, 'val')} data, paper_data.train "
                           f"{data_task}: one task per run")
     for name, entry in config["paper_models"].items():
         if "policy" in entry and entry["policy"] not in config["policies"]:
