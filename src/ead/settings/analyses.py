@@ -26,7 +26,7 @@ SUMMARY_SETTINGS = {"forking": ["k"]}
 
 def analysis_model_names(config: dict) -> list[str]:
     """Model names an analysis may list: the offline model, the tiny policies and the hub models of paper_models."""
-    return [*OFFLINE_ANALYSIS_MODELS, *config.get("policies", {}), *config.get("paper_models", {})]
+    return [*OFFLINE_ANALYSIS_MODELS, *config["policies"], *config.get("paper_models", {})]
 
 
 def analysis_models(config: dict, analysis: str) -> list[str]:
@@ -50,7 +50,7 @@ def claimed_models(config: dict, analysis: str) -> list[str]:
 def analysis_task(config: dict, section: str, model: str) -> str:
     """The task (data table and grader) ``analyses.<section>`` runs ``model`` on: a tiny policy's own, else the
     section's ``dataset`` (the hub models' chain-of-thought benchmarks)."""
-    if model in config.get("policies", {}):
+    if model in config["policies"]:
         return policy_task(config, model)
     return config["analyses"][section]["dataset"]
 
@@ -61,7 +61,7 @@ def analysis_model_settings(config: dict, section: str, model: str) -> dict:
     section's other settings and the bare problem prompt it was trained on."""
     section_settings = config["analyses"][section]
     spec = {key: value for key, value in section_settings.items() if key not in ("models", *synthetic_tasks())}
-    if model not in config.get("policies", {}):
+    if model not in config["policies"]:
         return spec
     task = policy_task(config, model)
     spec = {key: value for key, value in spec.items() if key not in HUB_TASK_SETTINGS}
@@ -119,7 +119,7 @@ def check_analyses(config: dict) -> None:
             raise ConfigError(f"analyses.{section}.models = {models}: unknown model(s) {unknown}; known: "
                               f"{known_models} (the offline model, the tiny policies of `policies`, or names in "
                               "paper_models)")
-        for policy in (name for name in models if name in config.get("policies", {})):
+        for policy in (name for name in models if name in config["policies"]):
             task = policy_task(config, policy)
             if section == "majority_scaling" and not get_task(task).answers_unique:
                 raise ConfigError(f"analyses.majority_scaling.models = {models}: {policy!r} is a {task} policy, and "
@@ -132,7 +132,7 @@ def check_analyses(config: dict) -> None:
                                   f"analyses.{section}.{task} (its split and sizes)")
     for model in dict.fromkeys(config["analyses"]["forking"]["models"]):
         forking = analysis_model_settings(config, "forking", model)
-        where = f"analyses.forking{'.' + policy_task(config, model) if model in config.get('policies', {}) else ''}"
+        where = f"analyses.forking{'.' + policy_task(config, model) if model in config['policies'] else ''}"
         for p in forking["fork_points"]:
             if not 0 <= p < forking["max_new_tokens"]:
                 raise ConfigError(f"{where}.fork_points = {forking['fork_points']}: every prefix length must be "
@@ -155,7 +155,7 @@ def check_analyses(config: dict) -> None:
 
 def check_analysis_claims(config: dict) -> None:
     """Every claim of ``analyses.claims`` names a model its analysis runs, with parameters that analysis can measure."""
-    rl_ids = {claim["id"] for claim in config.get("claims", [])}
+    rl_ids = {claim["id"] for claim in config["claims"]}
     seen = set()
     for index, claim in enumerate(config["analyses"]["claims"]):
         key = f"analyses.claims[{index}] ({claim['id']})"

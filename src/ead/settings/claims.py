@@ -67,7 +67,7 @@ def check_paired_baselines(config: dict) -> None:
     """``paired_baselines`` (the baselines of the paired-difference curves, ead.rl.paired) are samplers of
     ``rl.samplers``."""
     known = config["rl"]["samplers"]
-    for index, name in enumerate(config.get("paired_baselines", [])):
+    for index, name in enumerate(config["paired_baselines"]):
         if name not in known:
             raise ConfigError(f"paired_baselines[{index}] = {name!r} is not a sampler of rl.samplers (known: "
                               f"{sorted(known)})")

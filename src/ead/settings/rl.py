@@ -77,7 +77,7 @@ def policy_lr_scale(config: dict, policy: str) -> float:
     A sharpened copy (logits / T) moves its logits 1/T as far per Adam step (Adam's step size does not depend on the
     gradient's scale), so T keeps the logit-space step of the policy it copies (docs/testbed.md, "The CPU testbed").
     """
-    return float(config.get("policies", {}).get(policy, {}).get("rl_lr_scale", 1.0))
+    return float(config["policies"].get(policy, {}).get("rl_lr_scale", 1.0))
 
 
 def sampler_schedule(config: dict, sampler: str) -> dict:

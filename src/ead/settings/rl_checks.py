@@ -136,7 +136,7 @@ def _check_verl_sections(config: dict) -> None:
     for name, entry in config["paper_models"].items():
         if "policy" in entry and entry["policy"] not in config["policies"]:
             raise ConfigError(f"paper_models.{name}.policy = {entry['policy']!r} is not a tiny policy of `policies`; "
-                              f"known: {sorted(config.get('policies', {}))}")
+                              f"known: {sorted(config['policies'])}")
     if evaluates_with_own_sampler(rl):
         raise ConfigError("rl.eval.own_sampler = true: the verl backend validates with one sampling setting (the "
                           "declared rl.eval.tau); set rl.eval.own_sampler: false (see configs/paper.yaml)")
