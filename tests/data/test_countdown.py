@@ -11,12 +11,12 @@ from ead.data.countdown import ROLES, CountdownProblem, parse_problem, response_
 
 
 def test_countdown_is_deterministic_and_splits_are_disjoint():
-    first = countdown.generate_countdown(seed=3, n_train=300, n_val=40, n_test=40)
-    again = countdown.generate_countdown(seed=3, n_train=300, n_val=40, n_test=40)
+    first = countdown.generate_countdown(seed=3, n_train=120, n_val=15, n_test=15)
+    again = countdown.generate_countdown(seed=3, n_train=120, n_val=15, n_test=15)
     pd.testing.assert_frame_equal(first, again)
-    other_seed = countdown.generate_countdown(seed=4, n_train=300, n_val=40, n_test=40)
+    other_seed = countdown.generate_countdown(seed=4, n_train=120, n_val=15, n_test=15)
     assert not first["answer"].equals(other_seed["answer"])
-    assert first.groupby("split").size().to_dict() == {"test": 40, "train": 300, "val": 40}
+    assert first.groupby("split").size().to_dict() == {"test": 15, "train": 120, "val": 15}
     keys = {split: set(part["answer"]) for split, part in first.groupby("split")}
     assert not keys["train"] & keys["test"] and not keys["train"] & keys["val"] and not keys["val"] & keys["test"]
     assert first["answer"].is_unique and first["id"].is_unique

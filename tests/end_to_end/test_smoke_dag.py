@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "smoke_dag_commands.txt"
 HEADER = [
@@ -47,6 +49,7 @@ def fixture_lines() -> list[str]:
     return [line for line in FIXTURE.read_text().splitlines() if not line.startswith("#")]
 
 
+@pytest.mark.slow  # a Snakemake dry run (the slow lane's kind, pyproject.toml)
 def test_the_smoke_dag_plans_the_pinned_jobs(tmp_path):
     planned = planned_commands(tmp_path)
     expected = fixture_lines()

