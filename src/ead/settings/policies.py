@@ -97,6 +97,7 @@ def check_policies(config: dict) -> None:
     (ead.data.tasks) with its data section; an SFT reference other than the table's random solution needs a task that
     offers it (countdown's canonical, largest_first), and a biased teacher a task that has one (strategy)."""
     trained = trained_policies(config)
+    with_teacher = task_names(lambda task: task.teacher_responses is not None)
     for name in trained:
         task = policy_task(config, name)
         if task not in synthetic_tasks():
@@ -104,7 +105,6 @@ def check_policies(config: dict) -> None:
                               "ead.data.tasks)")
         if task not in config["data"]:
             raise ConfigError(f"policies.{name}.task = {task!r} has no data.{task} section to generate its table from")
-        with_teacher = task_names(lambda other: other.teacher_responses is not None)
         if "teacher" in config["policies"][name] and task not in with_teacher:
             raise ConfigError(f"policies.{name}.teacher needs a task with a biased teacher ({', '.join(with_teacher)}; "
                               f"its task is {task!r})")

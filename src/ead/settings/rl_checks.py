@@ -130,8 +130,9 @@ def _check_verl_sections(config: dict) -> None:
     if rl["task"] != data_task:
         raise ConfigError(f"rl.task = {rl['task']!r}: the verl backend trains on paper_data.train ({data_task}); set "
                           f"rl.task: {data_task}")
-    if paper_data_task(config, "val") != data_task:
-        raise ConfigError(f"paper_data.val is {paper_data_task(config, 'val')} data, paper_data.train "
+    val_task = paper_data_task(config, "val")
+    if val_task != data_task:
+        raise ConfigError(f"paper_data.val is {val_task} data, paper_data.train "
                           f"{data_task}: one task per run")
     for name, entry in config["paper_models"].items():
         if "policy" in entry and entry["policy"] not in config["policies"]:
