@@ -15,7 +15,16 @@ import pytest
 import yaml
 
 from ead.data.splits import draw_table
-from ead.data.tasks import Task, get_task, register_task, synthetic_tasks, task_names, tasks, unregister_task
+from ead.data.tasks import (
+    Task,
+    get_task,
+    register_task,
+    synthetic_tasks,
+    table_task,
+    task_names,
+    tasks,
+    unregister_task,
+)
 from tests.conftest import CONFIG, SCHEMA
 
 
@@ -99,6 +108,18 @@ def echo():
     register_task(ECHO)
     yield ECHO
     unregister_task("echo")
+
+
+def test_the_registrys_entry_points_refuse_a_wrong_type_naming_the_parameter():
+    with pytest.raises(TypeError, match="register_task: task must be an ead.data.tasks.Task, got str"):
+        register_task("echo")
+    with pytest.raises(TypeError, match="task_names: having must be a function of a Task"):
+        task_names("synthetic")
+    with pytest.raises(TypeError, match="table_task: table must be a DataFrame"):
+        table_task(["countdown"], "t.parquet", "SFT", lambda task: task.synthetic)
+    with pytest.raises(ValueError, match="unregister_task: 'countdown' is a built-in task"):
+        unregister_task("countdown")
+    assert task_names(lambda task: task.synthetic) == synthetic_tasks()
 
 
 def test_a_task_registered_at_run_time_is_asked_by_the_data_job_grader_probe_sft_and_token_roles(echo, tmp_path):

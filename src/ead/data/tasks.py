@@ -141,6 +141,8 @@ def get_task(name: str) -> Task:
 
 def task_names(having: Callable[[Task], bool] | None = None) -> tuple[str, ...]:
     """The names of the tasks (those ``having`` holds for, e.g. ``lambda task: task.probed``), in registry order."""
+    if having is not None and not callable(having):
+        raise TypeError(f"task_names: having must be a function of a Task (or None), got {type(having).__name__}")
     return tuple(name for name, task in tasks().items() if having is None or having(task))
 
 
@@ -152,6 +154,8 @@ def synthetic_tasks() -> tuple[str, ...]:
 def table_task(table, source: str, needed_by: str, having: Callable[[Task], bool]) -> str:
     """The one task of a problems table (its ``source`` column), one ``having`` holds for; SystemExit naming the file
     (``source``), the job that needs it (``needed_by``) and the tasks it takes otherwise."""
+    if not hasattr(table, "columns"):
+        raise TypeError(f"table_task: table must be a DataFrame (a problems table), got {type(table).__name__}")
     found = sorted(table["source"].unique()) if "source" in table.columns else []
     allowed = sorted(task_names(having))
     if len(found) != 1 or found[0] not in allowed:
