@@ -43,6 +43,7 @@ readme_tables = _load("readme_tables")
 main_finding = _load("main_finding")
 positive_control = _load("positive_control")
 mechanism_map = _load("mechanism_map")
+machine_spread = _load("machine_spread")
 
 #: Docs whose headings can be referred to by name.
 NAMED_DOCS = r"README(?:\.md)?|TESTBED\.md|BENCHMARKS\.md|docs/[\w-]+\.md|configs/README\.md|tests/fixtures/README\.md"
@@ -460,6 +461,48 @@ def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_ta
     assert "commit `855c172`, run 2026-11-27" in block
     with pytest.raises(ValueError, match=r"lacks the positive control's rows \['P3'\]"):
         positive_control.render(verdicts, learns, claims[claims["claim"] != "P3"], commit="c", date="d", fingerprint="")
+    # across CPU levels: a verdict that differs at another level is marked not robust, one that holds is not
+    from ead.claims.machine_spread import machine_spread as spread_of
+    from ead.tables import MACHINE_SPREAD
+
+    claims = CLAIMS.validate(claims, "claims.csv")
+    other = claims.assign(verdict=claims["verdict"].where(claims["claim"] != "P3", "supported"))
+    spread = MACHINE_SPREAD.validate(spread_of({"avx2": claims, "default": other}))
+    marked = positive_control.render(PREMISE_VERDICTS.validate(verdicts, "v.csv"), RL_LEARNS.validate(learns, "l.csv"),
+                                     claims, commit="c", date="d", fingerprint="", spread=spread)
+    assert "| 6 x 96 | **inconclusive**, not robust (default: supported) |" in marked
+    assert [line.split(" | ")[0][2:] for line in marked.splitlines() if "not robust" in line] == ["P3"]
+
+
+def test_the_machine_spread_block_reads_each_runs_effect_the_spread_and_the_flips_from_the_table():
+    """The docs' machine-spread numbers are the spread table's (in points), each run's effect and verdict in the table's
+    run order, and the closing sentence names the largest spread and the verdicts that flip; one fingerprint per run."""
+    import pandas as pd
+
+    from ead.claims.machine_spread import machine_spread as spread_of
+    from ead.tables import CLAIMS, MACHINE_SPREAD
+
+    claim = dict(figure="none", statement="s", policy="tiny_strategy", algorithm="dapo", n=8, sampler="ead",
+                 baseline="tau1.0", metric="pass@1", evaluated_with="eval_tau", step=16, standard_error=0.003,
+                 mde=0.01, num_seeds=6, num_units=576, smallest_effect=0.02, rule="r", scope="x")
+
+    def claims(rows):
+        return CLAIMS.validate(pd.DataFrame([{**claim, "claim": name, "effect": effect, "ci_low": low,
+                                              "ci_high": high, "verdict": verdict}
+                                             for name, (effect, low, high, verdict) in rows.items()]))
+
+    avx2 = claims({"P1": (-0.009, -0.023, 0.004, "inconclusive"), "P3": (0.007, 0.0004, 0.013, "negligible")})
+    default = claims({"P1": (-0.004, -0.02, 0.01, "inconclusive"), "P3": (0.012, 0.004, 0.021, "supported")})
+    table = MACHINE_SPREAD.validate(spread_of({"avx2": avx2, "default": default}))
+    block = machine_spread.render(table, digests=["aaaa", "bbbb"], commit="abc1234", date="2026-11-28",
+                                  what="The positive-control overlay")
+    assert "at CPU levels `avx2` (fingerprint `aaaa`), `default` (fingerprint `bbbb`)" in block
+    assert "| claim | effect at avx2 | effect at default | spread |" in block
+    assert "| P1 | -0.9 | -0.4 | 0.5 | 1.4 | 0.37 | inconclusive / inconclusive | yes |" in block
+    assert "| P3 | +0.7 | +1.2 | 0.5 | 0.6 | 0.79 | negligible / supported | no |" in block
+    assert "differ between the levels: P3 (of 2)." in block
+    with pytest.raises(ValueError, match=r"compares 2 runs \['avx2', 'default'\], but 1 fingerprints"):
+        machine_spread.render(table, digests=["aaaa"], commit="c", date="d", what="w")
 
 
 # --- The reference pages say what is true now ------------------------------------------------------------------------
