@@ -33,9 +33,16 @@ from doc_blocks import publish  # noqa: E402
 from result_rows import points, size  # noqa: E402
 
 
+def share(value: float) -> str:
+    """A spread as a share of a CI half-width, two decimals; empty where the half-width is zero (no share)."""
+    return "" if pd.isna(value) else f"{value:.2f}"
+
+
 def render(spread: pd.DataFrame, *, digests: list[str], commit: str, date: str, what: str) -> str:
     """The block: a sentence naming the runs (``spread``'s ``runs``, each with its fingerprint digest in ``digests``,
     same order), the table of claim rows, and a closing sentence on the largest spread and the verdicts that flip."""
+    if spread.empty:
+        raise ValueError("the spread table has no claim rows: the runs shared no claim with an effect")
     names = spread["runs"].iloc[0].split(",")
     if len(digests) != len(names):
         raise ValueError(f"the spread table compares {len(names)} runs {names}, but {len(digests)} fingerprints "
@@ -50,14 +57,15 @@ def render(spread: pd.DataFrame, *, digests: list[str], commit: str, date: str, 
              "|---|" + "---:|" * len(names) + "---:|---:|---:|---|---|"]
     for row in spread.itertuples():
         effects = " | ".join(points(float(effect)) for effect in row.effects.split(","))
-        share = "" if pd.isna(row.spread_share) else f"{row.spread_share:.2f}"
-        lines.append(f"| {row.claim} | {effects} | {size(row.effect_spread)} | {size(row.ci_half_width)} | {share} | "
+        lines.append(f"| {row.claim} | {effects} | {size(row.effect_spread)} | {size(row.ci_half_width)} | "
+                     f"{share(row.spread_share)} | "
                      f"{row.verdicts.replace(',', ' / ')} | {row.robust} |")
     largest = spread.loc[spread["effect_spread"].idxmax()]
     flipped = spread.loc[spread["robust"] == "no", "claim"].tolist()
-    lines += ["", f"Largest spread: {size(largest.effect_spread)} points ({largest.claim}), "
-              f"{largest.spread_share:.2f} of its CI half-width; verdicts that differ between the levels: "
-              f"{', '.join(flipped) if flipped else 'none'} (of {len(spread)})."]
+    against = (f"{share(largest.spread_share)} of its CI half-width" if share(largest.spread_share)
+               else "its CI has zero width")
+    lines += ["", f"Largest spread: {size(largest.effect_spread)} points ({largest.claim}), {against}; verdicts that "
+              f"differ between the levels: {', '.join(flipped) if flipped else 'none'} (of {len(spread)})."]
     return "\n".join(lines) + "\n"
 
 
@@ -74,8 +82,11 @@ def main(argv=None):
     parser.add_argument("--block", default="machine-spread", help="the block's name in --doc")
     args = parser.parse_args(argv)
     digests = [run_digest(FINGERPRINT.read(results / "fingerprint.csv")) for results in args.results]
-    block = render(MACHINE_SPREAD.read(args.spread), digests=digests, commit=args.commit, date=args.date,
-                   what=args.what)
+    spread = MACHINE_SPREAD.read(args.spread)  # a damaged table is refused naming its file
+    try:
+        block = render(spread, digests=digests, commit=args.commit, date=args.date, what=args.what)
+    except ValueError as error:
+        raise SystemExit(f"{args.spread}: {error}") from error
     publish(block, args.out, args.doc, args.block)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ead.claims.machine_spread import KEY
+from ead.claims.machine_spread import row_keys
 from ead.tables import CLAIMS, MACHINE_SPREAD, PREMISE_VERDICTS, RL_LEARNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
@@ -40,9 +40,7 @@ def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame
     under the run's ``fingerprint`` sentence (result_rows.fingerprint_sentence). With ``spread`` (the overlay's
     ``ead.claims.machine_spread`` table, this run first), a claim whose verdict differs at another CPU level is marked
     not robust, naming the other runs' verdicts."""
-    robustness = {} if spread is None else {
-        tuple(str(value) for value in key): row for key, row in zip(spread[KEY].itertuples(index=False, name=None),
-                                                                    spread.itertuples())}
+    robustness = {} if spread is None else dict(zip(row_keys(spread), spread.itertuples()))
     policy = Path(verdicts["model"].iloc[0]).name
     lines = [f"Positive-control overlay from {run_origin(commit, date, claims_commit)}; from its "
              f"`results/premises/{policy}_verdicts.csv` (G1-G3, before RL), `results/premises/rl_learns.csv` (G4) and "
@@ -58,9 +56,10 @@ def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame
     for row in rl_learns[rl_learns["policy"] == policy].itertuples():
         lines.append(f"| {row.premise} | {row.sampler}'s {row.metric}, step {row.step} - step 0 | {interval(row)} | "
                      f"{size(row.mde)} | | {row.num_seeds} x {row.num_problems} | **{row.verdict}** |")
-    for row in claims_in_order(claims, CLAIM_IDS, "the positive control's").itertuples():
+    ordered = claims_in_order(claims, CLAIM_IDS, "the positive control's")
+    for key, row in zip(row_keys(ordered), ordered.itertuples()):
         verdict = f"**{row.verdict}**"
-        across = robustness.get(tuple(str(getattr(row, column)) for column in KEY))
+        across = robustness.get(key)
         if across is not None and across.robust == "no":
             others = [f"{name}: {other}" for name, other in zip(across.runs.split(",")[1:],
                                                                 across.verdicts.split(",")[1:])]

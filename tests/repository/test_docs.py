@@ -492,17 +492,26 @@ def test_the_machine_spread_block_reads_each_runs_effect_the_spread_and_the_flip
                                              for name, (effect, low, high, verdict) in rows.items()]))
 
     avx2 = claims({"P1": (-0.009, -0.023, 0.004, "inconclusive"), "P3": (0.007, 0.0004, 0.013, "negligible")})
-    default = claims({"P1": (-0.004, -0.02, 0.01, "inconclusive"), "P3": (0.012, 0.004, 0.021, "supported")})
+    default = claims({"P1": (-0.005, -0.02, 0.01, "inconclusive"), "P3": (0.012, 0.004, 0.021, "supported")})
     table = MACHINE_SPREAD.validate(spread_of({"avx2": avx2, "default": default}))
     block = machine_spread.render(table, digests=["aaaa", "bbbb"], commit="abc1234", date="2026-11-28",
                                   what="The positive-control overlay")
     assert "at CPU levels `avx2` (fingerprint `aaaa`), `default` (fingerprint `bbbb`)" in block
     assert "| claim | effect at avx2 | effect at default | spread |" in block
-    assert "| P1 | -0.9 | -0.4 | 0.5 | 1.4 | 0.37 | inconclusive / inconclusive | yes |" in block
+    assert "| P1 | -0.9 | -0.5 | 0.4 | 1.4 | 0.30 | inconclusive / inconclusive | yes |" in block
     assert "| P3 | +0.7 | +1.2 | 0.5 | 0.6 | 0.79 | negligible / supported | no |" in block
     assert "differ between the levels: P3 (of 2)." in block
     with pytest.raises(ValueError, match=r"compares 2 runs \['avx2', 'default'\], but 1 fingerprints"):
         machine_spread.render(table, digests=["aaaa"], commit="c", date="d", what="w")
+    assert "Largest spread: 0.5 points (P3), 0.79 of its CI half-width;" in block
+    point = claims({"P1": (0.01, 0.01, 0.01, "supported")})  # a CI of zero width has no share
+    flat = machine_spread.render(MACHINE_SPREAD.validate(spread_of({"avx2": point, "default": point})),
+                                 digests=["a", "b"], commit="c", date="d", what="w")
+    assert "| P1 | +1.0 | +1.0 | 0.0 | 0.0 |  | supported / supported | yes |" in flat
+    assert "Largest spread: 0.0 points (P1), its CI has zero width; verdicts that differ between the levels: none" \
+        in flat
+    with pytest.raises(ValueError, match="the spread table has no claim rows"):
+        machine_spread.render(table.iloc[:0], digests=[], commit="c", date="d", what="w")
 
 
 # --- The reference pages say what is true now ------------------------------------------------------------------------

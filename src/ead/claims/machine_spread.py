@@ -24,10 +24,15 @@ import pandas as pd
 from ead.io import setup_logging
 from ead.tables import CLAIMS, MACHINE_SPREAD
 
-__all__ = ["KEY", "machine_spread"]
+__all__ = ["KEY", "machine_spread", "row_keys"]
 
 #: A claim row's identity across runs.
 KEY = ["claim", "policy", "algorithm", "n", "sampler", "baseline", "metric", "evaluated_with", "step"]
+
+
+def row_keys(table: pd.DataFrame) -> pd.Series:
+    """Each row's identity across runs (:data:`KEY`'s values joined), for a claims table or a spread table."""
+    return table[KEY].astype(str).agg("|".join, axis=1)
 
 
 def machine_spread(runs: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -38,10 +43,9 @@ def machine_spread(runs: dict[str, pd.DataFrame]) -> pd.DataFrame:
         raise ValueError(f"need the claims of at least two runs, got {len(runs)}")
     names = list(runs)
     first = runs[names[0]].dropna(subset=["effect"])
-    keys = first[KEY].astype(str).agg("|".join, axis=1)
+    keys = row_keys(first)
     rows = []
-    indexed = {name: table.assign(_key=table[KEY].astype(str).agg("|".join, axis=1)).set_index("_key")
-               for name, table in runs.items()}
+    indexed = {name: table.assign(_key=row_keys(table)).set_index("_key") for name, table in runs.items()}
     for key, row in zip(keys, first.itertuples(index=False)):
         missing = [name for name in names if key not in indexed[name].index]
         if missing:
