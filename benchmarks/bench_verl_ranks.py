@@ -111,7 +111,7 @@ def write_benchmarks_block(path: Path, block: str) -> None:
     text = path.read_text()
     begin, end = MARKERS
     if text.count(begin) == 0 and text.count(end) == 0:
-        text = (text.rstrip("\n") + "\n\n## verl on two ranks vs one rank (issue #35)\n\n"
+        text = (text.rstrip("\n") + "\n\n## verl on two ranks vs one rank\n\n"
                 "`PYTHONPATH=src .venv-vllm/bin/python benchmarks/bench_verl_ranks.py --workdir <empty dir>` "
                 "(benchmarks/bench_verl_ranks.py says what it runs; table also in "
                 f"`benchmarks/results/verl_ranks.md`).\n\n{begin}\n{end}\n")

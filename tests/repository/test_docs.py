@@ -237,10 +237,10 @@ def test_a_missing_page_is_named(tmp_path):
 @pytest.mark.parametrize(("heading", "anchor"), [
     ("Runtime", "runtime"),
     ("The paper's claims, tested paired (`results/claims.csv`)", "the-papers-claims-tested-paired-resultsclaimscsv"),
-    ("verl_cpu profile end to end, and EAD's rollout cost inside verl (issue #27, target <= 15 min)",
-     "verl_cpu-profile-end-to-end-and-eads-rollout-cost-inside-verl-issue-27-target--15-min"),
-    ("2026-11-25: the revised overlays at full size (issue #29)",
-     "2026-11-25-the-revised-overlays-at-full-size-issue-29"),
+    ("verl_cpu profile end to end, and EAD's rollout cost inside verl (target <= 15 min)",
+     "verl_cpu-profile-end-to-end-and-eads-rollout-cost-inside-verl-target--15-min"),
+    ("2026-11-25: the revised overlays at full size (1 of 2)",
+     "2026-11-25-the-revised-overlays-at-full-size-1-of-2"),
 ])
 def test_anchors_follow_githubs_rule(heading, anchor):
     assert github_anchor(heading) == anchor
