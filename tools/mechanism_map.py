@@ -9,9 +9,18 @@ verdicts met their prediction. The report goes to ``--out`` and, between the mar
 / ``<!-- mechanism-map:end -->``, into ``--doc`` (tools/doc_blocks.py); ``tests/repository/test_docs.py`` checks that
 the block is the report.
 
+With ``--exploratory`` it renders instead the exploratory claims added after the map's pre-registration
+(``configs/ablations/mechanism_map_tis.yaml``: ``X-<policy>-tis``, the hotter fork with TIS against it without), each
+beside the prediction written before its cells ran, and per policy the share of informative rollout groups by quarter
+of training under both samplers (``results/rl/signal_by_phase.csv``): TIS reweights the update, so where it helps the
+two samplers' groups may still look alike.
+
 Run (after a run of the overlay):
     python tools/mechanism_map.py --results runs/mechanism_map/results --commit "$(git rev-parse --short HEAD)" \
         --date 2026-11-28 --out benchmarks/results/mechanism_map.md --doc README.md --block mechanism-map
+    python tools/mechanism_map.py --exploratory --results runs/mechanism_map_tis/results --commit <its commit> \
+        --date 2026-11-29 --out benchmarks/results/mechanism_map_tis.md --doc docs/rl-learns.md \
+        --block mechanism-map-tis
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ead.tables import CLAIMS, RL_LEARNS
+from ead.tables import CLAIMS, RL_LEARNS, SIGNAL_BY_PHASE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
@@ -30,6 +39,8 @@ from result_rows import block_parser, fingerprint_sentence, interval, points, ru
 #: The map's claims: ``figure`` in the claims table, and the comparison each id suffix names.
 FIGURE = "mechanism_map"
 COMPARISONS = {"a": "EAD - tau 1.0", "b": "EAD - tau 1.2", "c": "hot EAD - EAD"}
+#: The exploratory claims' id suffix (added after the pre-registration, each statement saying so) and what it compares.
+EXPLORATORY = {"tis": "hot EAD + TIS - hot EAD"}
 
 
 def cell(row) -> str:
@@ -79,10 +90,64 @@ def render(claims: pd.DataFrame, rl_learns: pd.DataFrame, *, commit: str, date: 
     return "\n".join(lines) + "\n"
 
 
+def informative_by_phase(signal: pd.DataFrame, policy: str, sampler: str) -> str:
+    """The share of informative rollout groups (%) per phase of training, ``a / b / c / d``, of one policy's cells
+    under one sampler (mean of the seeds); empty where the breakdown has no such rows."""
+    rows = signal[(signal["policy"] == policy) & (signal["sampler"] == sampler)
+                  & (signal["metric"] == "informative_group_fraction")].sort_values("phase")
+    return " / ".join(f"{100 * value:.0f}" for value in rows["value"])
+
+
+def render_exploratory(claims: pd.DataFrame, signal: pd.DataFrame, *, commit: str, date: str,
+                       fingerprint: str) -> str:
+    """The exploratory block: per policy the exploratory comparison beside its prediction and the informative groups
+    by phase under its sampler and its baseline, then how many verdicts met their predictions."""
+    rows = claims[(claims["figure"] == FIGURE) & claims["claim"].str.startswith("X-")].copy()
+    if rows.empty:
+        raise ValueError(f"the claims table has no exploratory claim (id X-*) with figure = {FIGURE!r}")
+    rows["comparison"] = rows["claim"].str.rsplit("-", n=1).str[-1]
+    unknown = sorted(set(rows["comparison"]) - set(EXPLORATORY))
+    if unknown:
+        raise ValueError(f"exploratory mechanism-map claim ids end in one of {sorted(EXPLORATORY)}, got {unknown}")
+    unlabelled = sorted(rows.loc[~rows["statement"].str.startswith("Exploratory"), "claim"])
+    if unlabelled:
+        raise ValueError(f"every exploratory claim's statement begins 'Exploratory'; {unlabelled} do not")
+    if rows["predicted_verdict"].isna().any():
+        raise ValueError(f"every exploratory claim carries the prediction written before its cells ran; "
+                         f"{sorted(rows.loc[rows['predicted_verdict'].isna(), 'claim'])} do not")
+    lines = [f"Exploratory cells, added after the map's pre-registration, from {run_origin(commit, date)}; from its "
+             "`results/claims.csv` (curve-mean Pass@1 differences in points, 95% CIs from the two-way bootstrap over "
+             "seeds and problems, negligible inside +-2; each prediction written before the cells ran) and "
+             "`results/rl/signal_by_phase.csv` (informative rollout groups, %, by quarter of training, mean of the "
+             f"seeds). {fingerprint}", "",
+             "| policy | comparison | effect, verdict (prediction) | MDE | informative groups: sampler | "
+             "informative groups: baseline |", "|---|---|---|---:|---|---|"]
+    for row in rows.itertuples():
+        lines.append(f"| {row.policy} | {EXPLORATORY[row.comparison]} | {cell(row)} | {100 * row.mde:.1f} | "
+                     f"{informative_by_phase(signal, row.policy, row.sampler)} | "
+                     f"{informative_by_phase(signal, row.policy, row.baseline)} |")
+    met = int((rows["verdict"] == rows["predicted_verdict"]).sum())
+    verdicts = rows["verdict"].value_counts()
+    counts = ", ".join(f"{verdicts[v]} {v}" for v in ("supported", "negligible", "inconclusive", "contradicted")
+                       if v in verdicts)
+    fewest, most = rows["num_seeds"].min(), rows["num_seeds"].max()
+    seeds = f"{fewest}" if fewest == most else f"{fewest}-{most}"
+    lines += ["", f"{met} of {len(rows)} exploratory verdicts as predicted ({counts}); {seeds} seeds per claim."]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     parser = block_parser(__doc__.splitlines()[0],
                           results="the overlay run's", report="mechanism_map.md", block="mechanism-map")
+    parser.add_argument("--exploratory", action="store_true",
+                        help="render the exploratory claims (X-*, mechanism_map_tis.yaml) instead of the map's")
     args = parser.parse_args(argv)
+    if args.exploratory:
+        block = render_exploratory(CLAIMS.read(args.results / "claims.csv"),
+                                   SIGNAL_BY_PHASE.read(args.results / "rl" / "signal_by_phase.csv"),
+                                   commit=args.commit, date=args.date, fingerprint=fingerprint_sentence(args.results))
+        publish(block, args.out, args.doc, args.block)
+        return
     block = render(CLAIMS.read(args.results / "claims.csv"), RL_LEARNS.read(args.results / "premises" /
                                                                             "rl_learns.csv"),
                    commit=args.commit, date=args.date, claims_commit=args.claims_commit,

@@ -416,6 +416,46 @@ def test_the_mechanism_map_block_sets_each_comparison_beside_its_prediction():
             t["claim"] != "M-p05-exact-a")), learns, commit="c", date="d", fingerprint="")
 
 
+def test_the_exploratory_map_block_sets_each_tis_comparison_beside_its_prediction_and_its_groups():
+    """The exploratory block (X-* claims): the comparison in points beside the prediction written before its cells,
+    the informative groups by phase of the sampler and of its baseline, the count met; a claim whose statement does
+    not say it is exploratory, or without its prediction, fails."""
+    import pandas as pd
+
+    from ead.tables import CLAIMS, SIGNAL_BY_PHASE
+
+    base = dict(figure="mechanism_map", algorithm="dapo", n=8, sampler="ead_hot_tis", baseline="ead_hot",
+                metric="pass@1", evaluated_with="eval_tau", step=16, standard_error=0.01, mde=0.031, num_seeds=4,
+                num_units=384, smallest_effect=0.02, rule="r", scope="x", over="curve", rl_learns="")
+    claims = CLAIMS.validate(pd.DataFrame([
+        {**base, "claim": "X-p05-exact-tis", "policy": "map_p05_exact", "statement": "Exploratory: TIS raises it",
+         "effect": 0.025, "ci_low": 0.005, "ci_high": 0.045, "verdict": "supported",
+         "predicted_verdict": "inconclusive", "predicted_effect": 0.015},
+        {**base, "claim": "X-p15-fragile-tis", "policy": "map_p15_fragile", "statement": "Exploratory: TIS raises it",
+         "effect": 0.0, "ci_low": -0.01, "ci_high": 0.01, "verdict": "negligible", "predicted_verdict": "negligible",
+         "predicted_effect": 0.02}]))
+    signal = SIGNAL_BY_PHASE.validate(pd.DataFrame([
+        dict(policy="map_p05_exact", algorithm="dapo", sampler=sampler, n=8, metric="informative_group_fraction",
+             phase=phase, first_step=4 * phase - 3, last_step=4 * phase, value=value + 0.01 * phase, ci_low=0.0,
+             ci_high=1.0, num_seeds=4)
+        for sampler, value in (("ead_hot_tis", 0.40), ("ead_hot", 0.30)) for phase in (1, 2, 3, 4)]))
+    block = mechanism_map.render_exploratory(claims, signal, commit="768cc83", date="2026-11-29",
+                                             fingerprint="Fingerprint `ab`.")
+    table = [line for line in block.splitlines() if line.startswith("| map_")]
+    assert table[0] == ("| map_p05_exact | hot EAD + TIS - hot EAD | +2.5 [+0.5, +4.5] **supported** (predicted "
+                        "inconclusive +1.5) | 3.1 | 41 / 42 / 43 / 44 | 31 / 32 / 33 / 34 |")
+    assert table[1] == ("| map_p15_fragile | hot EAD + TIS - hot EAD | +0.0 [-1.0, +1.0] **negligible** (as "
+                        "predicted) | 3.1 |  |  |")
+    assert "1 of 2 exploratory verdicts as predicted (1 supported, 1 negligible); 4 seeds per claim." in block
+    assert "Exploratory cells, added after the map's pre-registration" in block
+    with pytest.raises(ValueError, match=r"statement begins 'Exploratory'; \['X-p05-exact-tis'\] do not"):
+        mechanism_map.render_exploratory(claims.assign(statement=lambda t: t["statement"].where(
+            t["claim"] != "X-p05-exact-tis", "TIS raises it")), signal, commit="c", date="d", fingerprint="")
+    with pytest.raises(ValueError, match=r"prediction written before its cells ran; \['X-p15-fragile-tis'\]"):
+        mechanism_map.render_exploratory(claims.assign(predicted_verdict=lambda t: t["predicted_verdict"].where(
+            t["claim"] != "X-p15-fragile-tis")), signal, commit="c", date="d", fingerprint="")
+
+
 def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_tables():
     """The README's positive-control numbers are the tables' (in points), the premise parts that have an effect, G4,
     then P1-P5; a missing claim fails."""
