@@ -70,6 +70,7 @@ BLOCK_SOURCES = {
     ("README.md", "main-finding"): "main_finding.md",
     ("README.md", "positive-control"): "positive_control.md",
     ("docs/rl-learns.md", "mechanism-map"): "mechanism_map.md",
+    ("docs/operations.md", "machine-spread"): "machine_spread.md",
 }
 
 
