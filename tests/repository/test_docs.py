@@ -71,6 +71,7 @@ BLOCK_SOURCES = {
     ("README.md", "positive-control"): "positive_control.md",
     ("docs/rl-learns.md", "mechanism-map"): "mechanism_map.md",
     ("docs/operations.md", "machine-spread"): "machine_spread.md",
+    ("docs/rl-learns.md", "mechanism-map-tis"): "mechanism_map_tis.md",
 }
 
 
