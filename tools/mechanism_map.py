@@ -50,20 +50,41 @@ def cell(row) -> str:
     return f"{interval(row)} **{row.verdict}** ({prediction})"
 
 
+def claim_rows(claims: pd.DataFrame, *, exploratory: bool, comparisons: dict[str, str]) -> pd.DataFrame:
+    """The map's claim rows of one kind (``exploratory``: ids ``X-*``; else the pre-registered ones), each with its
+    ``comparison`` (the id's last part, one of ``comparisons``) and its prediction; a kind without rows, an unknown
+    comparison or a missing prediction is an error naming the claims."""
+    rows = claims[(claims["figure"] == FIGURE) & (claims["claim"].str.startswith("X-") == exploratory)].copy()
+    kind = "exploratory claim (id X-*)" if exploratory else "claim"
+    if rows.empty:
+        raise ValueError(f"the claims table has no {kind} with figure = {FIGURE!r}")
+    rows["comparison"] = rows["claim"].str.rsplit("-", n=1).str[-1]
+    unknown = sorted(set(rows["comparison"]) - set(comparisons))
+    what = "exploratory mechanism-map" if exploratory else "mechanism-map"
+    if unknown:
+        raise ValueError(f"{what} claim ids end in one of {sorted(comparisons)}, got {unknown}")
+    prediction = ("exploratory claim carries the prediction written before its cells ran" if exploratory
+                  else "mechanism-map claim carries its prediction")
+    if rows["predicted_verdict"].isna().any():
+        raise ValueError(f"every {prediction}; {sorted(rows.loc[rows['predicted_verdict'].isna(), 'claim'])} do not")
+    return rows
+
+
+def predictions_met(rows: pd.DataFrame) -> tuple[int, str]:
+    """How many of ``rows``' verdicts equal their prediction, and the verdicts counted (``2 supported, 1 negligible``)
+    in the decision rule's order."""
+    met = int((rows["verdict"] == rows["predicted_verdict"]).sum())
+    verdicts = rows["verdict"].value_counts()
+    counts = ", ".join(f"{verdicts[v]} {v}" for v in ("supported", "negligible", "inconclusive", "contradicted")
+                       if v in verdicts)
+    return met, counts
+
+
 def render(claims: pd.DataFrame, rl_learns: pd.DataFrame, *, commit: str, date: str, fingerprint: str,
            claims_commit: str | None = None) -> str:
     """The block: per policy (in the claims' order) G4 and the three comparisons, then the count of predictions met
     and the primary claim's row."""
-    rows = claims[claims["figure"] == FIGURE].copy()
-    if rows.empty:
-        raise ValueError(f"the claims table has no claim with figure = {FIGURE!r}")
-    rows["comparison"] = rows["claim"].str.rsplit("-", n=1).str[-1]
-    unknown = sorted(set(rows["comparison"]) - set(COMPARISONS))
-    if unknown:
-        raise ValueError(f"mechanism-map claim ids end in one of {sorted(COMPARISONS)}, got {unknown}")
-    if rows["predicted_verdict"].isna().any():
-        raise ValueError(f"every mechanism-map claim carries its prediction; "
-                         f"{sorted(rows.loc[rows['predicted_verdict'].isna(), 'claim'])} do not")
+    rows = claim_rows(claims, exploratory=False, comparisons=COMPARISONS)
     learns = {row.policy: row for row in rl_learns.itertuples()}
     lines = [f"Mechanism-map overlay from {run_origin(commit, date, claims_commit)}; from its "
              "`results/premises/rl_learns.csv` (G4: tau 1.0's Pass@1 at the last step minus step 0) and "
@@ -77,10 +98,7 @@ def render(claims: pd.DataFrame, rl_learns: pd.DataFrame, *, commit: str, date: 
         g4_text = "untested" if g4 is None else f"{interval(g4)} **{g4.verdict}**"
         lines.append(f"| {policy} | {g4_text} | "
                      + " | ".join(cell(by[key]) if key in by else "" for key in COMPARISONS) + " |")
-    met = int((rows["verdict"] == rows["predicted_verdict"]).sum())
-    verdicts = rows["verdict"].value_counts()
-    counts = ", ".join(f"{verdicts[v]} {v}" for v in ("supported", "negligible", "inconclusive", "contradicted")
-                       if v in verdicts)
+    met, counts = predictions_met(rows)
     primary = rows[rows["statement"].str.contains("primary", case=False)]
     lines += ["", f"{met} of {len(rows)} verdicts as pre-registered ({counts})."]
     for row in primary.itertuples():
@@ -102,19 +120,10 @@ def render_exploratory(claims: pd.DataFrame, signal: pd.DataFrame, *, commit: st
                        fingerprint: str) -> str:
     """The exploratory block: per policy the exploratory comparison beside its prediction and the informative groups
     by phase under its sampler and its baseline, then how many verdicts met their predictions."""
-    rows = claims[(claims["figure"] == FIGURE) & claims["claim"].str.startswith("X-")].copy()
-    if rows.empty:
-        raise ValueError(f"the claims table has no exploratory claim (id X-*) with figure = {FIGURE!r}")
-    rows["comparison"] = rows["claim"].str.rsplit("-", n=1).str[-1]
-    unknown = sorted(set(rows["comparison"]) - set(EXPLORATORY))
-    if unknown:
-        raise ValueError(f"exploratory mechanism-map claim ids end in one of {sorted(EXPLORATORY)}, got {unknown}")
+    rows = claim_rows(claims, exploratory=True, comparisons=EXPLORATORY)
     unlabelled = sorted(rows.loc[~rows["statement"].str.startswith("Exploratory"), "claim"])
     if unlabelled:
         raise ValueError(f"every exploratory claim's statement begins 'Exploratory'; {unlabelled} do not")
-    if rows["predicted_verdict"].isna().any():
-        raise ValueError(f"every exploratory claim carries the prediction written before its cells ran; "
-                         f"{sorted(rows.loc[rows['predicted_verdict'].isna(), 'claim'])} do not")
     lines = [f"Exploratory cells, added after the map's pre-registration, from {run_origin(commit, date)}; from its "
              "`results/claims.csv` (curve-mean Pass@1 differences in points, 95% CIs from the two-way bootstrap over "
              "seeds and problems, negligible inside +-2; each prediction written before the cells ran) and "
@@ -126,10 +135,7 @@ def render_exploratory(claims: pd.DataFrame, signal: pd.DataFrame, *, commit: st
         lines.append(f"| {row.policy} | {EXPLORATORY[row.comparison]} | {cell(row)} | {100 * row.mde:.1f} | "
                      f"{informative_by_phase(signal, row.policy, row.sampler)} | "
                      f"{informative_by_phase(signal, row.policy, row.baseline)} |")
-    met = int((rows["verdict"] == rows["predicted_verdict"]).sum())
-    verdicts = rows["verdict"].value_counts()
-    counts = ", ".join(f"{verdicts[v]} {v}" for v in ("supported", "negligible", "inconclusive", "contradicted")
-                       if v in verdicts)
+    met, counts = predictions_met(rows)
     fewest, most = rows["num_seeds"].min(), rows["num_seeds"].max()
     seeds = f"{fewest}" if fewest == most else f"{fewest}-{most}"
     lines += ["", f"{met} of {len(rows)} exploratory verdicts as predicted ({counts}); {seeds} seeds per claim."]
