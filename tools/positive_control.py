@@ -32,6 +32,8 @@ from result_rows import block_parser, claims_in_order, fingerprint_sentence, int
 
 #: The overlay's claims (config `claims`), the primary first.
 CLAIM_IDS = ("P1", "P2", "P3", "P4", "P5")
+#: How closely a spread table's effects (written with 6 significant digits) match the claims table's.
+SPREAD_EFFECT_TOLERANCE = 1e-6
 
 
 def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame, *, commit: str, date: str,
@@ -60,6 +62,12 @@ def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame
     for key, row in zip(row_keys(ordered), ordered.itertuples()):
         verdict = f"**{row.verdict}**"
         across = robustness.get(key)
+        if across is not None:  # the spread's first run must be this one, or the marks would name the wrong runs
+            first_effect, first_verdict = float(across.effects.split(",")[0]), across.verdicts.split(",")[0]
+            if first_verdict != row.verdict or abs(first_effect - row.effect) > SPREAD_EFFECT_TOLERANCE:
+                raise ValueError(f"the spread table's first run ({across.runs.split(',')[0]}) is not this run: claim "
+                                 f"{row.claim} reads {first_effect:+.4f} {first_verdict} there, {row.effect:+.4f} "
+                                 f"{row.verdict} here")
         if across is not None and across.robust == "no":
             others = [f"{name}: {other}" for name, other in zip(across.runs.split(",")[1:],
                                                                 across.verdicts.split(",")[1:])]

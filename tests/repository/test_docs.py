@@ -514,6 +514,10 @@ def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_ta
                                      claims, commit="c", date="d", fingerprint="", spread=spread)
     assert "| 6 x 96 | **inconclusive**, not robust (default: supported) |" in marked
     assert [line.split(" | ")[0][2:] for line in marked.splitlines() if "not robust" in line] == ["P3"]
+    swapped = MACHINE_SPREAD.validate(spread_of({"default": other, "avx2": claims}))
+    with pytest.raises(ValueError, match=r"the spread table's first run \(default\) is not this run: claim P3"):
+        positive_control.render(PREMISE_VERDICTS.validate(verdicts, "v.csv"), RL_LEARNS.validate(learns, "l.csv"),
+                                claims, commit="c", date="d", fingerprint="", spread=swapped)
 
 
 def test_the_machine_spread_block_reads_each_runs_effect_the_spread_and_the_flips_from_the_table():
