@@ -3,7 +3,12 @@ out of the DAG (configs/smoke.yaml + configs/ablations/d_max_sweep.yaml + a smok
 smoke evaluates 4 samples, 2 seeds, one cap and two fixed temperatures), including the d0 = d_max claim against the
 best fixed temperature chosen on half the evaluation problems (D7). How the figure draws several caps is
 tests/plots/test_d_max_sweep.py's; here every new cell costs a training job, so the delta trains only the cells the
-DAG's checks need (6 new cells instead of the overlay's 12 at this size)."""
+DAG's checks need (6 new cells instead of the overlay's 12 at this size).
+
+The measured schedule's overlay likewise (its entropy analysis sizes c and d0, and its cells sample with them), and
+the mechanism map (configs/ablations/mechanism_map.yaml) on two of its six policies, one per execution, in its own
+profile: SFT, the premise probe by key, every sampler's cells, the chain table, the claims with their pre-registered
+predictions, the map figure, and the block tools/mechanism_map.py renders from them."""
 
 import subprocess
 import sys
@@ -13,7 +18,8 @@ import pytest
 import yaml
 
 from ead.claims import VERDICTS
-from ead.tables import CLAIMS, PAIRED_CURVES, PREMISES
+from ead.tables import CLAIMS, PAIRED_CURVES, PREMISES, PREMISES_BY_GROUP, SIGNAL_BY_PHASE
+from tests.conftest import copy_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE_DELTA = {  # layered into the smoke profile's own run (runs/smoke), which the session's smoke run completed
@@ -116,3 +122,71 @@ def test_measured_schedule_sizes_c_and_d0_and_its_cells_sample_with_them(smoke_r
     assert (probed["ead_measured_tis"]["warmup"], probed["ead_measured_tis"]["d0"]) == (
         measured["warmup"], pytest.approx(measured["d0"]))
     assert probed["ead"]["d0"] == 25
+
+
+#: The map's rarity level both policies share, one per execution (the primary claim's policy is map_p05_fragile).
+MAP_POLICIES = ["map_p05_exact", "map_p05_fragile"]
+
+
+def map_smoke_delta(overlay: dict) -> dict:
+    """The mechanism map at smoke size: two of its policies, SFT and data as smoke sizes them, 2 seeds, the breakdown
+    over smoke's 2 steps; the overlay's own claims of those policies, predictions included."""
+    return {
+        "data": {"strategy": {"n_train": 300, "n_val": 16, "n_test": 16}},
+        "policies": {policy: {"sft": {"steps": 3, "batch_size": 16, "checkpoint_every": 2}} for policy in MAP_POLICIES},
+        "premises": {"policies": MAP_POLICIES},
+        "rl": {"run": ["mechanism_map"], "breakdown": {"phases": 2},
+               "experiments": {"mechanism_map": {"policies": MAP_POLICIES, "seeds": [0, 1]}}},
+        "claims": [claim for claim in overlay["claims"] if claim["policy"] in MAP_POLICIES],
+    }
+
+
+@pytest.mark.slow
+def test_the_mechanism_map_runs_at_smoke_size_with_its_predictions_chain_and_block(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    overlay = yaml.safe_load((workdir / "configs" / "ablations" / "mechanism_map.yaml").read_text())
+    (workdir / "smoke_map.yaml").write_text(yaml.safe_dump(map_smoke_delta(overlay)))
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "configs/smoke.yaml",
+                             "configs/ablations/mechanism_map.yaml", "smoke_map.yaml", "--config",
+                             f"cache_dir={ROOT / '.cache' / 'wheels'}"], cwd=workdir, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    out = workdir / "runs" / "mechanism_map"
+    for figure in ("claims_mechanism_map.png", "claims_mechanism_map.pdf"):
+        assert (out / "figures" / figure).stat().st_size > 0
+
+    # the claims: the overlay's, each with the prediction it declared, a verdict of the four, G4 of its policy
+    claims = CLAIMS.read(out / "results" / "claims.csv").set_index("claim")
+    declared = {claim["id"]: claim for claim in overlay["claims"] if claim["policy"] in MAP_POLICIES}
+    assert sorted(claims.index) == sorted(declared) and len(declared) == 3 * len(MAP_POLICIES)
+    for claim_id, claim in declared.items():
+        row = claims.loc[claim_id]
+        assert (row["sampler"], row["baseline"], row["over"]) == (claim["sampler"], claim["baseline"], "curve")
+        assert row["predicted_verdict"] == claim["prediction"]["verdict"]
+        assert row["predicted_effect"] == pytest.approx(claim["prediction"]["effect"])
+    assert claims["verdict"].isin(VERDICTS).all() and (claims["num_seeds"] == 2).all()
+    assert (claims["smallest_effect"] == 0.02).all() and claims["rl_learns"].isin(VERDICTS).all()
+
+    # the chain: each policy x sampler's training signal by phase (smoke's two steps, two phases), over both seeds
+    signal = SIGNAL_BY_PHASE.read(out / "results" / "rl" / "signal_by_phase.csv")
+    samplers = overlay["rl"]["experiments"]["mechanism_map"]["samplers"]
+    metrics = overlay["rl"]["breakdown"]["train_metrics"]
+    assert sorted(set(zip(signal["policy"], signal["sampler"], signal["metric"], signal["phase"]))) == sorted(
+        (policy, sampler, metric, phase) for policy in MAP_POLICIES for sampler in samplers for metric in metrics
+        for phase in (1, 2))
+    assert (signal["num_seeds"] == 2).all()
+    # the probe by key, on every policy of the map: the strategy task's keys, every probed sampler
+    for policy in MAP_POLICIES:
+        by_key = PREMISES_BY_GROUP.read(out / "results" / "premises" / f"{policy}_by_key.csv")
+        assert set(by_key["group_by"]) == {"key"} and set(by_key["sampler"]) >= set(overlay["premises"]["samplers"])
+
+    # the block of docs/rl-learns.md, rendered by its program from this run's tables
+    report = tmp_path / "mechanism_map.md"
+    rendered = subprocess.run([sys.executable, str(ROOT / "tools" / "mechanism_map.py"), "--results",
+                               str(out / "results"), "--commit", "0000000", "--date", "2026-01-01", "--out",
+                               str(report)], capture_output=True, text=True)
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+    text = report.read_text()
+    assert all(f"| {policy} |" in text for policy in MAP_POLICIES)
+    met = sum(claims.loc[claim_id, "verdict"] == claim["prediction"]["verdict"] for claim_id, claim in declared.items())
+    assert f"{met} of {len(declared)} verdicts as pre-registered" in text
+    assert "Primary, M-p05-fragile-b" in text
