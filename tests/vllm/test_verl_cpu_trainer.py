@@ -13,9 +13,11 @@ here) and arithmetic prompts, with configs/config.yaml + configs/verl_cpu.yaml a
 * the TIS statistics verl logged (rollout_corr/rollout_is_mean, _max) equal the truncated ratio
   min(exp(old - behaviour), cap) recomputed from those log-probs and the HF model at tau = 1 (old = the actor before
   step 1's update, i.e. the initial model);
-* at tau 1.0 the rollout-vs-actor gap (training/rollout_probs_diff_mean) stays at the weight-sync level, in a run
-  SIGKILLed after step 1's checkpoint and resumed from it (the one-rank kill-and-resume);
-* a SIGKILLed Ray head fails a cell with one error, no table and no process left.
+* a SIGKILLed Ray head fails a cell with one error, no table and no process left, and the same command run again
+  resumes from the step-1 checkpoint the failed attempt left (the one-rank failure-and-resume; the two-rank run of
+  test_verl_two_ranks.py SIGKILLs the whole job instead);
+* at tau 1.0 the rollout-vs-actor gap (training/rollout_probs_diff_mean) stays at the weight-sync level at both steps
+  of that run, step 2 after the resume.
 
 The runs score responses with tests/vllm/group_varying_reward.py (rewards that vary within each group), so the actor
 really changes between steps: the step-2 checks are made against updated weights, not the initial ones.
@@ -268,11 +270,26 @@ def test_ead_tis_cell_writes_its_tables_with_real_validation(ead_tis):
     assert (problems["num_samples"] == 4).all() and len(problems) == 2 * 4
 
 
+@dataclass(frozen=True)
+class FailedThenResumed:
+    """A cell whose first attempt was made to fail after step 1's checkpoint, then run again with the same command."""
+
+    run_dir: Path
+    first_exit: int  # the first attempt's exit status
+    first_output: str  # its log (attempt1.log)
+    left_running: list  # processes of the first attempt still running 5 s after it ended
+
+
 @pytest.fixture(scope="module")
-def tau_one(assets):
-    """The one-rank tau 1.0 cell, SIGKILLed after step 1's checkpoint and run again (kill_after_step_one_and_resume,
-    which checks the resume): one run for the one-rank kill-and-resume and the tau 1.0 checks below."""
-    return kill_after_step_one_and_resume(assets, profile_config(), "tau1.0")
+def tau_one(assets) -> FailedThenResumed:
+    """The one-rank tau 1.0 cell, its Ray head SIGKILLed after step 1's checkpoint (kill_ray_head_after_step_one),
+    then run again (resume_after_step_one, which checks the resume): one run for the failure, the resume and the tau
+    1.0 checks below."""
+    command, env, run_dir = cell_command(assets, "tau1.0", profile_config())
+    first_exit, left_running = kill_ray_head_after_step_one(command, env, run_dir)
+    first_output = (run_dir / "attempt1.log").read_text()
+    resume_after_step_one(command, env, run_dir)
+    return FailedThenResumed(run_dir, first_exit, first_output, left_running)
 
 
 def training_metrics(run_dir: Path) -> dict[int, dict]:
@@ -289,41 +306,45 @@ def training_metrics(run_dir: Path) -> dict[int, dict]:
 def test_tau_one_rollouts_match_the_actor_at_weight_sync_level(tau_one):
     """At both steps (step 2 after the resume, with the weights loaded from step 1's checkpoint and synced to a new
     vLLM engine)."""
-    gaps = [data["training/rollout_probs_diff_mean"] for step, data in sorted(training_metrics(tau_one).items())]
+    gaps = [data["training/rollout_probs_diff_mean"]
+            for step, data in sorted(training_metrics(tau_one.run_dir).items())]
     assert len(gaps) == STEPS
     # the engine's and the actor's probabilities of the same tokens from the same (synced) weights, both float32
     assert max(gaps) < 1e-3 and not any(math.isnan(gap) for gap in gaps)
 
 
-def test_a_one_rank_cell_killed_mid_run_resumes_from_its_checkpoint(tau_one):
-    """kill_after_step_one_and_resume's checks passed on one rank (the two-rank run is test_verl_two_ranks.py's): one
-    shard per kind in step 1's checkpoint, and the evaluations of both starts and the last step in the tables."""
-    actor = tau_one / "checkpoints" / "global_step_1" / "actor"
+def test_a_one_rank_cell_failed_mid_run_resumes_from_its_checkpoint(tau_one):
+    """resume_after_step_one's checks passed on one rank (the two-rank run is test_verl_two_ranks.py's): one shard per
+    kind in step 1's checkpoint, and the evaluations of both starts and the last step in the tables."""
+    actor = tau_one.run_dir / "checkpoints" / "global_step_1" / "actor"
     assert sorted(path.name for path in actor.glob("model_world_size_*_rank_*.pt")) == ["model_world_size_1_rank_0.pt"]
-    evaluated = sorted(pd.read_csv(tau_one / "tables" / "eval_problems.csv")["step"].unique())
+    evaluated = sorted(pd.read_csv(tau_one.run_dir / "tables" / "eval_problems.csv")["step"].unique())
     assert evaluated == [0, 1, STEPS]  # val_before_train on each start, and the last step
+
+
+def wait_for_step_one(job: subprocess.Popen, run_dir: Path) -> None:
+    """Until step 1's checkpoint is saved (verl's latest_checkpointed_iteration.txt says 1) and step 1 is logged."""
+    import time
+
+    marker = run_dir / "checkpoints" / "latest_checkpointed_iteration.txt"
+    deadline = time.monotonic() + 900
+    while not (marker.exists() and marker.read_text().strip() == "1" and steps_logged_so_far(run_dir)):
+        assert job.poll() is None, "the job ended before step 1's checkpoint"
+        assert time.monotonic() < deadline, "no checkpoint within 15 min"
+        time.sleep(0.2)
 
 
 def kill_after_step_one_and_resume(assets: Path, config: dict, run_name: str, precision=FLOAT32) -> Path:
     """Run a tau 1.0 cell, SIGKILL the whole job (trainer, Ray, vLLM) once step 1's checkpoint is saved and step 1
-    logged, run the same command again, and check the second attempt resumed: it loads step 1's checkpoint
-    (trainer.resume_mode=auto), trains only step 2, and the tables hold steps 1..STEPS, step 1 as the first attempt
-    logged it. Returns the run directory. Run on one rank (the tau 1.0 checks' own run, ``tau_one``) and on two
-    (tests/vllm/test_verl_two_ranks.py)."""
+    logged, then resume_after_step_one. Returns the run directory (test_verl_two_ranks.py, on two ranks)."""
     import signal
-    import time
 
     import psutil
 
     command, env, run_dir = cell_command(assets, "tau1.0", config, run_name=run_name, precision=precision)
     with open(run_dir / "attempt1.log", "w") as log:
         job = subprocess.Popen(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
-        marker = run_dir / "checkpoints" / "latest_checkpointed_iteration.txt"
-        deadline = time.monotonic() + 900
-        while not (marker.exists() and marker.read_text().strip() == "1" and steps_logged_so_far(run_dir)):
-            assert job.poll() is None, "the job ended before its first checkpoint"
-            assert time.monotonic() < deadline, "no checkpoint within 15 min"
-            time.sleep(0.5)
+        wait_for_step_one(job, run_dir)
         family = [job.pid, *(child.pid for child in psutil.Process(job.pid).children(recursive=True))]
         for pid in family:  # only the processes this job started, by id
             try:
@@ -331,9 +352,18 @@ def kill_after_step_one_and_resume(assets: Path, config: dict, run_name: str, pr
             except ProcessLookupError:
                 pass
         job.wait()
-    assert not (run_dir / "tables").exists()  # the killed attempt wrote no table
+    resume_after_step_one(command, env, run_dir)
+    return run_dir
+
+
+def resume_after_step_one(command: list[str], env: dict, run_dir: Path) -> None:
+    """After a first attempt that ended after step 1's checkpoint (attempt1.log): check that it wrote no table, run
+    the same command again, and check the second attempt resumed: it loads step 1's checkpoint
+    (trainer.resume_mode=auto), trains only step 2, and the tables hold steps 1..STEPS, step 1 as the first attempt
+    logged it."""
+    assert not (run_dir / "tables").exists()  # the stopped attempt wrote no table
     with open(run_dir / "attempt2.log", "w") as log:
-        result = subprocess.run(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
+        result = subprocess.run(command, cwd=run_dir.parents[1], env=env, stdout=log, stderr=subprocess.STDOUT)
     assert result.returncode == 0, (run_dir / "attempt2.log").read_text()[-6000:]
     assert f"Resuming from {run_dir / 'checkpoints' / 'global_step_1'}" in (run_dir / "attempt2.log").read_text()
     trained = {name: {entry["step"]: entry["data"] for entry in read_jsonl(run_dir / name)
@@ -345,31 +375,24 @@ def kill_after_step_one_and_resume(assets: Path, config: dict, run_name: str, pr
     assert steps.loc[0, "reward_mean"] == pytest.approx(first["critic/score/mean"])
     assert steps.loc[0, "response_length"] == pytest.approx(first["response_length/mean"])
     assert steps.loc[0, "grad_norm"] == pytest.approx(first["actor/grad_norm"])
-    return run_dir
 
 
-def test_a_killed_ray_head_fails_the_cell_with_one_error_and_no_table(assets):
-    """The Ray head (gcs_server) SIGKILLed under a training cell: the trainer exits non-zero once Ray gives up on the
-    head (60 s, Ray's reconnect timeout), ead.rl.verl.run ends with its one-line error, no table is written and no
-    process of the job is left running (measured: exit 62 s after the kill).
+def kill_ray_head_after_step_one(command: list[str], env: dict, run_dir: Path) -> tuple[int, list]:
+    """Run the cell until step 1's checkpoint and log, SIGKILL its Ray head (gcs_server), and wait for the job to end
+    (attempt1.log). Returns its exit status and its processes still running 5 s later.
 
     Deterministic, not a race with the cell's end: the training loop (verl's TaskRunner, a Ray actor) is held
-    (SIGSTOP) after its first logged step, the head killed, and the loop released only once Ray has given up on the
-    head (the raylet gone), so the cell cannot finish its second step before the failure reaches it. (Killed
-    unheld, a 2-step cell sometimes finished within Ray's 60 s and exited 0.)"""
+    (SIGSTOP) after step 1, the head killed, and the loop released only once Ray has given up on the head (the raylet
+    gone), so the cell cannot finish its second step before the failure reaches it. (Killed unheld, a 2-step cell
+    sometimes finished within Ray's 60 s and exited 0.)"""
     import signal
     import time
 
     import psutil
 
-    command, env, run_dir = cell_command(assets, "tau1.0", profile_config(), run_name="tau1.0_ray_head_killed")
-    with open(run_dir / "run.log", "w") as log:
-        job = subprocess.Popen(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 900
-        while not steps_logged_so_far(run_dir):
-            assert job.poll() is None, "the job ended before its first training step"
-            assert time.monotonic() < deadline, "no training step within 15 min"
-            time.sleep(0.2)
+    with open(run_dir / "attempt1.log", "w") as log:
+        job = subprocess.Popen(command, cwd=run_dir.parents[1], env=env, stdout=log, stderr=subprocess.STDOUT)
+        wait_for_step_one(job, run_dir)
         family = psutil.Process(job.pid).children(recursive=True)
 
         def named(part):
@@ -385,10 +408,18 @@ def test_a_killed_ray_head_fails_the_cell_with_one_error_and_no_table(assets):
         if loops[0].is_running():
             loops[0].resume()
         returncode = job.wait(timeout=600)
-    assert returncode != 0
-    output = (run_dir / "run.log").read_text()
-    assert output.rstrip().splitlines()[-1].startswith("ead.rl.verl.run: verl's trainer failed (exit status ")
-    assert "Failed to connect to GCS" in output
-    assert not (run_dir / "tables").exists()
     time.sleep(5)
-    assert [process for process in family if process.is_running() and process.status() != psutil.STATUS_ZOMBIE] == []
+    return returncode, [process for process in family
+                        if process.is_running() and process.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_killed_ray_head_fails_the_cell_with_one_error_and_no_table(tau_one):
+    """The Ray head (gcs_server) SIGKILLed under a training cell (kill_ray_head_after_step_one): the trainer exits
+    non-zero once Ray gives up on the head (60 s, Ray's reconnect timeout), ead.rl.verl.run ends with its one-line
+    error, no table is written (resume_after_step_one checked it before the rerun) and no process of the job is left
+    running (measured: exit 62 s after the kill)."""
+    assert tau_one.first_exit != 0
+    assert tau_one.first_output.rstrip().splitlines()[-1].startswith(
+        "ead.rl.verl.run: verl's trainer failed (exit status ")
+    assert "Failed to connect to GCS" in tau_one.first_output
+    assert tau_one.left_running == []

@@ -12,8 +12,8 @@ log-probs equal the HF recomputation from the weights that sampled them (verl's 
 2), the TIS statistics equal the recomputed truncated ratio, the actor really updated, the tables are complete. Here
 also: each rank wrote its own shard of the checkpoint and the shards together are the exported model, each of the
 two rollout replicas received requests of both steps, each with its step's schedule, and a second two-rank run
-killed after step 1's checkpoint resumes from its shards to complete tables (the kill-and-resume check on two
-ranks; test_verl_cpu_trainer.py makes it on one).
+SIGKILLed as a whole after step 1's checkpoint resumes from its shards to complete tables (the kill-and-resume check
+on two ranks; test_verl_cpu_trainer.py resumes a one-rank cell whose Ray head was killed).
 """
 
 import json
