@@ -109,6 +109,23 @@ def test_the_grid_breakdowns_are_rendered_only_when_given(tmp_path):
     assert "| tiny_strategy / dapo / n 8 | ead | `*` | 6 x 24 | 15.4 [10.4, 20.4] | 89.5 [84.5, 94.5] |" in text
     assert "| tiny_strategy / dapo / n 8 | ead | `/` | 6 x 20 | 1.9 [-3.1, 6.9] | 2.9 [-2.1, 7.9] |" in text
     assert "50.0" not in text  # step 8 is in the table, not in the summary
+    assert "Where the samples fail" not in text  # a breakdown without failure shares
+
+    # with each failure type's share (the cells' eval_failures.csv): its own table, first step -> last with its CI
+    failures = pd.DataFrame([{**setting, "sampler": "ead", "step": step, "group_by": "key", "group": "*",
+                              "metric": metric, "value": value, "ci_low": value - 0.05, "ci_high": value + 0.05,
+                              "num_problems": 24}
+                             for metric, values in (("failure:strategy", (0.80, 0.06)), ("failure:execution",
+                                                                                        (0.04, 0.05)))
+                             for step, value in zip((0, 16), values)])
+    EVAL_BY_GROUP.write(pd.concat([groups, failures]), tmp_path / "groups.csv")
+    main(["--profile", "positive_control", "--rerun", "snakemake", *empty, "--signal-by-phase",
+          str(tmp_path / "signal.csv"), "--eval-by-group", str(tmp_path / "groups.csv"), "--out", str(out)])
+    text = out.read_text()
+    assert "| tiny_strategy / dapo / n 8 | ead | `*` | 6 x 24 | 15.4 [10.4, 20.4] | 89.5 [84.5, 94.5] |" in text
+    assert ("| setting | sampler | key | execution (%), step 0 -> 16 | strategy (%), step 0 -> 16 |") in text
+    assert "| tiny_strategy / dapo / n 8 | ead | `*` | 4.0 -> 5.0 [0.0, 10.0] | 80.0 -> 6.0 [1.0, 11.0] |" in text
+    assert text.count("| `/` |") == 1  # only in the Pass@1 table: the failure table has rows of `*` only
     main(["--profile", "positive_control", "--rerun", "snakemake", *empty, "--out", str(out)])
     assert "by phase" not in out.read_text() and "by key" not in out.read_text()
 

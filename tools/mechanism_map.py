@@ -15,12 +15,20 @@ beside the prediction written before its cells ran, and per policy the share of 
 of training under both samplers (``results/rl/signal_by_phase.csv``): TIS reweights the update, so where it helps the
 two samplers' groups may still look alike.
 
+With ``--chain`` it renders the chain behind each cell instead (``results/rl/eval_by_group.csv``, built from the cells'
+``eval_failures.csv``): per policy and sampler, the share of the evaluation's samples whose strategy was wrong at the
+fork, by key, and whose execution of the key's strategy was wrong, at every evaluated step, beside the informative
+rollout groups by quarter of training.
+
 Run (after a run of the overlay):
     python tools/mechanism_map.py --results runs/mechanism_map/results --commit "$(git rev-parse --short HEAD)" \
         --date 2026-11-28 --out benchmarks/results/mechanism_map.md --doc README.md --block mechanism-map
     python tools/mechanism_map.py --exploratory --results runs/mechanism_map_tis/results --commit <its commit> \
         --date 2026-11-29 --out benchmarks/results/mechanism_map_tis.md --doc docs/rl-learns.md \
         --block mechanism-map-tis
+    python tools/mechanism_map.py --chain --results runs/mechanism_map/results --commit <its commit> \
+        --date 2026-11-29 --out benchmarks/results/mechanism_map_chain.md --doc docs/rl-learns.md \
+        --block mechanism-map-chain
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ead.tables import CLAIMS, RL_LEARNS, SIGNAL_BY_PHASE
+from ead.tables import CLAIMS, EVAL_BY_GROUP, RL_LEARNS, SIGNAL_BY_PHASE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
@@ -142,12 +150,58 @@ def render_exploratory(claims: pd.DataFrame, signal: pd.DataFrame, *, commit: st
     return "\n".join(lines) + "\n"
 
 
+#: The evaluation-by-group metrics of the chain (ead.rl.breakdown): a wrong strategy at the fork, a wrong execution.
+WRONG_STRATEGY, WRONG_EXECUTION = "failure:strategy", "failure:execution"
+
+
+def over_steps(values: pd.Series) -> str:
+    """Percentages at the evaluated steps, in step order: ``95 / 80 / 61``."""
+    return " / ".join(f"{100 * value:.0f}" for value in values.sort_index())
+
+
+def render_chain(groups: pd.DataFrame, signal: pd.DataFrame, *, commit: str, date: str, fingerprint: str) -> str:
+    """The chain block: per policy and sampler the wrong-strategy share by key and the wrong-execution share (all
+    keys, each key weighted by its problems) at every evaluated step, and the informative groups by phase. A
+    breakdown without failure shares (cells run before eval_failures.csv existed, or the verl backend) is an error."""
+    groups = groups[groups["group_by"] == "key"]
+    if not {WRONG_STRATEGY, WRONG_EXECUTION} <= set(groups["metric"]):
+        raise ValueError(f"the evaluation-by-group table has no {WRONG_STRATEGY} / {WRONG_EXECUTION} rows by key: "
+                         "rerun the overlay's cells (their eval_failures.csv) and its breakdown")
+    keys = sorted(groups["group"].unique())
+    steps = sorted(groups["step"].unique())
+    lines = [f"The chain behind each cell of the mechanism map, from {run_origin(commit, date)}; from its "
+             "`results/rl/eval_by_group.csv` (the evaluation's samples at the declared temperature by first mistake, "
+             "% of samples, mean of seeds and problems: a wrong strategy at the fork, by the prompt's key, and the "
+             f"key's strategy carried out wrong, all keys; at steps {' / '.join(map(str, steps))}) and "
+             "`results/rl/signal_by_phase.csv` (informative rollout groups, %, by quarter of training, mean of the "
+             f"seeds). {fingerprint}", "",
+             "| policy | sampler | seeds | " + " | ".join(f"wrong strategy, key `{key}`" for key in keys)
+             + " | wrong execution | informative groups |", "|---|---|---:|" + "---|" * (len(keys) + 2)]
+    for (policy, sampler), rows in groups.groupby(["policy", "sampler"], sort=True):
+        strategy = rows[rows["metric"] == WRONG_STRATEGY]
+        execution = rows[rows["metric"] == WRONG_EXECUTION]
+        by_key = [over_steps(strategy[strategy["group"] == key].set_index("step")["value"]) for key in keys]
+        weighted = (execution["value"] * execution["num_problems"]).groupby(execution["step"]).sum() \
+            / execution.groupby("step")["num_problems"].sum()
+        lines.append(f"| {policy} | {sampler} | {int(rows['num_seeds'].max())} | " + " | ".join(by_key)
+                     + f" | {over_steps(weighted)} | {informative_by_phase(signal, policy, sampler)} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     parser = block_parser(__doc__.splitlines()[0],
                           results="the overlay run's", report="mechanism_map.md", block="mechanism-map")
     parser.add_argument("--exploratory", action="store_true",
                         help="render the exploratory claims (X-*, mechanism_map_tis.yaml) instead of the map's")
+    parser.add_argument("--chain", action="store_true",
+                        help="render the chain behind each cell (eval_by_group.csv's failure shares) instead")
     args = parser.parse_args(argv)
+    if args.chain:
+        block = render_chain(EVAL_BY_GROUP.read(args.results / "rl" / "eval_by_group.csv"),
+                             SIGNAL_BY_PHASE.read(args.results / "rl" / "signal_by_phase.csv"),
+                             commit=args.commit, date=args.date, fingerprint=fingerprint_sentence(args.results))
+        publish(block, args.out, args.doc, args.block)
+        return
     if args.exploratory:
         block = render_exploratory(CLAIMS.read(args.results / "claims.csv"),
                                    SIGNAL_BY_PHASE.read(args.results / "rl" / "signal_by_phase.csv"),

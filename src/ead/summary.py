@@ -34,6 +34,7 @@ from ead.tables import (
     ENTROPY_BY_ROLE,
     EVAL_BY_GROUP,
     EVAL_CURVES,
+    FAILURE_METRIC_PREFIX,
     FORKING,
     MAJORITY_SCALING,
     PREMISE_VERDICTS,
@@ -319,8 +320,11 @@ def signal_section(path: str) -> str:
 
 
 def groups_section(path: str) -> str:
-    """The evaluation by a data column's value (ead.rl.breakdown) at the first and the last evaluated step."""
-    table = EVAL_BY_GROUP.read(path)
+    """The evaluation by a data column's value (ead.rl.breakdown) at the first and the last evaluated step, then, where
+    the breakdown has them, the failure types' shares (:func:`failures_by_group_section`)."""
+    everything = EVAL_BY_GROUP.read(path)
+    failures = everything["metric"].str.startswith(FAILURE_METRIC_PREFIX)
+    table = everything[~failures]
     first, last = int(table["step"].min()), int(table["step"].max())
     group_by, metric = table["group_by"].iloc[0], table["metric"].iloc[0]
     rows = []
@@ -336,7 +340,33 @@ def groups_section(path: str) -> str:
     return (f"## RL evaluation by {group_by}\n\nFrom `{path}` (`ead.rl.breakdown`): {metric} at the declared "
             f"evaluation temperature on the problems of each value of the data table's `{group_by}` column, mean over "
             "seeds and problems with a 95% CI from the two-way bootstrap (percent); every evaluated step is in the "
-            "table, the first and the last here.\n\n" + markdown_table(header, rows))
+            "table, the first and the last here.\n\n" + markdown_table(header, rows)
+            + (failures_by_group_section(path, everything[failures]) if failures.any() else ""))
+
+
+def failures_by_group_section(path: str, table) -> str:
+    """Each failure type's share of the evaluation's samples (``failure:<type>`` rows of the breakdown) by group, at
+    the first evaluated step and the last (with its CI)."""
+    first, last = int(table["step"].min()), int(table["step"].max())
+    group_by = table["group_by"].iloc[0]
+    kinds = sorted(table["metric"].unique())
+    rows = []
+    for (policy, algorithm, n, sampler, group), rows_of_group in table.groupby(
+            ["policy", "algorithm", "n", "sampler", "group"], sort=True):
+        cells = []
+        for kind in kinds:
+            by_step = rows_of_group[rows_of_group["metric"] == kind].set_index("step")
+            start = f"{100 * by_step.loc[first, 'value']:.1f} -> " if first in by_step.index else ""
+            cells.append(start + percent_with_ci(by_step.loc[last]) if last in by_step.index else "")
+        label = str(group).replace("|", "\\|")
+        rows.append([f"{policy} / {algorithm} / n {n}", sampler, f"`{label}`", *cells])
+    header = ["setting", "sampler", group_by,
+              *(f"{kind.removeprefix(FAILURE_METRIC_PREFIX)} (%), step {first} -> {last}" for kind in kinds)]
+    return (f"\n\n### Where the samples fail, by {group_by}\n\nFrom `{path}`: the share of the evaluation's samples "
+            "whose first mistake is each of the task's failure types (the strategy task's `strategy`: a wrong "
+            "strategy at the fork; `execution`: the key's strategy carried out wrong), at the first evaluated step "
+            "and the last, with the last's 95% CI from the two-way bootstrap (percent).\n\n"
+            + markdown_table(header, rows))
 
 
 def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(),

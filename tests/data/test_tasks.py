@@ -173,7 +173,7 @@ def test_a_run_time_task_trains_one_rl_cell(echo, tmp_path):
     from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer
     from ead.rl.train import main as train_main
     from ead.settings.rl import Cell, cell_settings
-    from ead.tables import EVAL_PROBLEMS, STEPS
+    from ead.tables import EVAL_FAILURES, EVAL_PROBLEMS, STEPS
 
     table = generate_echo(seed=1, n_train=24, n_val=4, n_test=4)
     write_table(table, tmp_path / "echo.parquet")
@@ -183,13 +183,22 @@ def test_a_run_time_task_trains_one_rl_cell(echo, tmp_path):
     val = table[table["split"] == "val"]
     write_table(pd.DataFrame({"problem_id": val["id"], "num_samples": 2, "num_correct": 0, "greedy_correct": 0.0,
                               "num_timeouts": 0}), tmp_path / "base.csv")
+    # step 0 by first mistake: both samples of each problem a format mistake (the base counts: none correct)
+    write_table(pd.DataFrame({"problem_id": list(val["id"]) * 3, "failure": ["ok"] * 4 + ["strategy"] * 4
+                              + ["format"] * 4, "num_samples": [0] * 8 + [2] * 4}), tmp_path / "base_failures.csv")
     config = json.loads(json.dumps(CONFIG))
     config["rl"].update(steps=2, prompts_per_step=2, max_new_tokens=8)
     config["rl"]["eval"].update(limit=4, n=2, every=2, batch_size=8)
     settings = dataclasses.replace(cell_settings(config, Cell("tiny", "dapo", "ead", 4, 0)), task="echo")
     train_main(["--policy-dir", str(tmp_path / "policy"), "--data", str(tmp_path / "echo.parquet"),
-                "--base-eval", str(tmp_path / "base.csv"), "--settings", settings.to_json(), "--threads", "1",
+                "--base-eval", str(tmp_path / "base.csv"), "--base-failures", str(tmp_path / "base_failures.csv"),
+                "--settings", settings.to_json(), "--threads", "1",
                 "--out-dir", str(tmp_path / "out"), "--checkpoint-dir", str(tmp_path / "ckpt")])
     assert list(STEPS.read(tmp_path / "out" / "steps.csv")["step"]) == [1, 2]
     problems = EVAL_PROBLEMS.read(tmp_path / "out" / "eval_problems.csv")
     assert set(problems["problem_id"]) == set(val["id"]) and (problems["num_samples"] == 2).all()
+    # its samples by the task's own classifier: every type of every problem at steps 0 and 2, summing to its samples
+    failures = EVAL_FAILURES.read(tmp_path / "out" / "eval_failures.csv")
+    assert set(failures["failure"]) == {"ok", "strategy", "format"}
+    totals = failures.groupby(["step", "evaluated_with", "problem_id"])["num_samples"].sum()
+    assert (totals == 2).all() and sorted(totals.index.get_level_values("step").unique()) == [0, 2]

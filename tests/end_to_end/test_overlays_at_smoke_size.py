@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from ead.claims import VERDICTS
-from ead.tables import CLAIMS, PAIRED_CURVES, PREMISES, PREMISES_BY_GROUP, SIGNAL_BY_PHASE
+from ead.tables import CLAIMS, EVAL_BY_GROUP, PAIRED_CURVES, PREMISES, PREMISES_BY_GROUP, SIGNAL_BY_PHASE
 from tests.conftest import copy_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,6 +175,14 @@ def test_the_mechanism_map_runs_at_smoke_size_with_its_predictions_chain_and_blo
         (policy, sampler, metric, phase) for policy in MAP_POLICIES for sampler in samplers for metric in metrics
         for phase in (1, 2))
     assert (signal["num_seeds"] == 2).all()
+    # ... and where each cell's samples fail, by key and evaluated step: a wrong strategy at the fork, or the key's
+    # strategy carried out wrong (every cell's eval_failures.csv, through the breakdown)
+    groups = EVAL_BY_GROUP.read(out / "results" / "rl" / "eval_by_group.csv")
+    for metric in ("failure:strategy", "failure:execution"):
+        rows = groups[groups["metric"] == metric]
+        assert sorted(set(zip(rows["policy"], rows["sampler"], rows["step"]))) == sorted(
+            (policy, sampler, step) for policy in MAP_POLICIES for sampler in samplers for step in (0, 1, 2))
+        assert set(rows["group"]) <= {"+", "-", "*", "/"} and rows["value"].between(0, 1).all()  # smoke: 4 problems
     # the probe by key, on every policy of the map: the strategy task's keys, every probed sampler
     for policy in MAP_POLICIES:
         by_key = PREMISES_BY_GROUP.read(out / "results" / "premises" / f"{policy}_by_key.csv")
@@ -191,3 +199,9 @@ def test_the_mechanism_map_runs_at_smoke_size_with_its_predictions_chain_and_blo
     met = sum(claims.loc[claim_id, "verdict"] == claim["prediction"]["verdict"] for claim_id, claim in declared.items())
     assert f"{met} of {len(declared)} verdicts as pre-registered" in text
     assert "Primary, M-p05-fragile-b" in text
+    chain = subprocess.run([sys.executable, str(ROOT / "tools" / "mechanism_map.py"), "--chain", "--results",
+                            str(out / "results"), "--commit", "0000000", "--date", "2026-01-01", "--out",
+                            str(tmp_path / "chain.md")], capture_output=True, text=True)
+    assert chain.returncode == 0, chain.stdout + chain.stderr
+    chain_rows = [line for line in (tmp_path / "chain.md").read_text().splitlines() if line.startswith("| map_")]
+    assert len(chain_rows) == len(MAP_POLICIES) * len(samplers)

@@ -459,6 +459,40 @@ def test_the_exploratory_map_block_sets_each_tis_comparison_beside_its_predictio
             t["claim"] != "X-p15-fragile-tis")), signal, commit="c", date="d", fingerprint="")
 
 
+def test_the_mechanism_map_chain_block_reads_each_cells_failure_shares_by_key_and_step():
+    """The chain block: per policy and sampler the wrong-strategy share of each key and the wrong-execution share of
+    all keys (each key weighted by its problems) at every evaluated step, in percent, beside the informative groups;
+    a breakdown without failure shares is refused."""
+    import pandas as pd
+
+    from ead.tables import EVAL_BY_GROUP, SIGNAL_BY_PHASE
+
+    def row(key, step, metric, value, problems):
+        return dict(policy="map_p05_exact", algorithm="dapo", sampler="ead", n=8, step=step, group_by="key",
+                    group=key, metric=metric, value=value, ci_low=0.0, ci_high=1.0, num_seeds=4,
+                    num_problems=problems)
+
+    groups = EVAL_BY_GROUP.validate(pd.DataFrame(
+        [row(key, step, "failure:strategy", value, 10) for key, values in (("*", (0.95, 0.40)), ("/", (0.97, 0.90)))
+         for step, value in zip((0, 16), values)]
+        + [row("*", 0, "failure:execution", 0.01, 10), row("/", 0, "failure:execution", 0.04, 30),
+           row("*", 16, "failure:execution", 0.10, 10), row("/", 16, "failure:execution", 0.02, 30),
+           row("*", 16, "pass@1", 0.5, 10)]))
+    signal = SIGNAL_BY_PHASE.validate(pd.DataFrame([
+        dict(policy="map_p05_exact", algorithm="dapo", sampler="ead", n=8, metric="informative_group_fraction",
+             phase=phase, first_step=4 * phase - 3, last_step=4 * phase, value=0.1 * phase, ci_low=0.0, ci_high=1.0,
+             num_seeds=4) for phase in (1, 2, 3, 4)]))
+    block = mechanism_map.render_chain(groups, signal, commit="abc1234", date="2026-11-29", fingerprint="F.")
+    table = [line for line in block.splitlines() if line.startswith("| map_")]
+    # wrong execution: (0.01 * 10 + 0.04 * 30) / 40 = 3.25% at step 0, (0.10 * 10 + 0.02 * 30) / 40 = 4% at 16
+    assert table == ["| map_p05_exact | ead | 4 | 95 / 40 | 97 / 90 | 3 / 4 | 10 / 20 / 30 / 40 |"]
+    assert "| policy | sampler | seeds | wrong strategy, key `*` | wrong strategy, key `/` |" in block
+    assert "at steps 0 / 16" in block
+    with pytest.raises(ValueError, match=r"no failure:strategy / failure:execution rows by key"):
+        mechanism_map.render_chain(groups[groups["metric"] == "pass@1"], signal, commit="c", date="d",
+                                   fingerprint="")
+
+
 def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_tables():
     """The README's positive-control numbers are the tables' (in points), the premise parts that have an effect, G4,
     then P1-P5; a missing claim fails."""

@@ -8,7 +8,15 @@ import pytest
 
 from ead.io import write_table
 from ead.rl.breakdown import eval_by_group, main, phase_of_step, signal_by_phase
-from ead.tables import EVAL_BY_GROUP, EVAL_PROBLEMS, SETTINGS_COLUMNS, SIGNAL_BY_PHASE, STEPS, TRAIN_METRICS
+from ead.tables import (
+    EVAL_BY_GROUP,
+    EVAL_FAILURES,
+    EVAL_PROBLEMS,
+    SETTINGS_COLUMNS,
+    SIGNAL_BY_PHASE,
+    STEPS,
+    TRAIN_METRICS,
+)
 from tests.conftest import FILLER
 
 CELL = dict(policy="tiny_strategy", algorithm="dapo", n=8)
@@ -85,6 +93,45 @@ def test_eval_by_group_is_the_declared_evaluation_over_each_groups_problems():
     assert set(table["group_by"]) == {"key"} and set(table["metric"]) == {"pass@1"}
 
 
+def failures_table(problems: pd.DataFrame) -> pd.DataFrame:
+    """Each problem's samples by first mistake: its correct ones ok, of the others one an execution failure (where
+    there is one) and the rest strategy failures; none of format."""
+    rows = []
+    for row in problems.to_dict("records"):
+        wrong = row["num_samples"] - row["num_correct"]
+        execution = min(wrong, 1)
+        for failure, count in (("ok", row["num_correct"]), ("execution", execution),
+                               ("strategy", wrong - execution), ("format", 0)):
+            rows.append({**{c: row[c] for c in (*CELL, "sampler", "seed", "step", "evaluated_with", "problem_id")},
+                         "failure": failure, "num_samples": count})
+    return pd.DataFrame(rows).assign(**{c: FILLER[k] for c, k in SETTINGS_COLUMNS.items()})
+
+
+def test_eval_by_group_gives_each_failure_types_share_over_each_groups_problems():
+    problems = problems_table()
+    failures = failures_table(problems)
+    table = eval_by_group(problems, DATA, "key", "pass@1", resamples=200, seed=0, failures=failures)
+    EVAL_BY_GROUP.validate(table.assign(profile="p", config_files=""), "eval_by_group")
+    assert set(table["metric"]) == {"pass@1", "failure:execution", "failure:format", "failure:strategy"}
+    row = table.set_index(["group", "step", "metric"])
+    # key a at step 4, 4 samples per problem: correct 1, 3 (seed 0), 2, 2 (seed 1) -> one execution failure each
+    # (1/4), strategy 2, 0, 1, 1 of 4 -> 0.25
+    assert row.loc[("a", 4, "failure:execution"), "value"] == pytest.approx(0.25)
+    assert row.loc[("a", 4, "failure:strategy"), "value"] == pytest.approx(0.25)
+    assert row.loc[("b", 0, "failure:strategy"), "value"] == pytest.approx(0.75)  # nothing right: 1 execution, 3
+    assert row.loc[("a", 4, "failure:format"), "value"] == 0.0
+    # with pass@1 (the "ok" share) the shares of a group sum to one
+    for _, rows in table.groupby(["group", "step"]):
+        assert rows["value"].sum() == pytest.approx(1.0)
+    # a problem whose counts are missing, or do not sum to its samples, names its cell
+    with pytest.raises(ValueError, match=r"problem p1 at step 4 \(eval_tau\) has no failure counts"):
+        eval_by_group(problems, DATA, "key", "pass@1", resamples=10, seed=0,
+                      failures=failures[~((failures["problem_id"] == "p1") & (failures["step"] == 4))])
+    inflated = failures.assign(num_samples=failures["num_samples"] + (failures["failure"] == "format"))
+    with pytest.raises(ValueError, match=r"do not sum to its 4 samples"):
+        eval_by_group(problems, DATA, "key", "pass@1", resamples=10, seed=0, failures=inflated)
+
+
 def test_eval_by_group_refuses_a_missing_column_or_problems_of_another_table():
     with pytest.raises(ValueError, match=r"the data table has no column 'strategy'"):
         eval_by_group(problems_table(), DATA, "strategy", "pass@1", resamples=10, seed=0)
@@ -93,26 +140,36 @@ def test_eval_by_group_refuses_a_missing_column_or_problems_of_another_table():
 
 
 def test_the_job_writes_both_tables(tmp_path):
-    steps_paths, problem_paths = [], []
+    steps_paths, problem_paths, failure_paths = [], [], []
     problems = problems_table()
+    failures = failures_table(problems)
     steps = steps_table(samplers=("ead",), last_step=4)
     for seed in (0, 1):
         directory = tmp_path / f"seed{seed}"
         directory.mkdir()
         STEPS.write(steps[steps["seed"] == seed], directory / "steps.csv")
         EVAL_PROBLEMS.write(problems[problems["seed"] == seed], directory / "eval_problems.csv")
+        EVAL_FAILURES.write(failures[failures["seed"] == seed], directory / "eval_failures.csv")
         steps_paths.append(str(directory / "steps.csv"))
         problem_paths.append(str(directory / "eval_problems.csv"))
+        failure_paths.append(str(directory / "eval_failures.csv"))
     write_table(DATA, tmp_path / "data.parquet")
-    main(["--steps", *steps_paths, "--eval-problems", *problem_paths, "--data", str(tmp_path / "data.parquet"),
-          "--phases", "2", "--train-metrics", "informative_group_fraction", "--group-by", "key", "--metric", "pass@1",
-          "--resamples", "100", "--seed", "0", "--expect-steps", "4", "--eval-every", "4", "--own-sampler",
-          "--signal-out", str(tmp_path / "signal.csv"), "--groups-out", str(tmp_path / "groups.csv")])
+    main(["--steps", *steps_paths, "--eval-problems", *problem_paths, "--eval-failures",
+          "--data", str(tmp_path / "data.parquet"), "--phases", "2", "--train-metrics", "informative_group_fraction",
+          "--group-by", "key", "--metric", "pass@1", "--resamples", "100", "--seed", "0", "--expect-steps", "4",
+          "--eval-every", "4", "--own-sampler", "--signal-out", str(tmp_path / "signal.csv"),
+          "--groups-out", str(tmp_path / "groups.csv")])
     signal = SIGNAL_BY_PHASE.read(tmp_path / "signal.csv")
     assert list(signal["phase"]) == [1, 2] and signal["value"].tolist() == pytest.approx([0.655, 0.855])
     assert len(EVAL_BY_GROUP.read(tmp_path / "groups.csv")) == 4  # 2 keys x steps 0 and 4
+    main(["--steps", *steps_paths, "--eval-problems", *problem_paths, "--eval-failures", *failure_paths,
+          "--data", str(tmp_path / "data.parquet"), "--phases", "2", "--train-metrics", "informative_group_fraction",
+          "--group-by", "key", "--metric", "pass@1", "--resamples", "100", "--seed", "0", "--expect-steps", "4",
+          "--eval-every", "4", "--own-sampler", "--signal-out", str(tmp_path / "signal.csv"),
+          "--groups-out", str(tmp_path / "groups.csv")])
+    assert len(EVAL_BY_GROUP.read(tmp_path / "groups.csv")) == 4 * 4  # and each of the 3 failure types
     with pytest.raises(SystemExit, match="no cell records any of"):
-        main(["--steps", *steps_paths, "--eval-problems", *problem_paths, "--data", str(tmp_path / "data.parquet"),
-              "--phases", "2", "--train-metrics", "sequence_ess_fraction", "--group-by", "key", "--metric", "pass@1",
-              "--resamples", "100", "--seed", "0", "--signal-out", str(tmp_path / "s.csv"),
-              "--groups-out", str(tmp_path / "g.csv")])
+        main(["--steps", *steps_paths, "--eval-problems", *problem_paths, "--eval-failures",
+              "--data", str(tmp_path / "data.parquet"), "--phases", "2", "--train-metrics", "sequence_ess_fraction",
+              "--group-by", "key", "--metric", "pass@1", "--resamples", "100", "--seed", "0",
+              "--signal-out", str(tmp_path / "s.csv"), "--groups-out", str(tmp_path / "g.csv")])

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from ead.data.countdown import generate_countdown
+from ead.data.tasks import get_task
 from ead.io import write_table
 from ead.models import save_hf_model
 from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer, encode_strict
@@ -23,6 +24,7 @@ from ead.rl.train import group_outcomes, response_log_probs
 from ead.samplers.hf import left_pad, sample
 from ead.schedule import AnnealedSchedule, FixedTemperature
 from ead.settings.rl import Cell, cell_settings
+from ead.tables import EVAL_FAILURES
 from tests.conftest import (
     CONFIG,
     LOGIT_ATOL,
@@ -41,7 +43,8 @@ def test_the_cpu_trainer_reads_its_document_and_refuses_a_key_it_does_not_know(t
     settings = cell_settings(profile_by_name("smoke"), Cell("tiny1m", "dapo", "ead_tis", 8, 0))
     document = settings.to_json().replace('"every"', '"evry"')
     with pytest.raises(SystemExit, match="cell settings: unknown key 'eval.evry'"):
-        main(["--policy-dir", "p", "--data", "d", "--base-eval", "b", "--settings", document, "--threads", "1",
+        main(["--policy-dir", "p", "--data", "d", "--base-eval", "b", "--base-failures", "f", "--settings", document,
+              "--threads", "1",
               "--out-dir", str(tmp_path), "--checkpoint-dir", str(tmp_path / "ckpt")])
 
 
@@ -87,7 +90,21 @@ def rl_inputs(tmp_path_factory):
     base = pd.DataFrame({"problem_id": table[table.split == "val"]["id"].head(4), "num_samples": 4,
                          "num_correct": [0, 1, 0, 2], "greedy_correct": [0.0, 0.0, 1.0, 0.0], "num_timeouts": 0})
     write_table(base, root / "base.csv")
+    write_table(base_failures(base, "countdown"), root / "base_failures.csv")
     return root
+
+
+def base_failures(base: pd.DataFrame, task: str) -> pd.DataFrame:
+    """A step-0 failure table that agrees with the per-problem counts ``base``: the correct samples ``ok``, the others
+    the task's first failure type."""
+    from ead.data.tasks import get_task
+
+    first = get_task(task).failure_types[0]
+    rows = [(problem, failure, count) for problem, samples, correct in
+            zip(base["problem_id"], base["num_samples"], base["num_correct"])
+            for failure, count in [("ok", correct), (first, samples - correct)]]
+    others = [(problem, failure, 0) for problem in base["problem_id"] for failure in get_task(task).failure_types[1:]]
+    return pd.DataFrame(rows + others, columns=["problem_id", "failure", "num_samples"])
 
 
 def train_command(root, out, checkpoint, settings):
@@ -95,6 +112,7 @@ def train_command(root, out, checkpoint, settings):
     ead.rl.cell_eval)."""
     return [sys.executable, "-m", "ead.rl.train", "--policy-dir", str(root / "policy"),
             "--data", str(root / "countdown.parquet"), "--base-eval", str(root / "base.csv"),
+            "--base-failures", str(root / "base_failures.csv"),
             "--settings", settings.to_json(), "--threads", "1", "--k", "1", "4", "--out-dir", str(out),
             "--checkpoint-dir", str(checkpoint)]
 
@@ -122,7 +140,7 @@ def test_killed_training_resumes_to_identical_tables(rl_inputs, tmp_path, killed
     assert "resuming from" in rerun.stderr
 
     clock = ["rollout_s", "grade_s", "update_s", "wall_time_s"]
-    for name in ("steps", "eval", "eval_problems"):
+    for name in ("steps", "eval", "eval_problems", "eval_failures"):
         a, b = pd.read_csv(straight / f"{name}.csv"), pd.read_csv(resumed / f"{name}.csv")
         pd.testing.assert_frame_equal(a.drop(columns=clock, errors="ignore"), b.drop(columns=clock, errors="ignore"))
     steps = pd.read_csv(straight / "steps.csv")
@@ -364,16 +382,21 @@ def test_the_last_evaluation_with_the_cells_own_sampler_draws_the_declared_evalu
 
     counts = ["problem_id", "num_samples", "num_correct"]
     fixed = trainer("tau1.0")
-    declared = fixed.evaluate(2)
-    reused = fixed.evaluate(2, own_sampler=True)
+    declared, declared_failures = fixed.evaluate(2)
+    reused, reused_failures = fixed.evaluate(2, own_sampler=True)
     assert (declared["evaluated_with"] == "eval_tau").all() and (reused["evaluated_with"] == "own_sampler").all()
     assert reused["greedy_correct"].isna().all() and declared["greedy_correct"].notna().all()
     pd.testing.assert_frame_equal(declared[counts], reused[counts])
+    failures = ["problem_id", "failure", "num_samples"]
+    assert (reused_failures["evaluated_with"] == "own_sampler").all()
+    pd.testing.assert_frame_equal(declared_failures[failures], reused_failures[failures])
     fixed.declared_rows.clear()  # sampled again instead of reused: the same draws, the same counts
-    pd.testing.assert_frame_equal(declared[counts], fixed.evaluate(2, own_sampler=True)[counts])
+    again, again_failures = fixed.evaluate(2, own_sampler=True)
+    pd.testing.assert_frame_equal(declared[counts], again[counts])
+    pd.testing.assert_frame_equal(declared_failures[failures], again_failures[failures])
 
     warm = trainer("ead", warmup=100)  # tau = 1 at every position of a 24-token response
-    pd.testing.assert_frame_equal(declared[counts], warm.evaluate(2, own_sampler=True)[counts])
+    pd.testing.assert_frame_equal(declared[counts], warm.evaluate(2, own_sampler=True)[0][counts])
 
 
 def test_timeouts_are_counted_per_step_and_per_problem_and_fail_the_job_past_the_bound(rl_inputs, monkeypatch):
@@ -404,7 +427,7 @@ def test_timeouts_are_counted_per_step_and_per_problem_and_fail_the_job_past_the
         row = trainer.train_step(1)
         assert row["grader_timeouts"] == 2.0
         monkeypatch.setattr(evaluation, "grade_many", grade_with_timeouts(4))
-        rows = trainer.evaluate(1)
+        rows, _ = trainer.evaluate(1)
         # 16 samples (every 4th: the first of each problem) and 4 greedy answers (the first)
         assert rows["num_timeouts"].tolist() == [2.0, 1.0, 1.0, 1.0]
         monkeypatch.setattr(train, "grade_many", grade_with_timeouts(1))  # every rollout: 10 of 16 so far
@@ -483,6 +506,7 @@ def test_a_pool_cell_evaluates_the_pool_at_every_evaluated_step_and_g4_reads_the
 
     settings = pool_settings()
     train(settings, str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"), str(rl_inputs / "base.csv"),
+          str(rl_inputs / "base_failures.csv"),
           str(tmp_path / "out"), str(tmp_path / "ckpt"))
     table = read_eval_problems([str(tmp_path / "out" / "eval_problems.csv")],
                                argparse.Namespace(expect_steps=2, eval_every=1, own_sampler=True))
@@ -496,6 +520,15 @@ def test_a_pool_cell_evaluates_the_pool_at_every_evaluated_step_and_g4_reads_the
     assert (pool["num_samples"] == 4).all() and pool["greedy_correct"].notna().all()
     assert ((pool["num_correct"] >= 0) & (pool["num_correct"] <= pool["num_samples"])).all()
     assert not set(pool["problem_id"]) & set(held_out["problem_id"])
+    # every evaluation's samples counted again by first mistake, beside its counts: one row per failure type and "ok",
+    # summing to the problem's samples, "ok" its correct ones (the task's classifier agrees with its grader)
+    failures = EVAL_FAILURES.read(tmp_path / "out" / "eval_failures.csv")
+    assert set(failures["failure"]) == {"ok", *get_task("countdown").failure_types}
+    by_problem = failures.pivot_table(index=["step", "evaluated_with", "problem_id"], columns="failure",
+                                      values="num_samples", aggfunc="sum")
+    counts = table.set_index(["step", "evaluated_with", "problem_id"]).loc[by_problem.index]
+    assert by_problem.notna().all().all() and len(by_problem) == len(table)
+    assert (by_problem.sum(axis=1) == counts["num_samples"]).all() and (by_problem["ok"] == counts["num_correct"]).all()
 
     learns = dict(sampler="tau1.0", metric="pass@1", min_effect=0.08, min_ci_low=0.05, resamples=50, seed=0)
     g4 = rl_learns_table(table, **learns).iloc[0]

@@ -91,7 +91,8 @@ def test_settings_columns_are_what_the_grid_writes():
     assert list(columns) == list(tables.SETTINGS_COLUMNS)
 
 def test_declarations_are_well_formed():
-    assert set(TABLES) == {"steps", "eval_problems", "eval", "train_curves", "eval_curves", "base_problems",
+    assert set(TABLES) == {"steps", "eval_problems", "eval_failures", "eval", "train_curves", "eval_curves",
+                           "base_problems", "base_failures",
                            "base_summary", "schedule_table", "entropy_by_position", "entropy_by_role", "forking",
                            "majority_scaling",
                            "entropy_by_position_samples", "forking_samples", "majority_scaling_samples",

@@ -97,6 +97,7 @@ rule tiny_policy_base_eval:
     output:
         summary="results/eval/{policy}_base.csv",
         per_problem="results/eval/{policy}_base_problems.csv",
+        failures="results/eval/{policy}_base_failures.csv",
     params:
         args=evaluation_args(config, "base"),
         task=lambda wildcards: policy_task(config, wildcards.policy),
@@ -109,4 +110,5 @@ rule tiny_policy_base_eval:
         CONDA_ENV
     shell:
         "python -m ead.evaluation --model {input.model} --data {input.data} --task {params.task} {params.args}"
-        " --per-problem {output.per_problem} --out {output.summary} --threads {threads} > {log} 2>&1"
+        " --per-problem {output.per_problem} --out {output.summary} --failures {output.failures} --threads {threads}"
+        " > {log} 2>&1"

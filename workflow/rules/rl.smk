@@ -94,6 +94,7 @@ rule rl_breakdown:
     input:
         steps=get_cell_outputs("steps"),
         eval_problems=get_cell_outputs("eval_problems"),
+        eval_failures=get_failure_tables(),
         data=rl_data(config),
     output:
         signal="results/rl/signal_by_phase.csv",
@@ -105,7 +106,8 @@ rule rl_breakdown:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.rl.breakdown --steps {input.steps} --eval-problems {input.eval_problems} --data {input.data}"
+        "python -m ead.rl.breakdown --steps {input.steps} --eval-problems {input.eval_problems}"
+        " --eval-failures {input.eval_failures} --data {input.data}"
         " {params.args} --signal-out {output.signal} --groups-out {output.groups} > {log} 2>&1"
 
 

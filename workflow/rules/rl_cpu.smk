@@ -1,5 +1,6 @@
 # RL grid cells on CPU (rl.backend: cpu): per-policy step-0 evaluation and one training job per grid cell.
-# Included by the Snakefile only for that backend; the verl backend's cell rule (rl_verl.smk) writes the same tables.
+# Included by the Snakefile only for that backend; the verl backend's cell rule (rl_verl.smk) writes the same tables but
+# eval_failures.csv (its converter classifies no failures, so the breakdown there has no failure shares).
 
 
 include: "rl_inputs.smk"
@@ -10,6 +11,7 @@ use rule tiny_policy_base_eval as rl_base_eval with:
     output:
         summary="results/rl/base/{policy}/eval.csv",
         per_problem="results/rl/base/{policy}/eval_problems.csv",
+        failures="results/rl/base/{policy}/eval_failures.csv",
     params:
         args=get_eval_args("rl_base"),
         task=rl_task(config),
@@ -25,10 +27,12 @@ rule rl_cell:
         model="results/models/{policy}",
         data=rl_data(config),
         base_eval=rules.rl_base_eval.output.per_problem,
+        base_failures=rules.rl_base_eval.output.failures,
         measured=get_measured_schedule_input,
     output:
         steps=f"{CELL_PATTERN}/steps.csv",
         eval_problems=f"{CELL_PATTERN}/eval_problems.csv",
+        eval_failures=f"{CELL_PATTERN}/eval_failures.csv",
     params:
         settings=get_cell_settings,
         measured=get_measured_schedule_arg,
@@ -44,6 +48,7 @@ rule rl_cell:
         CONDA_ENV
     shell:
         "python -m ead.rl.train --policy-dir {input.model} --data {input.data} --base-eval {input.base_eval}"
+        " --base-failures {input.base_failures}"
         " --settings {params.settings} {params.measured} --out-dir {params.out_dir} --checkpoint-dir {params.checkpoint_dir}"
         " --threads {threads} > {log} 2>&1"
 

@@ -7,6 +7,12 @@ def get_cell_outputs(table, experiments=None):
     return [f"{cell.directory}/{table}.csv" for cell in grid_cells(config, experiments)]
 
 
+def get_failure_tables():
+    """Every cell's eval_failures.csv (its evaluations' samples by first mistake), which the CPU backend's cells write;
+    none for verl's cells (the breakdown then has no failure shares)."""
+    return get_cell_outputs("eval_failures") if RL_BACKEND == "cpu" else []
+
+
 def get_rl_learns_table():
     """Premise G4's table when the config has `rl_learns` and the grid runs its sampler (else none: the claims' column
     reads empty)."""

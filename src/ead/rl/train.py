@@ -23,13 +23,15 @@ Step 0 (the policy before RL) comes from the policy's base evaluation table (`--
 that policy shares. Checkpoints every `checkpoint_every` steps; a killed run resumes to identical tables.
 
 Outputs (in --out-dir): steps.csv (one row per step), eval_problems.csv (per step, evaluation (eval_tau,
-own_sampler, train_pool) and problem: samples, correct, greedy) and, with `--k`, eval.csv (one row per step,
-evaluation and metric, with a bootstrap CI over problems), all carrying the cell. The workflow passes no `--k` and
+own_sampler, train_pool) and problem: samples, correct, greedy), eval_failures.csv (the same samples counted by first
+mistake, ``ead.evaluation.failure_counts``; step 0's from `--base-failures`) and, with `--k`, eval.csv (one row per
+step, evaluation and metric, with a bootstrap CI over problems), all carrying the cell. The workflow passes no `--k` and
 makes eval.csv with ead.rl.cell_eval.
 
 Run:
     python -m ead.rl.train --policy-dir results/models/tiny1m --data results/data/countdown.parquet \
-        --base-eval results/rl/base/tiny1m/eval_problems.csv --settings "$(cat cell.json)" --threads 1 \
+        --base-eval results/rl/base/tiny1m/eval_problems.csv --base-failures results/rl/base/tiny1m/eval_failures.csv \
+        --settings "$(cat cell.json)" --threads 1 \
         --out-dir results/rl/tiny1m/dapo/ead/n8/seed0 --checkpoint-dir results/checkpoints/rl/tiny1m/dapo/ead/n8/seed0
 where cell.json is `ead.settings.rl.cell_settings(config, cell).to_json()` (the document of ead.settings.cell: every
 setting the job reads; a missing, unknown or mistyped key fails here, naming it).
@@ -51,6 +53,7 @@ from tqdm import tqdm
 
 from ead.analyses.measured_schedule import read_measured_schedule
 from ead.checkpoints import discard, job_fingerprint, resumable, stamp
+from ead.data.tasks import get_task
 from ead.evaluation import evaluate, first_problems_of_split
 from ead.io import atomic_directory, read_table, setup_logging
 from ead.metrics import mean_group_ess_fraction, pass_worst_summary
@@ -65,10 +68,13 @@ from ead.schedule import FixedTemperature, build_schedule
 from ead.settings.base import ConfigError
 from ead.settings.cell import CellSettings, TrainPool
 from ead.tables import (
+    BASE_FAILURES,
     BASE_PROBLEMS,
     COUNT_COLUMNS,
     EVAL,
+    EVAL_FAILURES,
     EVAL_PROBLEMS,
+    FAILURE_COLUMNS,
     PROBLEM_COLUMNS,
     STEPS,
     TIMEOUT_PROBLEM_COLUMN,
@@ -302,8 +308,11 @@ class Trainer:
                                   else self.train_tau),
         }
 
-    def evaluate(self, step: int, *, own_sampler: bool = False, on_pool: bool = False) -> pd.DataFrame:
-        """Per-problem sample counts, correct counts and greedy correctness on the fixed evaluation split (or, with
+    def evaluate(self, step: int, *, own_sampler: bool = False,
+                 on_pool: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(per-problem counts, failure counts: ``ead.evaluation.failure_counts``, both with ``step`` and
+        ``evaluated_with``). Per-problem sample counts, correct counts and greedy correctness on the fixed evaluation
+        split (or, with
         ``on_pool``, on the fixed training pool, at the declared temperature: rows ``evaluated_with = train_pool``).
 
         At the declared evaluation temperature (``eval.tau``, with greedy accuracy), or with the cell's own sampler at
@@ -319,8 +328,10 @@ class Trainer:
         declared = FixedTemperature(ev.tau)
         schedule = self.schedule if own_sampler else declared
         if own_sampler and schedule.to_dict() == declared.to_dict() and step in self.declared_rows:
-            return self.declared_rows[step].assign(greedy_correct=np.nan, evaluated_with="own_sampler")
-        per_problem, _ = evaluate(
+            rows, failures = self.declared_rows[step]
+            return (rows.assign(greedy_correct=np.nan, evaluated_with="own_sampler"),
+                    failures.assign(evaluated_with="own_sampler"))
+        per_problem, _, failures = evaluate(
             self.model.eval(), self.tokenizer, self.pool if on_pool else self.eval_problems, self.settings.task, n=ev.n,
             ks=sorted({1, ev.n}),  # only the per-problem counts are kept; they serve every k <= n
             schedule=schedule, max_new_tokens=ev.max_new_tokens, seed=ev.seed,
@@ -329,9 +340,10 @@ class Trainer:
             per_problem["greedy_correct"] = np.nan
         evaluated_with = "own_sampler" if own_sampler else "train_pool" if on_pool else "eval_tau"
         rows = per_problem[[*COUNT_COLUMNS, TIMEOUT_PROBLEM_COLUMN]].assign(step=step, evaluated_with=evaluated_with)
+        failures = failures.assign(step=step, evaluated_with=evaluated_with)
         if evaluated_with == "eval_tau":
-            self.declared_rows[step] = rows
-        return rows
+            self.declared_rows[step] = rows, failures
+        return rows, failures
 
 
 def _save_checkpoint(directory: Path, trainer: Trainer, step: int, tables: dict[str, list[dict]],
@@ -343,18 +355,20 @@ def _save_checkpoint(directory: Path, trainer: Trainer, step: int, tables: dict[
         stamp(staging, fingerprint)
 
 
-def train(settings: CellSettings, policy_dir: str, data: str, base_eval: str, out_dir: str, checkpoint_dir: str,
-          measured_schedule: str | None = None, ks: list[int] | None = None) -> None:
-    """Train the cell and write its tables into ``out_dir``; eval.csv too when ``ks`` (the reported k) is given."""
+def train(settings: CellSettings, policy_dir: str, data: str, base_eval: str, base_failures: str, out_dir: str,
+          checkpoint_dir: str, measured_schedule: str | None = None, ks: list[int] | None = None) -> None:
+    """Train the cell and write its tables into ``out_dir``; eval.csv too when ``ks`` (the reported k) is given.
+    ``base_eval`` and ``base_failures`` are the policy's step-0 evaluation (``ead.evaluation``'s per-problem and
+    failure tables)."""
     log = setup_logging("rl")
     torch.manual_seed(settings.seed)
     checkpoint = Path(checkpoint_dir)
     settings = with_measured_schedule(settings, measured_schedule)
     # a checkpoint of other settings or inputs (edited config, retrained policy) is discarded, never resumed
-    fingerprint = job_fingerprint(settings.to_document(), [policy_dir, data, base_eval])
+    fingerprint = job_fingerprint(settings.to_document(), [policy_dir, data, base_eval, base_failures])
     resuming = resumable(checkpoint, fingerprint, log)
     trainer = Trainer(settings, policy_dir, data, log, resume_from=checkpoint if resuming else None)
-    tables = {"steps": [], "eval_problems": []}
+    tables = {"steps": [], "eval_problems": [], "eval_failures": []}
     if resuming:
         tables = json.loads((checkpoint / "tables.json").read_text())
         log.info("resuming from %s after step %d", checkpoint, trainer.resumed_step)
@@ -370,8 +384,10 @@ def train(settings: CellSettings, policy_dir: str, data: str, base_eval: str, ou
              "tau_t of each token (annealed)" if trainer.trains_annealed else f"{trainer.train_tau:.2f}",
              "the train split" if trainer.pool is None else f"a fixed pool of {len(trainer.pool)} training problems")
 
-    def record(per_problem: pd.DataFrame, step: int) -> None:
+    def record(evaluated: tuple[pd.DataFrame, pd.DataFrame], step: int) -> None:
+        per_problem, failures = evaluated
         tables["eval_problems"].extend(per_problem.to_dict("records"))
+        tables["eval_failures"].extend(failures.to_dict("records"))
         summary = pass_worst_summary(per_problem, log_ks, seed=evaluation.seed)
         log.info("step %d eval (%s): %s", step, per_problem["evaluated_with"].iloc[0],
                  ", ".join(f"{r.metric} {r.value:.4f}" for r in summary.itertuples()))
@@ -399,14 +415,37 @@ def train(settings: CellSettings, policy_dir: str, data: str, base_eval: str, ou
             .assign(step=0, evaluated_with="eval_tau"))
     eval_problems = pd.concat([base, pd.DataFrame(tables["eval_problems"])], ignore_index=True)
     eval_problems = eval_problems[[*PROBLEM_COLUMNS, TIMEOUT_PROBLEM_COLUMN]].astype({TIMEOUT_PROBLEM_COLUMN: float})
+    failure_columns = ["step", "evaluated_with", *FAILURE_COLUMNS]
+    step_0_failures = read_base_failures(base_failures, base, settings.task)
+    eval_failures = pd.concat([step_0_failures.assign(step=0, evaluated_with="eval_tau"),
+                               pd.DataFrame(tables["eval_failures"], columns=failure_columns)],
+                              ignore_index=True)[failure_columns].astype({"step": int, "num_samples": int})
     out = Path(out_dir)
     STEPS.write(pd.DataFrame(tables["steps"]).assign(**cell, **config_columns), out / "steps.csv")
     EVAL_PROBLEMS.write(eval_problems.assign(**cell, **config_columns), out / "eval_problems.csv")
+    EVAL_FAILURES.write(eval_failures.assign(**cell, **config_columns), out / "eval_failures.csv")
     if ks:
         EVAL.write(cell_summary(eval_problems.assign(**cell, **config_columns), ks, seed=evaluation.seed),
                    out / "eval.csv")
     discard(checkpoint)  # the run is complete: its checkpoint and the directories it leaves empty go
     log.info("wrote %s", out)
+
+
+def read_base_failures(path: str, base: pd.DataFrame, task: str) -> pd.DataFrame:
+    """The policy's step-0 failure counts (``ead.evaluation --failures``), checked against its step-0 counts ``base``:
+    for a task that classifies failures, every problem's counts sum to its samples; for one that does not, no rows."""
+    failures = BASE_FAILURES.read(path)
+    if not get_task(task).probed:
+        if len(failures):
+            raise SystemExit(f"--base-failures {path}: task {task!r} classifies no failures, yet the table has rows")
+        return failures
+    totals = failures.groupby("problem_id")["num_samples"].sum()
+    expected = base.set_index("problem_id")["num_samples"]
+    if not totals.reindex(expected.index).eq(expected).all():
+        raise SystemExit(f"--base-failures {path}: its counts do not cover the step-0 evaluation's problems with their "
+                         f"samples ({len(totals)} problems counted, {len(expected)} evaluated); rerun the step-0 "
+                         "evaluation")
+    return failures
 
 
 def with_measured_schedule(settings: CellSettings, path: str | None) -> CellSettings:
@@ -426,6 +465,8 @@ def main(argv=None):
     parser.add_argument("--policy-dir", required=True, help="the policy before RL (HF directory)")
     parser.add_argument("--data", required=True, help="problems table with a train split and the eval split")
     parser.add_argument("--base-eval", required=True, help="the policy's per-problem base evaluation (step 0)")
+    parser.add_argument("--base-failures", required=True,
+                        help="the base evaluation's completions counted by first mistake (ead.evaluation --failures)")
     parser.add_argument("--settings", required=True,
                         help="the cell's settings document (JSON, ead.settings.rl.cell_settings)")
     parser.add_argument("--out-dir", required=True)
@@ -442,8 +483,8 @@ def main(argv=None):
     except ConfigError as error:
         raise SystemExit(f"ead.rl.train --settings: {error}") from None
     configure_grader(settings.grader)  # the cell's grader: its document's, like every other setting
-    train(settings, args.policy_dir, args.data, args.base_eval, args.out_dir, args.checkpoint_dir,
-          args.measured_schedule, args.k)
+    train(settings, args.policy_dir, args.data, args.base_eval, args.base_failures, args.out_dir,
+          args.checkpoint_dir, args.measured_schedule, args.k)
 
 
 if __name__ == "__main__":

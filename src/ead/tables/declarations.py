@@ -3,11 +3,14 @@
 * :data:`STEPS` (``steps.csv`` of an RL cell): one row per training step, every :data:`TRAIN_METRICS` column;
 * :data:`EVAL_PROBLEMS` (``eval_problems.csv``): per (step, sampler of the evaluation, problem) the sample and
   correct counts and ``greedy_correct`` (NaN where not graded: the verl backend, and the own-sampler rows);
+* :data:`EVAL_FAILURES` (``eval_failures.csv``, CPU backend): per (step, sampler of the evaluation, problem) its
+  samples counted by first mistake (the task's ``Task.classify_failure``: ``ok`` or one of its failure types; no rows
+  for a task that classifies none), from the same samples as eval_problems.csv's counts;
 * :data:`EVAL` (``eval.csv``): per (step, sampler of the evaluation, metric) the mean over problems with a 95%
   bootstrap CI;
 * :data:`TRAIN_CURVES`, :data:`EVAL_CURVES` (``results/rl/{train,eval}_curves.csv``): the grid over seeds;
-* :data:`BASE_PROBLEMS`, :data:`BASE_SUMMARY` (``results/eval/*``, ``results/rl/base/*``): the evaluation job's
-  per-problem and summary tables;
+* :data:`BASE_PROBLEMS`, :data:`BASE_SUMMARY`, :data:`BASE_FAILURES` (``results/eval/*``, ``results/rl/base/*``):
+  the evaluation job's per-problem, summary and failure-count tables;
 * :data:`SCHEDULE_TABLE`, :data:`ENTROPY_BY_POSITION` (and :data:`ENTROPY_BY_ROLE` for the tiny policies),
   :data:`FORKING`, :data:`MAJORITY_SCALING`: the tables of Figs. 3, 1, 2 and 9 (``results/schedule/``,
   ``results/analyses/<analysis>/<model>.csv``);
@@ -39,9 +42,10 @@ from typing import Callable
 from ead.tables.schema import Bound, Coverage, Empty, Table
 
 __all__ = [
-    "ALL_TRAIN_METRICS", "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS", "CONFIG_COLUMNS", "COUNT_BOUNDS",
-    "COUNT_COLUMNS", "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES", "EVAL", "EVAL_CURVES", "FINGERPRINT",
-    "EVAL_BY_GROUP", "EVAL_PROBLEMS", "EVALUATED_WITH", "FORKING", "FORKING_SAMPLES", "GROUP", "INFERENCE_ONLY",
+    "ALL_TRAIN_METRICS", "BASE_FAILURES", "BASE_PROBLEMS", "BASE_SUMMARY", "CELL_COLUMNS", "CLAIMS",
+    "CONFIG_COLUMNS", "COUNT_BOUNDS", "COUNT_COLUMNS", "ENTROPY_BY_POSITION", "ENTROPY_BY_ROLE", "ENTROPY_SAMPLES",
+    "EVAL", "EVAL_CURVES", "FINGERPRINT", "EVAL_BY_GROUP", "EVAL_FAILURES", "EVAL_PROBLEMS", "EVALUATED_WITH",
+    "FAILURE_COLUMNS", "FAILURE_METRIC_PREFIX", "FAILURE_OK", "FORKING", "FORKING_SAMPLES", "GROUP", "INFERENCE_ONLY",
     "INFERENCE_ONLY_HEADLINE", "LATER_TRAIN_METRICS", "MACHINE_SPREAD",
     "MAJORITY_SAMPLES", "MAJORITY_SCALING", "MEASURED_SCHEDULE",
     "PAIRED_CURVES", "PREMISE_TRADEOFF", "PREMISE_TRADEOFF_RHO", "PREMISE_VERDICTS", "PREMISES", "PREMISES_BY_GROUP",
@@ -144,6 +148,21 @@ EVAL_PROBLEMS = Table("eval_problems", {**_PROBLEM_KINDS, **_CELL_TABLE}, option
                       finite=("step", "num_samples", "num_correct", "greedy_correct", TIMEOUT_PROBLEM_COLUMN),
                       empty={"greedy_correct": _NOT_GRADED, TIMEOUT_PROBLEM_COLUMN: _NOT_RECORDED},
                       bounds=COUNT_BOUNDS)
+
+#: A per-problem evaluation's samples by first mistake (``ead.evaluation.failure_counts``), one row per (problem,
+#: failure): ``failure`` is :data:`FAILURE_OK` (a solution) or one of the task's ``failure_types``, every one of them
+#: present (zero counts included), so a problem's rows sum to its ``num_samples`` of the per-problem counts table.
+FAILURE_OK = "ok"
+#: The evaluation-by-group metric of a failure type (``ead.rl.breakdown``): ``failure:strategy`` is the share of the
+#: samples whose first mistake was the strategy.
+FAILURE_METRIC_PREFIX = "failure:"
+FAILURE_COLUMNS = ("problem_id", "failure", "num_samples")
+_FAILURE_KINDS = {"problem_id": "id", "failure": "str", "num_samples": "int"}
+BASE_FAILURES = Table("base_failures", _FAILURE_KINDS, keys=("problem_id", "failure"), finite=("num_samples",),
+                      bounds=(Bound("num_samples", low=0),))
+EVAL_FAILURES = Table("eval_failures", {"step": "int", "evaluated_with": "str", **_FAILURE_KINDS, **_CELL_TABLE},
+                      keys=(*CELL_COLUMNS, "step", "evaluated_with", "problem_id", "failure"),
+                      finite=("step", "num_samples"), bounds=(Bound("num_samples", low=0),))
 
 
 def expected_steps(steps: int) -> range:
@@ -398,8 +417,9 @@ MACHINE_SPREAD = Table("machine_spread", {"claim": "str", "policy": "str", "algo
                              "step"),
                        finite=("effect_spread", "ci_half_width"))
 
-TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL, TRAIN_CURVES, EVAL_CURVES, BASE_PROBLEMS,
-                                          BASE_SUMMARY, SCHEDULE_TABLE, ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, FORKING,
+TABLES = {table.name: table for table in (STEPS, EVAL_PROBLEMS, EVAL_FAILURES, EVAL, TRAIN_CURVES, EVAL_CURVES,
+                                          BASE_PROBLEMS, BASE_SUMMARY, BASE_FAILURES, SCHEDULE_TABLE,
+                                          ENTROPY_BY_POSITION, ENTROPY_BY_ROLE, FORKING,
                                           MAJORITY_SCALING, ENTROPY_SAMPLES, FORKING_SAMPLES, MAJORITY_SAMPLES,
                                           PREMISES, PREMISE_VERDICTS, PREMISES_BY_GROUP, RL_LEARNS, PREMISE_TRADEOFF,
                                           PREMISE_TRADEOFF_RHO, CLAIMS, PAIRED_CURVES, SIGNAL_BY_PHASE, EVAL_BY_GROUP,
