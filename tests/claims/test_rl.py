@@ -221,6 +221,29 @@ def test_claims_pair_on_the_seeds_both_samplers_ran_and_unpaired_cells_are_error
         claim_row({**CLAIM, "sampler": "ead_tis"}, problems_table(), steps_table(), window=4, resamples=100, seed=0)
 
 
+def test_a_claim_with_seeds_reads_only_those_seeds_and_refuses_a_missing_one():
+    """A replication on fresh seeds of cells an earlier claim compared: ``seeds`` picks its seeds out of the cells
+    (the same row as on tables holding only them); the claim without it reads every seed; a listed seed a cell lacks
+    is an error naming the cell and the seed."""
+    counts = {**COUNTS, ("ead", 2): [8, 8, 8], ("tau1.0", 2): [0, 0, 0], ("ead", 3): [7, 7, 6],
+              ("tau1.0", 3): [1, 0, 2]}
+    replication = {**CLAIM, "id": "C1-replication", "seeds": [2, 3]}
+    row = claim_row(replication, problems_table(counts), steps_table(), window=4, resamples=200, seed=0)
+    fresh_only = {key: value for key, value in counts.items() if key[1] in (2, 3)}
+    alone = claim_row({**CLAIM, "id": "C1-replication"}, problems_table(fresh_only), steps_table(), window=4,
+                      resamples=200, seed=0)
+    assert row == alone and row["num_seeds"] == 2 and row["effect"] > 0.5
+    every = claim_row(CLAIM, problems_table(counts), steps_table(), window=4, resamples=200, seed=0)
+    assert every["num_seeds"] == 4 and every["effect"] != row["effect"]
+    with pytest.raises(SystemExit, match=r"claim C1-replication: cell tau1\.0 has no seeds \[4\] of the claim's "
+                                         r"seeds \[2, 3, 4\]"):
+        claim_row({**replication, "seeds": [2, 3, 4]}, problems_table({**counts, ("ead", 4): [1, 1, 1]}),
+                  steps_table(), window=4, resamples=100, seed=0)
+    training = claim_row({**CLAIM, "metric": "entropy", "seeds": [1, 2]}, problems_table(), steps_table(), window=4,
+                         resamples=100, seed=0)
+    assert training["num_seeds"] == 2
+
+
 def test_a_claim_may_compare_cells_of_two_algorithms_paired_by_seed():
     """baseline_algorithm: e.g. forking-token training against the loss on every token, same sampler and seeds."""
     forking = problems_table().assign(algorithm="dapo_fork")

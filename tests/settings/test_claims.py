@@ -11,6 +11,7 @@ import pytest
 
 from ead.settings import ConfigError, load_layered_config, validate_config
 from ead.settings.claims import check_claims, check_rl_learns, claim_evaluation, claim_over
+from ead.settings.rl import expand_grid
 from tests.conftest import (
     CONFIG,
     SCHEMA,
@@ -48,6 +49,17 @@ def test_a_malformed_best_of_claim_is_refused_naming_the_key(change, message):
     claim = {key: value for key, value in {**D7, **change}.items() if value is not None}
     with pytest.raises(ConfigError, match=message):
         load_layered_config(ROOT / "configs" / "config.yaml", D_MAX_OVERLAY, command_line={"claims": [claim]})
+
+
+def test_a_claims_seeds_must_be_seeds_the_grid_runs_for_both_cells():
+    config = load_layered_config(ROOT / "configs" / "config.yaml", POSITIVE_CONTROL)
+    claim = next(claim for claim in config["claims"] if "baseline" in claim and claim.get("metric") == "pass@1")
+    ran = sorted({cell.seed for cell in expand_grid(config["rl"]) if cell.policy == claim["policy"]
+                  and cell.sampler == claim["sampler"]})
+    check_claims({**config, "claims": [{**claim, "seeds": ran[:2]}]})  # seeds the grid runs: accepted
+    with pytest.raises(ConfigError, match=rf"claims\[0\] \({re.escape(claim['id'])}\)\.seeds: \[99\] are not seeds "
+                                          r"of the cell .* in the grid of rl\.experiments"):
+        check_claims({**config, "claims": [{**claim, "seeds": [ran[0], 99]}]})
 
 
 def test_selection_without_best_of_is_refused_and_the_overlay_claims_validate():

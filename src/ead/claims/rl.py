@@ -238,10 +238,31 @@ def best_of_rule(claim: dict, chosen: str, details: dict) -> str:
             f"reported on the other {len(details['report_ids'])}")
 
 
+def restrict_to_seeds(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A claim with ``seeds`` (e.g. a replication on fresh seeds beside the seeds of an earlier claim on the same
+    cells) reads only those seeds' rows; every cell it compares must hold each of them (a missing one is an error
+    naming the cell and the seeds, never a silently smaller claim). Without ``seeds``: the tables unchanged."""
+    if "seeds" not in claim:
+        return problems, steps
+    wanted = sorted(int(seed) for seed in claim["seeds"])
+    table = steps if claim["metric"] in ALL_TRAIN_METRICS else problems
+    names = [claim["sampler"], *claim.get("best_of", []), *([claim["baseline"]] if "baseline" in claim else [])]
+    for name in names:
+        role = "sampler" if name == claim["sampler"] else "baseline"
+        held = set(_cell_rows(table, {**claim, role: name}, role)["seed"])
+        missing = [seed for seed in wanted if seed not in held]
+        if missing:
+            raise SystemExit(f"claim {claim['id']}: cell {name} has no seeds {missing} of the claim's seeds {wanted} "
+                             "(run them, or drop them from the claim's seeds)")
+    return problems[problems["seed"].isin(wanted)], steps[steps["seed"].isin(wanted)]
+
+
 def claim_row(claim: dict, problems: pd.DataFrame, steps: pd.DataFrame, *, window: int, resamples: int,
                seed: int) -> dict:
-    """One claims-table row: effect, CI, standard error, minimum detectable effect and verdict."""
+    """One claims-table row: effect, CI, standard error, minimum detectable effect and verdict (on the claim's
+    ``seeds`` only, where it names them: :func:`restrict_to_seeds`)."""
     chosen = None
+    problems, steps = restrict_to_seeds(claim, problems, steps)
     if ("threshold" in claim or "best_of" in claim) and claim_over(claim) != "last":
         kind = "threshold" if "threshold" in claim else "best_of"
         raise SystemExit(f"claim {claim['id']}: a {kind} claim reads the last step; over = {claim['over']!r}")

@@ -89,6 +89,20 @@ def claim_evaluation(claim: dict) -> str:
     return claim.get("evaluated_with", "eval_tau")
 
 
+def _check_claim_seeds(config: dict, key: str, claim: dict) -> None:
+    """A claim's ``seeds`` are seeds the grid runs for every cell it compares (the sampler's, the baseline's or each
+    best_of candidate's)."""
+    names = [claim["sampler"], *claim.get("best_of", []), *([claim["baseline"]] if "baseline" in claim else [])]
+    for name in names:
+        algorithm = claim["algorithm"] if name == claim["sampler"] else baseline_algorithm(claim)
+        ran = {c.seed for c in expand_grid(config["rl"])
+               if (c.policy, c.algorithm, c.sampler, c.n) == (claim["policy"], algorithm, name, claim["n"])}
+        missing = sorted(set(claim["seeds"]) - ran)
+        if missing:
+            raise ConfigError(f"{key}.seeds: {missing} are not seeds of the cell ({claim['policy']}, {algorithm}, "
+                              f"{name}, n{claim['n']}) in the grid of rl.experiments (it runs seeds {sorted(ran)})")
+
+
 def check_claims(config: dict) -> None:
     """Every claim compares two cells of the grid (any seed) on a metric the grid records."""
     grid = {(c.policy, c.algorithm, c.sampler, c.n) for c in expand_grid(config["rl"])}
@@ -108,6 +122,8 @@ def check_claims(config: dict) -> None:
             if cell not in grid:
                 raise ConfigError(f"{key}.{role}: the cell (policy, algorithm, sampler, n) = {cell} is not in the grid "
                                   "of rl.experiments")
+        if "seeds" in claim:
+            _check_claim_seeds(config, key, claim)
         if "best_of" in claim:
             _check_best_of(config, key, claim, grid)
         elif "selection" in claim:
