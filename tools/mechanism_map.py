@@ -20,12 +20,20 @@ With ``--chain`` it renders the chain behind each cell instead (``results/rl/eva
 fork, by key, and whose execution of the key's strategy was wrong, at every evaluated step, beside the informative
 rollout groups by quarter of training.
 
+With ``--replication`` it renders the pre-registered replication of the map's primary
+(``configs/ablations/mechanism_map_replication.yaml``, layered on a run of the map; TESTBED.md, "the mechanism map:
+its primary on fresh seeds (pre-registration)"): each of its claims (``R-*``) beside its prediction, its seeds and
+its MDE.
+
 Run (after a run of the overlay):
     python tools/mechanism_map.py --results runs/mechanism_map/results --commit "$(git rev-parse --short HEAD)" \
         --date 2026-11-28 --out benchmarks/results/mechanism_map.md --doc README.md --block mechanism-map
     python tools/mechanism_map.py --exploratory --results runs/mechanism_map_tis/results --commit <its commit> \
         --date 2026-11-29 --out benchmarks/results/mechanism_map_tis.md --doc docs/rl-learns.md \
         --block mechanism-map-tis
+    python tools/mechanism_map.py --replication --results runs/mechanism_map/results --commit <its commit> \
+        --date 2026-11-29 --out benchmarks/results/mechanism_map_replication.md --doc docs/rl-learns.md \
+        --block mechanism-map-replication
     python tools/mechanism_map.py --chain --results runs/mechanism_map/results --commit <its commit> \
         --date 2026-11-29 --out benchmarks/results/mechanism_map_chain.md --doc docs/rl-learns.md \
         --block mechanism-map-chain
@@ -150,6 +158,31 @@ def render_exploratory(claims: pd.DataFrame, signal: pd.DataFrame, *, commit: st
     return "\n".join(lines) + "\n"
 
 
+#: The replication's claims: ``figure`` in the claims table (mechanism_map_replication.yaml).
+REPLICATION_FIGURE = "mechanism_map_replication"
+
+
+def render_replication(claims: pd.DataFrame, *, commit: str, date: str, fingerprint: str) -> str:
+    """The replication block: each ``R-*`` claim's seeds, effect [CI], verdict beside its prediction, and MDE, then
+    how many verdicts met their predictions; a claim without its prediction is an error naming it."""
+    rows = claims[(claims["figure"] == REPLICATION_FIGURE) & claims["claim"].str.startswith("R-")]
+    if rows.empty:
+        raise ValueError(f"the claims table has no claim R-* with figure = {REPLICATION_FIGURE!r}")
+    if rows["predicted_verdict"].isna().any():
+        raise ValueError("every replication claim carries the prediction written before its cells ran; "
+                         f"{sorted(rows.loc[rows['predicted_verdict'].isna(), 'claim'])} do not")
+    lines = [f"The mechanism map's primary on fresh seeds, layered on the map's run in {run_origin(commit, date)}; "
+             "from its `results/claims.csv` (EAD - tau 1.2 on map_p05_fragile, curve-mean Pass@1 differences in "
+             "points, 95% CIs from the two-way bootstrap over seeds and problems, negligible inside +-2; each "
+             f"prediction written before the new cells ran). {fingerprint}", "",
+             "| claim | seeds | effect, verdict (prediction) | MDE |", "|---|---:|---|---:|"]
+    for row in rows.itertuples():
+        lines.append(f"| {row.claim} | {row.num_seeds} | {cell(row)} | {100 * row.mde:.1f} |")
+    met, counts = predictions_met(rows)
+    lines += ["", f"{met} of {len(rows)} verdicts as pre-registered ({counts})."]
+    return "\n".join(lines) + "\n"
+
+
 #: The evaluation-by-group metrics of the chain (ead.rl.breakdown): a wrong strategy at the fork, a wrong execution.
 WRONG_STRATEGY, WRONG_EXECUTION = "failure:strategy", "failure:execution"
 
@@ -195,7 +228,14 @@ def main(argv=None):
                         help="render the exploratory claims (X-*, mechanism_map_tis.yaml) instead of the map's")
     parser.add_argument("--chain", action="store_true",
                         help="render the chain behind each cell (eval_by_group.csv's failure shares) instead")
+    parser.add_argument("--replication", action="store_true",
+                        help="render the replication of the primary (R-*, mechanism_map_replication.yaml) instead")
     args = parser.parse_args(argv)
+    if args.replication:
+        block = render_replication(CLAIMS.read(args.results / "claims.csv"), commit=args.commit, date=args.date,
+                                   fingerprint=fingerprint_sentence(args.results))
+        publish(block, args.out, args.doc, args.block)
+        return
     if args.chain:
         block = render_chain(EVAL_BY_GROUP.read(args.results / "rl" / "eval_by_group.csv"),
                              SIGNAL_BY_PHASE.read(args.results / "rl" / "signal_by_phase.csv"),

@@ -459,6 +459,35 @@ def test_the_exploratory_map_block_sets_each_tis_comparison_beside_its_predictio
             t["claim"] != "X-p15-fragile-tis")), signal, commit="c", date="d", fingerprint="")
 
 
+def test_the_replication_block_sets_each_claim_beside_its_prediction_with_its_seeds():
+    import pandas as pd
+
+    from ead.tables import CLAIMS
+
+    base = dict(figure="mechanism_map_replication", policy="map_p05_fragile", algorithm="dapo", n=8, sampler="ead",
+                baseline="tau1.2", metric="pass@1", evaluated_with="eval_tau", step=16, standard_error=0.007,
+                num_units=768, smallest_effect=0.02, rule="r", scope="x", over="curve", rl_learns="", statement="s")
+    claims = CLAIMS.validate(pd.DataFrame([
+        {**base, "claim": "R-p05-fragile-b-fresh", "num_seeds": 8, "effect": 0.011, "ci_low": -0.004,
+         "ci_high": 0.027, "mde": 0.021, "verdict": "inconclusive", "predicted_verdict": "inconclusive",
+         "predicted_effect": 0.012},
+        {**base, "claim": "R-p05-fragile-b-16", "num_seeds": 16, "effect": 0.013, "ci_low": 0.003, "ci_high": 0.024,
+         "mde": 0.015, "verdict": "supported", "predicted_verdict": "negligible", "predicted_effect": 0.0},
+        {**base, "claim": "M-p05-fragile-b", "figure": "mechanism_map", "num_seeds": 8, "effect": 0.0, "ci_low": 0.0,
+         "ci_high": 0.0, "mde": 0.0, "verdict": "supported"}]))
+    block = mechanism_map.render_replication(claims, commit="abc1234", date="2026-11-29", fingerprint="F.")
+    table = [line for line in block.splitlines() if line.startswith("| R-")]
+    assert table == ["| R-p05-fragile-b-fresh | 8 | +1.1 [-0.4, +2.7] **inconclusive** (as predicted) | 2.1 |",
+                     "| R-p05-fragile-b-16 | 16 | +1.3 [+0.3, +2.4] **supported** (predicted negligible +0.0) | 1.5 |"]
+    assert "1 of 2 verdicts as pre-registered (1 supported, 1 inconclusive)." in block
+    with pytest.raises(ValueError, match=r"prediction written before its cells ran; \['R-p05-fragile-b-16'\]"):
+        mechanism_map.render_replication(claims.assign(predicted_verdict=lambda t: t["predicted_verdict"].where(
+            t["claim"] != "R-p05-fragile-b-16")), commit="c", date="d", fingerprint="")
+    with pytest.raises(ValueError, match="no claim R-"):
+        mechanism_map.render_replication(claims[claims["claim"].str.startswith("M-")], commit="c", date="d",
+                                         fingerprint="")
+
+
 def test_the_mechanism_map_chain_block_reads_each_cells_failure_shares_by_key_and_step():
     """The chain block: per policy and sampler the wrong-strategy share of each key and the wrong-execution share of
     all keys (each key weighted by its problems) at every evaluated step, in percent, beside the informative groups;
