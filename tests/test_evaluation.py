@@ -78,6 +78,8 @@ def test_failure_counts_count_each_completion_by_its_first_mistake_with_every_ty
     assert table.loc["b"].to_dict() == {"ok": 1, "strategy": 0, "execution": 0, "format": 0}
     BASE_FAILURES.validate(counts)
     assert failure_counts(["a"], ["x"], ["2 + 2"], "arithmetic").empty  # a task that classifies no failures
+    with pytest.raises(ValueError, match=r"order lacks problems \['b'\]"):
+        failure_counts(ids, texts, references, "strategy", order=["a"])
     with pytest.raises(ValueError, match="1 problem ids, 2 texts and 1 references"):
         failure_counts(["a"], ["x", "y"], [reference_string(first)], "strategy")
 

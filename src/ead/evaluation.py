@@ -76,6 +76,10 @@ def failure_counts(problem_ids: list, texts: list[str], references: list[str], t
     if unknown:
         raise ValueError(f"task {task!r}: classify_failure returned {unknown}, not one of {failures}")
     order = list(dict.fromkeys(problem_ids)) if order is None else list(order)
+    unordered = sorted(set(problem_ids) - set(order), key=str)
+    if unordered:
+        raise ValueError(f"failure_counts: order lacks problems {unordered[:3]} of the completions "
+                         f"({len(unordered)} in all); it must hold every problem id")
     counts = (pd.crosstab(classified["problem_id"], classified["failure"])
               .reindex(index=order, columns=failures, fill_value=0).fillna(0).astype(int))
     return (counts.rename_axis(index="problem_id", columns="failure").stack().rename("num_samples")
