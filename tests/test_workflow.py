@@ -87,7 +87,7 @@ def test_an_analysis_figure_is_a_target_only_when_its_analysis_lists_a_model():
     assert {"fig01_entropy_by_position", "fig02_forking", "fig09_majority_scaling"} <= set(final_figures(default))
     control = load_layered_config(root / "configs" / "config.yaml", root / "configs" / "ablations" /
                                   "positive_control.yaml")  # its analyses list no model
-    assert final_figures(control) == ["fig03_annealing_schedule", "positive_control"]
+    assert final_figures(control) == ["fig03_annealing_schedule", "positive_control", "rl_chain"]
     assert FIGURES["fig09_majority_scaling"].analysis == "majority_scaling"
 
 

@@ -46,6 +46,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ead.rl.breakdown import ALL_GROUPS
 from ead.tables import CLAIMS, EVAL_BY_GROUP, RL_LEARNS, SIGNAL_BY_PHASE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
@@ -193,14 +194,14 @@ def over_steps(values: pd.Series) -> str:
 
 
 def render_chain(groups: pd.DataFrame, signal: pd.DataFrame, *, commit: str, date: str, fingerprint: str) -> str:
-    """The chain block: per policy and sampler the wrong-strategy share by key and the wrong-execution share (all
-    keys, each key weighted by its problems) at every evaluated step, and the informative groups by phase. A
-    breakdown without failure shares (cells run before eval_failures.csv existed, or the verl backend) is an error."""
+    """The chain block: per policy and sampler the wrong-strategy share by key and the wrong-execution share over all
+    keys (the breakdown's group ``(all)``) at every evaluated step, and the informative groups by phase. A breakdown
+    without failure shares (cells run before eval_failures.csv existed, or the verl backend) is an error."""
     groups = groups[groups["group_by"] == "key"]
     if not {WRONG_STRATEGY, WRONG_EXECUTION} <= set(groups["metric"]):
         raise ValueError(f"the evaluation-by-group table has no {WRONG_STRATEGY} / {WRONG_EXECUTION} rows by key: "
                          "rerun the overlay's cells (their eval_failures.csv) and its breakdown")
-    keys = sorted(groups["group"].unique())
+    keys = sorted(set(groups["group"]) - {ALL_GROUPS})
     steps = sorted(groups["step"].unique())
     lines = [f"The chain behind each cell of the mechanism map, from {run_origin(commit, date)}; from its "
              "`results/rl/eval_by_group.csv` (the evaluation's samples at the declared temperature by first mistake, "
@@ -214,10 +215,9 @@ def render_chain(groups: pd.DataFrame, signal: pd.DataFrame, *, commit: str, dat
         strategy = rows[rows["metric"] == WRONG_STRATEGY]
         execution = rows[rows["metric"] == WRONG_EXECUTION]
         by_key = [over_steps(strategy[strategy["group"] == key].set_index("step")["value"]) for key in keys]
-        weighted = (execution["value"] * execution["num_problems"]).groupby(execution["step"]).sum() \
-            / execution.groupby("step")["num_problems"].sum()
+        pooled = execution[execution["group"] == ALL_GROUPS].set_index("step")["value"]
         lines.append(f"| {policy} | {sampler} | {int(rows['num_seeds'].max())} | " + " | ".join(by_key)
-                     + f" | {over_steps(weighted)} | {informative_by_phase(signal, policy, sampler)} |")
+                     + f" | {over_steps(pooled)} | {informative_by_phase(signal, policy, sampler)} |")
     return "\n".join(lines) + "\n"
 
 

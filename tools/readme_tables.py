@@ -104,6 +104,8 @@ def render(job_counts: dict[str, int]) -> str:
 
 def figure_condition(figure: Figure) -> str:
     """When ``rule all`` renders a figure, in words (``Figure.is_target``)."""
+    if figure.breakdown:
+        return "the config has `rl.breakdown`"
     if figure.experiment is not None:
         return f"experiment `{figure.experiment}` is in `rl.experiments`"
     if figure.claims is not None:

@@ -44,8 +44,9 @@ class Figure:
     """One figure of the registry. ``rule``: the Snakemake rule that draws it (rl_figure, claims_figure, or the
     figure's own rule); exactly one of ``experiment`` (RL figures: the rl.experiments entry it draws),
     ``claims`` (a forest plot of the claims whose ``figure`` is this), ``config_key`` (a figure of an overlay's
-    section) or ``analysis`` (a sampling analysis' figure: when ``analyses.<analysis>.models`` lists a model) says
-    when it is a target; none of them: always. ``panels``: what an RL figure of curves draws (any other
+    section), ``analysis`` (a sampling analysis' figure: when ``analyses.<analysis>.models`` lists a model) or
+    ``breakdown`` (a figure of the grid's breakdown: when the config has ``rl.breakdown``) says when it is a target;
+    none of them: always. ``panels``: what an RL figure of curves draws (any other
     RL figure is drawn by its own module, ead.plots.<figure>)."""
 
     rule: str
@@ -54,8 +55,11 @@ class Figure:
     config_key: str | None = None
     analysis: str | None = None
     panels: CurvePanels | None = None
+    breakdown: bool = False
 
     def is_target(self, config: dict) -> bool:
+        if self.breakdown:
+            return bool(config["rl"].get("breakdown"))
         if self.experiment is not None:
             return self.experiment in config["rl"]["experiments"]
         if self.claims is not None:
@@ -104,6 +108,9 @@ FIGURES: dict[str, Figure] = {
     # the mechanism map (overlay mechanism_map.yaml): its claims, a panel per policy (rarity across, fragility down),
     # each comparison beside its pre-registered effect
     "claims_mechanism_map": Figure("claims_figure", claims="mechanism_map"),
+    # the chain behind the cells (rl.breakdown: the positive control, the mechanism map): informative groups by
+    # phase, the evaluation's samples by first mistake over training
+    "rl_chain": Figure("rl_chain_figure", breakdown=True),
     "schedule_shapes": Figure("schedule_shapes_figure", config_key="schedule_shapes"),
     "inference_only": Figure("inference_only_figure", config_key="inference_only"),
 }

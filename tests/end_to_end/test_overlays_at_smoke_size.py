@@ -152,7 +152,7 @@ def test_the_mechanism_map_runs_at_smoke_size_with_its_predictions_chain_and_blo
                              f"cache_dir={ROOT / '.cache' / 'wheels'}"], cwd=workdir, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     out = workdir / "runs" / "mechanism_map"
-    for figure in ("claims_mechanism_map.png", "claims_mechanism_map.pdf"):
+    for figure in ("claims_mechanism_map.png", "claims_mechanism_map.pdf", "rl_chain.png", "rl_chain.pdf"):
         assert (out / "figures" / figure).stat().st_size > 0
 
     # the claims: the overlay's, each with the prediction it declared, a verdict of the four, G4 of its policy

@@ -506,14 +506,16 @@ def test_the_mechanism_map_chain_block_reads_each_cells_failure_shares_by_key_an
          for step, value in zip((0, 16), values)]
         + [row("*", 0, "failure:execution", 0.01, 10), row("/", 0, "failure:execution", 0.04, 30),
            row("*", 16, "failure:execution", 0.10, 10), row("/", 16, "failure:execution", 0.02, 30),
-           row("*", 16, "pass@1", 0.5, 10)]))
+           row("(all)", 0, "failure:execution", 0.0325, 40), row("(all)", 16, "failure:execution", 0.04, 40),
+           row("(all)", 16, "failure:strategy", 0.5, 40), row("*", 16, "pass@1", 0.5, 10)]))
     signal = SIGNAL_BY_PHASE.validate(pd.DataFrame([
         dict(policy="map_p05_exact", algorithm="dapo", sampler="ead", n=8, metric="informative_group_fraction",
              phase=phase, first_step=4 * phase - 3, last_step=4 * phase, value=0.1 * phase, ci_low=0.0, ci_high=1.0,
              num_seeds=4) for phase in (1, 2, 3, 4)]))
     block = mechanism_map.render_chain(groups, signal, commit="abc1234", date="2026-11-29", fingerprint="F.")
     table = [line for line in block.splitlines() if line.startswith("| map_")]
-    # wrong execution: (0.01 * 10 + 0.04 * 30) / 40 = 3.25% at step 0, (0.10 * 10 + 0.02 * 30) / 40 = 4% at 16
+    # wrong execution: over all keys (the breakdown's "(all)" rows), 3.25% at step 0 and 4% at 16; wrong strategy by
+    # key only
     assert table == ["| map_p05_exact | ead | 4 | 95 / 40 | 97 / 90 | 3 / 4 | 10 / 20 / 30 / 40 |"]
     assert "| policy | sampler | seeds | wrong strategy, key `*` | wrong strategy, key `/` |" in block
     assert "at steps 0 / 16" in block

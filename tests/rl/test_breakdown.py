@@ -121,8 +121,14 @@ def test_eval_by_group_gives_each_failure_types_share_over_each_groups_problems(
     assert row.loc[("b", 0, "failure:strategy"), "value"] == pytest.approx(0.75)  # nothing right: 1 execution, 3
     assert row.loc[("a", 4, "failure:format"), "value"] == 0.0
     # with pass@1 (the "ok" share) the shares of a group sum to one
-    for _, rows in table.groupby(["group", "step"]):
+    for _, rows in table[table["group"] != "(all)"].groupby(["group", "step"]):
         assert rows["value"].sum() == pytest.approx(1.0)
+    # and over every problem (group "(all)", the failure shares only): keys a and b pooled, 2 x 2 problems
+    pooled = table[table["group"] == "(all)"].set_index(["step", "metric"])
+    assert set(pooled.index.get_level_values("metric")) == {"failure:execution", "failure:format", "failure:strategy"}
+    # key a 0.25 (above); key b: 3 of 4 wrong strategies in three of its four (seed, problem) pairs, 0 in one
+    assert pooled.loc[(4, "failure:strategy"), "value"] == pytest.approx((0.25 + 3 * 0.75 / 4) / 2)
+    assert pooled.loc[(4, "failure:strategy"), "num_problems"] == 4
     # a problem whose counts are missing, or do not sum to its samples, names its cell
     with pytest.raises(ValueError, match=r"problem p1 at step 4 \(eval_tau\) has no failure counts"):
         eval_by_group(problems, DATA, "key", "pass@1", resamples=10, seed=0,
@@ -167,7 +173,8 @@ def test_the_job_writes_both_tables(tmp_path):
           "--group-by", "key", "--metric", "pass@1", "--resamples", "100", "--seed", "0", "--expect-steps", "4",
           "--eval-every", "4", "--own-sampler", "--signal-out", str(tmp_path / "signal.csv"),
           "--groups-out", str(tmp_path / "groups.csv")])
-    assert len(EVAL_BY_GROUP.read(tmp_path / "groups.csv")) == 4 * 4  # and each of the 3 failure types
+    # and each of the 3 failure types, by key and over all problems
+    assert len(EVAL_BY_GROUP.read(tmp_path / "groups.csv")) == 4 * 4 + 2 * 3
     with pytest.raises(SystemExit, match="no cell records any of"):
         main(["--steps", *steps_paths, "--eval-problems", *problem_paths, "--eval-failures",
               "--data", str(tmp_path / "data.parquet"), "--phases", "2", "--train-metrics", "sequence_ess_fraction",

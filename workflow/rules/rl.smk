@@ -111,6 +111,24 @@ rule rl_breakdown:
         " {params.args} --signal-out {output.signal} --groups-out {output.groups} > {log} 2>&1"
 
 
+# The chain behind the cells, from the breakdown's tables only (in rule all where the config has `rl.breakdown`):
+# informative rollout groups by phase, and the evaluation's samples by first mistake over training.
+rule rl_chain_figure:
+    input:
+        signal=rules.rl_breakdown.output.signal,
+        groups=rules.rl_breakdown.output.groups,
+        code=plot_code("rl_chain", shared=("style.py", "rl_curves.py")),
+    output:
+        **figure_outputs("rl_chain"),
+    log:
+        "results/logs/figures/rl_chain.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m ead.plots.rl_chain --signal {input.signal} --groups {input.groups}"
+        " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
 # The paper's RL claims as paired comparisons of cells, with CIs, power and computed verdicts (config `claims`), and
 # the rows of the claims of Figs. 1 and 2 (analyses.claims, rule analysis_claims) after them.
 rule claims:

@@ -14,7 +14,8 @@ column of the task's data table (config ``rl.breakdown``).
   ``eval_failures.csv`` (``--eval-failures``, CPU backend: the same samples counted by first mistake), for each of the
   task's failure types a row of metric ``failure:<type>``, the share of a problem's samples whose first mistake it is
   (on the strategy task ``failure:strategy``, a wrong strategy at the fork, and ``failure:execution``, the key's
-  strategy carried out wrong: the chain from the fork to the answer, by key and step), with the same CI.
+  strategy carried out wrong: the chain from the fork to the answer, by key and step), with the same CI, and the same
+  over every problem (group ``(all)``, :data:`ALL_GROUPS`).
 
 A metric a cell does not record (the verl backend's empty columns, tables older than the column) gives no row; a
 run where no cell records any is refused. Cells are read complete (``ead.rl.cells``), as by every job that combines
@@ -50,7 +51,10 @@ from ead.tables import (
     SIGNAL_BY_PHASE,
 )
 
-__all__ = ["eval_by_group", "failure_shares", "phase_of_step", "signal_by_phase"]
+__all__ = ["ALL_GROUPS", "eval_by_group", "failure_shares", "phase_of_step", "signal_by_phase"]
+
+#: The group of the failure shares over every problem of the evaluation, beside those of each value of the column.
+ALL_GROUPS = "(all)"
 
 
 def phase_of_step(step, last_step: int, phases: int):
@@ -124,19 +128,25 @@ def eval_by_group(problems: pd.DataFrame, data: pd.DataFrame, group_by: str, met
         problems = failure_shares(failures, problems)
         metrics += sorted(column for column in problems.columns if column.startswith(FAILURE_METRIC_PREFIX))
     rows = []
-    for key, cells in problems.groupby([*GROUP, "step", "group"], sort=True):
-        by_seed = {s: rows_of_seed.sort_values("problem_id") for s, rows_of_seed in cells.groupby("seed", sort=True)}
-        order = [list(table["problem_id"]) for table in by_seed.values()]
-        if any(ids != order[0] for ids in order):
-            raise ValueError(f"{dict(zip([*GROUP, 'step', group_by], key))}: the seeds were evaluated on different "
-                             "problems; the two-way bootstrap needs one evaluation set")
-        for name in metrics:
-            matrix = np.stack([table[name].to_numpy(dtype=float) if name.startswith(FAILURE_METRIC_PREFIX)
-                               else per_problem_metric(table, name) for table in by_seed.values()])
-            mean, low, high = two_way_bootstrap_mean_ci(matrix, resamples=resamples, seed=seed)
-            rows.append({**dict(zip([*GROUP, "step"], key[:-1])), "group_by": group_by, "group": key[-1],
-                         "metric": name, "value": mean, "ci_low": low, "ci_high": high,
-                         "num_seeds": matrix.shape[0], "num_problems": matrix.shape[1]})
+
+    def estimate(table: pd.DataFrame, names: list[str]) -> None:
+        for key, cells in table.groupby([*GROUP, "step", "group"], sort=True):
+            by_seed = {s: of_seed.sort_values("problem_id") for s, of_seed in cells.groupby("seed", sort=True)}
+            order = [list(of_seed["problem_id"]) for of_seed in by_seed.values()]
+            if any(ids != order[0] for ids in order):
+                raise ValueError(f"{dict(zip([*GROUP, 'step', group_by], key))}: the seeds were evaluated on "
+                                 "different problems; the two-way bootstrap needs one evaluation set")
+            for name in names:
+                matrix = np.stack([of_seed[name].to_numpy(dtype=float) if name.startswith(FAILURE_METRIC_PREFIX)
+                                   else per_problem_metric(of_seed, name) for of_seed in by_seed.values()])
+                mean, low, high = two_way_bootstrap_mean_ci(matrix, resamples=resamples, seed=seed)
+                rows.append({**dict(zip([*GROUP, "step"], key[:-1])), "group_by": group_by, "group": key[-1],
+                             "metric": name, "value": mean, "ci_low": low, "ci_high": high,
+                             "num_seeds": matrix.shape[0], "num_problems": matrix.shape[1]})
+
+    estimate(problems, metrics)
+    # the failure shares also over every problem (group ALL_GROUPS): the chain figure's lines, with their own CIs
+    estimate(problems.assign(group=ALL_GROUPS), [name for name in metrics if name.startswith(FAILURE_METRIC_PREFIX)])
     return pd.DataFrame(rows, columns=list(EVAL_BY_GROUP.columns))
 
 
