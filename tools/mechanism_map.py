@@ -184,8 +184,9 @@ def render_replication(claims: pd.DataFrame, *, commit: str, date: str, fingerpr
     return "\n".join(lines) + "\n"
 
 
-#: The evaluation-by-group metrics of the chain (ead.rl.breakdown): a wrong strategy at the fork, a wrong execution.
-WRONG_STRATEGY, WRONG_EXECUTION = "failure:strategy", "failure:execution"
+#: The evaluation-by-group metrics of the chain (ead.rl.breakdown): a wrong strategy at the fork, a wrong execution,
+#: no strategy named at all (a response that lost the format).
+WRONG_STRATEGY, WRONG_EXECUTION, NO_STRATEGY = "failure:strategy", "failure:execution", "failure:format"
 
 
 def over_steps(values: pd.Series) -> str:
@@ -194,9 +195,10 @@ def over_steps(values: pd.Series) -> str:
 
 
 def render_chain(groups: pd.DataFrame, signal: pd.DataFrame, *, commit: str, date: str, fingerprint: str) -> str:
-    """The chain block: per policy and sampler the wrong-strategy share by key and the wrong-execution share over all
-    keys (the breakdown's group ``(all)``) at every evaluated step, and the informative groups by phase. A breakdown
-    without failure shares (cells run before eval_failures.csv existed, or the verl backend) is an error."""
+    """The chain block: per policy and sampler the wrong-strategy share by key, and the wrong-execution and
+    no-strategy shares over all keys (the breakdown's group ``(all)``), at every evaluated step, and the informative
+    groups by phase. A breakdown without failure shares (cells run before eval_failures.csv existed, or the verl
+    backend) is an error."""
     groups = groups[groups["group_by"] == "key"]
     if not {WRONG_STRATEGY, WRONG_EXECUTION} <= set(groups["metric"]):
         raise ValueError(f"the evaluation-by-group table has no {WRONG_STRATEGY} / {WRONG_EXECUTION} rows by key: "
@@ -205,19 +207,21 @@ def render_chain(groups: pd.DataFrame, signal: pd.DataFrame, *, commit: str, dat
     steps = sorted(groups["step"].unique())
     lines = [f"The chain behind each cell of the mechanism map, from {run_origin(commit, date)}; from its "
              "`results/rl/eval_by_group.csv` (the evaluation's samples at the declared temperature by first mistake, "
-             "% of samples, mean of seeds and problems: a wrong strategy at the fork, by the prompt's key, and the "
-             f"key's strategy carried out wrong, all keys; at steps {' / '.join(map(str, steps))}) and "
+             "% of samples, mean of seeds and problems: a wrong strategy at the fork, by the prompt's key; the "
+             "key's strategy carried out wrong, and no strategy named (the format lost), all keys; at steps "
+             f"{' / '.join(map(str, steps))}) and "
              "`results/rl/signal_by_phase.csv` (informative rollout groups, %, by quarter of training, mean of the "
              f"seeds). {fingerprint}", "",
              "| policy | sampler | seeds | " + " | ".join(f"wrong strategy, key `{key}`" for key in keys)
-             + " | wrong execution | informative groups |", "|---|---|---:|" + "---|" * (len(keys) + 2)]
+             + " | wrong execution | no strategy | informative groups |", "|---|---|---:|" + "---|" * (len(keys) + 3)]
     for (policy, sampler), rows in groups.groupby(["policy", "sampler"], sort=True):
         strategy = rows[rows["metric"] == WRONG_STRATEGY]
-        execution = rows[rows["metric"] == WRONG_EXECUTION]
         by_key = [over_steps(strategy[strategy["group"] == key].set_index("step")["value"]) for key in keys]
-        pooled = execution[execution["group"] == ALL_GROUPS].set_index("step")["value"]
-        lines.append(f"| {policy} | {sampler} | {int(rows['num_seeds'].max())} | " + " | ".join(by_key)
-                     + f" | {over_steps(pooled)} | {informative_by_phase(signal, policy, sampler)} |")
+        everything = rows[rows["group"] == ALL_GROUPS]
+        pooled = [over_steps(everything[everything["metric"] == metric].set_index("step")["value"])
+                  for metric in (WRONG_EXECUTION, NO_STRATEGY)]
+        lines.append(f"| {policy} | {sampler} | {int(rows['num_seeds'].max())} | " + " | ".join(by_key + pooled)
+                     + f" | {informative_by_phase(signal, policy, sampler)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -182,7 +182,8 @@ def test_the_mechanism_map_runs_at_smoke_size_with_its_predictions_chain_and_blo
         rows = groups[groups["metric"] == metric]
         assert sorted(set(zip(rows["policy"], rows["sampler"], rows["step"]))) == sorted(
             (policy, sampler, step) for policy in MAP_POLICIES for sampler in samplers for step in (0, 1, 2))
-        assert set(rows["group"]) <= {"+", "-", "*", "/"} and rows["value"].between(0, 1).all()  # smoke: 4 problems
+        assert "(all)" in set(rows["group"]) <= {"+", "-", "*", "/", "(all)"}  # by key (smoke: 4 problems) and over all
+        assert rows["value"].between(0, 1).all()
     # the probe by key, on every policy of the map: the strategy task's keys, every probed sampler
     for policy in MAP_POLICIES:
         by_key = PREMISES_BY_GROUP.read(out / "results" / "premises" / f"{policy}_by_key.csv")

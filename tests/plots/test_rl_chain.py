@@ -34,11 +34,11 @@ def test_the_chain_draws_informative_groups_then_each_failure_type_per_policy(tm
     from ead.plots import rl_chain
 
     fig = rl_chain.plot(signal_table(), groups_table())
-    axes = np.array(fig.axes).reshape(3, len(POLICIES))  # informative groups, execution, strategy
+    axes = np.array(fig.axes).reshape(3, len(POLICIES))  # informative groups, then the fork's and the execution's
     assert [ax.get_title() for ax in axes[0]] == list(POLICIES)
-    assert [axes[row][0].get_ylabel().split("\n")[-1] for row in (1, 2)] == ["execution (%)", "strategy (%)"]
+    assert [axes[row][0].get_ylabel().split("\n")[-1] for row in (1, 2)] == ["strategy (%)", "execution (%)"]
     # one line per sampler; the strategy row draws the all-problem rows (not key *'s 70%), in percent, step by step
-    lines = axes[2][1].get_lines()
+    lines = axes[1][1].get_lines()
     assert len(lines) == len(SAMPLERS)
     assert list(lines[0].get_xdata()) == [0, 8, 16]
     assert list(lines[0].get_ydata()) == pytest.approx([90.0, 74.0, 58.0])

@@ -507,7 +507,8 @@ def test_the_mechanism_map_chain_block_reads_each_cells_failure_shares_by_key_an
         + [row("*", 0, "failure:execution", 0.01, 10), row("/", 0, "failure:execution", 0.04, 30),
            row("*", 16, "failure:execution", 0.10, 10), row("/", 16, "failure:execution", 0.02, 30),
            row("(all)", 0, "failure:execution", 0.0325, 40), row("(all)", 16, "failure:execution", 0.04, 40),
-           row("(all)", 16, "failure:strategy", 0.5, 40), row("*", 16, "pass@1", 0.5, 10)]))
+           row("(all)", 16, "failure:strategy", 0.5, 40), row("(all)", 0, "failure:format", 0.0, 40),
+           row("(all)", 16, "failure:format", 0.125, 40), row("*", 16, "pass@1", 0.5, 10)]))
     signal = SIGNAL_BY_PHASE.validate(pd.DataFrame([
         dict(policy="map_p05_exact", algorithm="dapo", sampler="ead", n=8, metric="informative_group_fraction",
              phase=phase, first_step=4 * phase - 3, last_step=4 * phase, value=0.1 * phase, ci_low=0.0, ci_high=1.0,
@@ -516,7 +517,7 @@ def test_the_mechanism_map_chain_block_reads_each_cells_failure_shares_by_key_an
     table = [line for line in block.splitlines() if line.startswith("| map_")]
     # wrong execution: over all keys (the breakdown's "(all)" rows), 3.25% at step 0 and 4% at 16; wrong strategy by
     # key only
-    assert table == ["| map_p05_exact | ead | 4 | 95 / 40 | 97 / 90 | 3 / 4 | 10 / 20 / 30 / 40 |"]
+    assert table == ["| map_p05_exact | ead | 4 | 95 / 40 | 97 / 90 | 3 / 4 | 0 / 12 | 10 / 20 / 30 / 40 |"]
     assert "| policy | sampler | seeds | wrong strategy, key `*` | wrong strategy, key `/` |" in block
     assert "at steps 0 / 16" in block
     with pytest.raises(ValueError, match=r"no failure:strategy / failure:execution rows by key"):

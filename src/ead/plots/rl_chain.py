@@ -6,10 +6,11 @@ Reads the breakdown's two tables only (``ead.rl.breakdown``, config ``rl.breakdo
 
 1. the share of the rollout groups with 0 < correct < n (the groups GRPO-style advantages learn from), by phase of
    training, mean over seeds with its 95% bootstrap CI;
-2. one row per failure type of the task (``failure:<type>`` rows over every problem, group ``(all)``; on the strategy
-   task ``strategy``: a wrong strategy named at the fork, ``execution``: the key's strategy carried out wrong), the
-   share of the evaluation's samples at the declared temperature whose first mistake it is, at every evaluated step,
-   mean over seeds and problems with its two-way bootstrap 95% CI.
+2. one row per failure type of the task, the fork's first, then the execution's (``failure:<type>`` rows over every
+   problem, group ``(all)``; on the strategy task ``strategy``: a wrong strategy named at the fork, ``execution``:
+   the key's strategy carried out wrong, ``format``: no strategy named), the share of the evaluation's samples at the
+   declared temperature whose first mistake it is, at every evaluated step, mean over seeds and problems with its
+   two-way bootstrap 95% CI.
 
 One line per sampler, in every panel the same colour. Where the cells classify no failures (a task without
 ``classify_failure``, verl's cells), the figure has the first row only.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 from ead.plots.rl_curves import sampler_colors
 from ead.plots.style import apply_style, figure_logger, save_figure
@@ -32,6 +34,8 @@ from ead.tables import EVAL_BY_GROUP, FAILURE_METRIC_PREFIX, SIGNAL_BY_PHASE
 
 #: The training metric of the top row (a steps.csv column the breakdown averages by phase).
 INFORMATIVE = "informative_group_fraction"
+#: The failure rows drawn first, in this order (the strategy task's fork, then its execution); other types follow.
+CHAIN_ORDER = (f"{FAILURE_METRIC_PREFIX}strategy", f"{FAILURE_METRIC_PREFIX}execution")
 
 
 def plot(signal, groups):
@@ -41,7 +45,9 @@ def plot(signal, groups):
         raise ValueError(f"the signal-by-phase table has no {INFORMATIVE!r} rows (rl.breakdown.train_metrics must "
                          "list it)")
     failures = groups[(groups["group"] == ALL_GROUPS) & groups["metric"].str.startswith(FAILURE_METRIC_PREFIX)]
-    kinds = sorted(failures["metric"].unique())
+    # the fork's mistake, then the execution's, then any other type (the order a response goes wrong in)
+    kinds = sorted(failures["metric"].unique(), key=lambda kind: (CHAIN_ORDER.index(kind) if kind in CHAIN_ORDER
+                                                                   else len(CHAIN_ORDER), kind))
     policies = list(dict.fromkeys(informative["policy"]))
     samplers = list(dict.fromkeys(informative["sampler"]))
     colors = sampler_colors(samplers)
@@ -65,6 +71,8 @@ def plot(signal, groups):
                 ax.fill_between(curve["step"], 100 * curve["ci_low"], 100 * curve["ci_high"], color=colors[sampler],
                                 alpha=0.15, lw=0)
         axes[0][column].set_title(policy, fontsize=9)
+        for ax in axes[:, column]:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes[0][column].set_xlabel("phase of training")
         for row in range(1, rows):
             axes[row][column].set_xlabel("RL step")
