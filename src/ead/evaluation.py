@@ -150,10 +150,10 @@ def main(argv=None):
         raise SystemExit(f"--n {args.n} is smaller than the largest k {max(args.k)}; unbiased Pass@k needs n >= k")
     problems = first_problems_of_split(read_table(args.data), args.split, args.limit, args.data)
     model, tokenizer = load_hf_model(args.model)
-    per_problem, summary, failures = evaluate(model, tokenizer, problems, args.task, n=args.n, ks=args.k,
-                                    schedule=build_schedule(json.loads(args.schedule)),
-                                    max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size,
-                                    chat_template=args.chat_template)
+    per_problem, summary, failures = evaluate(
+        model, tokenizer, problems, args.task, n=args.n, ks=args.k, schedule=build_schedule(json.loads(args.schedule)),
+        max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size,
+        chat_template=args.chat_template)
     extra = {"model": args.model, "data": args.data, "split": args.split or "all"}
     BASE_PROBLEMS.write(per_problem.assign(**extra), args.per_problem)
     BASE_SUMMARY.write(summary.assign(**extra), args.out)

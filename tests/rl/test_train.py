@@ -496,6 +496,18 @@ def test_a_fixed_training_pool_is_drawn_once_by_its_own_seed_and_every_steps_pro
     assert not drawn <= pool_prompts
 
 
+def test_a_step_0_failure_table_that_misses_a_problem_fails_the_cell_before_it_trains(rl_inputs, tmp_path):
+    from ead.rl.train import train
+
+    failures = pd.read_csv(rl_inputs / "base_failures.csv")
+    write_table(failures[failures["problem_id"] != failures["problem_id"].iloc[0]], tmp_path / "short.csv")
+    with pytest.raises(SystemExit, match=r"short\.csv: its counts do not cover the step-0 evaluation's problems "
+                                         r"with their samples \(3 problems counted, 4 evaluated\)"):
+        train(small_cell_settings(), str(rl_inputs / "policy"), str(rl_inputs / "countdown.parquet"),
+              str(rl_inputs / "base.csv"), str(tmp_path / "short.csv"), str(tmp_path / "out"), str(tmp_path / "ckpt"))
+    assert not (tmp_path / "out").exists() and not (tmp_path / "ckpt").exists()  # nothing trained, nothing written
+
+
 def test_a_pool_cell_evaluates_the_pool_at_every_evaluated_step_and_g4_reads_the_held_out_rows(rl_inputs, tmp_path):
     """Every evaluated step, step 0 included, has graded train_pool rows on exactly the pool's problems (declared tau,
     greedy too), beside the held-out eval_tau rows; the completeness check reads them, and G4

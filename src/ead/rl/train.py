@@ -310,10 +310,10 @@ class Trainer:
 
     def evaluate(self, step: int, *, own_sampler: bool = False,
                  on_pool: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """(per-problem counts, failure counts: ``ead.evaluation.failure_counts``, both with ``step`` and
-        ``evaluated_with``). Per-problem sample counts, correct counts and greedy correctness on the fixed evaluation
-        split (or, with
-        ``on_pool``, on the fixed training pool, at the declared temperature: rows ``evaluated_with = train_pool``).
+        """(per-problem counts, failure counts: ``ead.evaluation.failure_counts``), both with ``step`` and
+        ``evaluated_with``: per-problem sample counts, correct counts and greedy correctness on the fixed evaluation
+        split (or, with ``on_pool``, on the fixed training pool, at the declared temperature: rows
+        ``evaluated_with = train_pool``), and the same samples by first mistake.
 
         At the declared evaluation temperature (``eval.tau``, with greedy accuracy), or with the cell's own sampler at
         this step (``own_sampler``: its schedule as its rollouts used it; greedy is left NaN, it does not depend on
@@ -366,6 +366,10 @@ def train(settings: CellSettings, policy_dir: str, data: str, base_eval: str, ba
     settings = with_measured_schedule(settings, measured_schedule)
     # a checkpoint of other settings or inputs (edited config, retrained policy) is discarded, never resumed
     fingerprint = job_fingerprint(settings.to_document(), [policy_dir, data, base_eval, base_failures])
+    # step 0 is the policy's base evaluation: read and checked before any training, so a broken one fails at once
+    base = (BASE_PROBLEMS.read(base_eval)[[*COUNT_COLUMNS, TIMEOUT_PROBLEM_COLUMN]]
+            .assign(step=0, evaluated_with="eval_tau"))
+    step_0_failures = read_base_failures(base_failures, base, settings.task)
     resuming = resumable(checkpoint, fingerprint, log)
     trainer = Trainer(settings, policy_dir, data, log, resume_from=checkpoint if resuming else None)
     tables = {"steps": [], "eval_problems": [], "eval_failures": []}
@@ -411,12 +415,9 @@ def train(settings: CellSettings, policy_dir: str, data: str, base_eval: str, ba
 
     cell = settings.cell_columns()
     config_columns = settings.table_columns()
-    base = (BASE_PROBLEMS.read(base_eval)[[*COUNT_COLUMNS, TIMEOUT_PROBLEM_COLUMN]]
-            .assign(step=0, evaluated_with="eval_tau"))
     eval_problems = pd.concat([base, pd.DataFrame(tables["eval_problems"])], ignore_index=True)
     eval_problems = eval_problems[[*PROBLEM_COLUMNS, TIMEOUT_PROBLEM_COLUMN]].astype({TIMEOUT_PROBLEM_COLUMN: float})
     failure_columns = ["step", "evaluated_with", *FAILURE_COLUMNS]
-    step_0_failures = read_base_failures(base_failures, base, settings.task)
     eval_failures = pd.concat([step_0_failures.assign(step=0, evaluated_with="eval_tau"),
                                pd.DataFrame(tables["eval_failures"], columns=failure_columns)],
                               ignore_index=True)[failure_columns].astype({"step": int, "num_samples": int})
