@@ -73,6 +73,7 @@ BLOCK_SOURCES = {
     ("docs/rl-learns.md", "mechanism-map"): "mechanism_map.md",
     ("docs/operations.md", "machine-spread"): "machine_spread.md",
     ("docs/rl-learns.md", "mechanism-map-tis"): "mechanism_map_tis.md",
+    ("docs/rl-learns.md", "mechanism-map-chain"): "mechanism_map_chain.md",
 }
 
 
