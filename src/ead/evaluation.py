@@ -96,11 +96,12 @@ def evaluate(model, tokenizer, problems: pd.DataFrame, task: str, *, n: int, ks:
                    step=step)
     sampled = sample_hf(model, tokenizer, ids, prompts, schedule, n=n, **options)
     reference_of = dict(zip(ids, references))
-    grades = grade_many(sampled["text"].tolist(), [reference_of[p] for p in sampled["prompt_id"]], task)
+    sample_references = [reference_of[p] for p in sampled["prompt_id"]]
+    grades = grade_many(sampled["text"].tolist(), sample_references, task)
     sampled["correct"] = [g.score for g in grades]
     sampled[TIMEOUT_PROBLEM_COLUMN] = [float(g.status == "timeout") for g in grades]
-    failures = failure_counts(sampled["prompt_id"].tolist(), sampled["text"].tolist(),
-                              [reference_of[p] for p in sampled["prompt_id"]], task, order=ids)
+    failures = failure_counts(sampled["prompt_id"].tolist(), sampled["text"].tolist(), sample_references, task,
+                              order=ids)
     per_problem = (sampled.groupby("prompt_id", sort=False)
                    .agg(num_samples=("correct", "size"), num_correct=("correct", "sum"),
                         **{TIMEOUT_PROBLEM_COLUMN: (TIMEOUT_PROBLEM_COLUMN, "sum")})

@@ -43,7 +43,7 @@ def test_the_chain_draws_informative_groups_then_each_failure_type_per_policy(tm
     assert list(lines[0].get_xdata()) == [0, 8, 16]
     assert list(lines[0].get_ydata()) == pytest.approx([90.0, 74.0, 58.0])
     assert list(axes[0][0].get_lines()[1].get_ydata()) == pytest.approx([11.0, 21.0, 31.0, 41.0])  # ead's phases
-    rl_chain.main(["--signal", str(_written(SIGNAL_BY_PHASE, signal_table(), tmp_path / "s.csv")),
+    rl_chain.main(["--table", str(_written(SIGNAL_BY_PHASE, signal_table(), tmp_path / "s.csv")),
                    "--groups", str(_written(EVAL_BY_GROUP, groups_table(), tmp_path / "g.csv")),
                    "--png", str(tmp_path / "c.png"), "--pdf", str(tmp_path / "c.pdf")])
     assert (tmp_path / "c.png").stat().st_size > 0 and (tmp_path / "c.pdf").stat().st_size > 0
@@ -54,6 +54,7 @@ def test_without_failure_shares_the_chain_is_the_informative_groups_and_without_
 
     fig = rl_chain.plot(signal_table(), groups_table(failures=False))
     assert len(fig.axes) == len(POLICIES)  # one row
+    assert len(rl_chain.plot(signal_table(), None).axes) == len(POLICIES)  # no evaluation-by-group table: the same
     with pytest.raises(ValueError, match="no 'informative_group_fraction' rows"):
         rl_chain.plot(signal_table().assign(metric="solved_group_fraction"), groups_table())
 

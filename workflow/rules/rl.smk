@@ -125,7 +125,7 @@ rule rl_chain_figure:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.plots.rl_chain --signal {input.signal} --groups {input.groups}"
+        "python -m ead.plots.rl_chain --table {input.signal} --groups {input.groups}"
         " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 

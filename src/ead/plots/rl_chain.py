@@ -16,19 +16,17 @@ One line per sampler, in every panel the same colour. Where the cells classify n
 ``classify_failure``, verl's cells), the figure has the first row only.
 
 Run:
-    python -m ead.plots.rl_chain --signal results/rl/signal_by_phase.csv --groups results/rl/eval_by_group.csv \
+    python -m ead.plots.rl_chain --table results/rl/signal_by_phase.csv --groups results/rl/eval_by_group.csv \
         --png figures/rl_chain.png --pdf figures/rl_chain.pdf
 """
 
 from __future__ import annotations
 
-import argparse
-
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
 from ead.plots.rl_curves import sampler_colors
-from ead.plots.style import apply_style, figure_logger, save_figure
+from ead.plots.style import apply_style, run_table_figure
 from ead.rl.breakdown import ALL_GROUPS
 from ead.tables import EVAL_BY_GROUP, FAILURE_METRIC_PREFIX, SIGNAL_BY_PHASE
 
@@ -38,16 +36,19 @@ INFORMATIVE = "informative_group_fraction"
 CHAIN_ORDER = (f"{FAILURE_METRIC_PREFIX}strategy", f"{FAILURE_METRIC_PREFIX}execution")
 
 
-def plot(signal, groups):
-    """The figure (module docstring): a column per policy, the informative groups then each failure type's share."""
+def plot(signal, groups=None):
+    """The figure (module docstring): a column per policy, the informative groups then each failure type's share
+    (``groups``: the evaluation-by-group table; None, as no table, draws the first row only)."""
     informative = signal[signal["metric"] == INFORMATIVE]
     if informative.empty:
         raise ValueError(f"the signal-by-phase table has no {INFORMATIVE!r} rows (rl.breakdown.train_metrics must "
                          "list it)")
-    failures = groups[(groups["group"] == ALL_GROUPS) & groups["metric"].str.startswith(FAILURE_METRIC_PREFIX)]
+    failures = None if groups is None else groups[(groups["group"] == ALL_GROUPS)
+                                                  & groups["metric"].str.startswith(FAILURE_METRIC_PREFIX)]
     # the fork's mistake, then the execution's, then any other type (the order a response goes wrong in)
-    kinds = sorted(failures["metric"].unique(), key=lambda kind: (CHAIN_ORDER.index(kind) if kind in CHAIN_ORDER
-                                                                   else len(CHAIN_ORDER), kind))
+    kinds = [] if failures is None else sorted(
+        failures["metric"].unique(),
+        key=lambda kind: (CHAIN_ORDER.index(kind) if kind in CHAIN_ORDER else len(CHAIN_ORDER), kind))
     policies = list(dict.fromkeys(informative["policy"]))
     samplers = list(dict.fromkeys(informative["sampler"]))
     colors = sampler_colors(samplers)
@@ -88,16 +89,7 @@ def plot(signal, groups):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--signal", required=True, help="the signal-by-phase table (results/rl/signal_by_phase.csv)")
-    parser.add_argument("--groups", required=True, help="the evaluation-by-group table (results/rl/eval_by_group.csv)")
-    parser.add_argument("--png", required=True)
-    parser.add_argument("--pdf", required=True)
-    args = parser.parse_args(argv)
-    log = figure_logger(plot)
-    fig = plot(SIGNAL_BY_PHASE.read(args.signal), EVAL_BY_GROUP.read(args.groups))
-    save_figure(fig, args.png, args.pdf)
-    log.info("wrote %s and %s", args.png, args.pdf)
+    run_table_figure(plot, __doc__.splitlines()[0], argv, table=SIGNAL_BY_PHASE, extra={"groups": EVAL_BY_GROUP})
 
 
 if __name__ == "__main__":
