@@ -8,7 +8,8 @@ two halves of the test command (README, ``.ci/run``), each timed:
    ``--cold``, an empty pip cache of its own); what it downloaded is the bytes this machine's network interfaces
    received meanwhile (``/proc/net/dev``, loopback excluded);
 2. ``.venv/bin/python -m pytest --durations=25`` (the flag only adds pytest's report of the 25 slowest tests; the vLLM
-   suite, which the main suite runs in ``.venv-vllm`` beside itself, reports its own 25 slowest into its log).
+   suite, which the main suite runs in ``.venv-vllm`` beside itself, reports its own 25 slowest into its log);
+   meanwhile, how many cores were busy (:class:`CoresBusy`): whether the suite's wall time is work or waits.
 
 Then, with ``--time-fast-lane``, the fast lane (:data:`FAST_LANE_COMMAND`) in the same clone (what a developer
 runs between edits). ``--fast-lane-only`` times only the fast lane, in this checkout, into its own block
@@ -31,6 +32,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -53,6 +55,49 @@ FAST_LANE = ["-m", "not slow", "-n", "2", "--dist", "worksteal"]
 FAST_LANE_COMMAND = '.venv/bin/python -m pytest -m "not slow" -n 2 --dist worksteal'
 #: what setup.sh --tests installs with the system's package manager (workflow/scripts/slurm_local.sh install)
 SYSTEM_PACKAGES = "slurm-wlm, munge (Debian)"
+
+
+def cpu_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs so far (Linux's /proc/stat; idle and iowait count as not busy)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields) - idle, sum(fields)
+
+
+class CoresBusy:
+    """How many of the machine's cores were busy while a command ran: /proc/stat sampled every ``every`` seconds in
+    a thread: the mean number of cores busy over the run and the share of the samples with under half of them busy
+    (where the command left the machine idle: waits, not work)."""
+
+    def __init__(self, every: float = 5.0):
+        self.every, self.samples = every, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self):
+        cores = os.cpu_count()
+        last = cpu_jiffies()
+        while not self._stop.wait(self.every):
+            now = cpu_jiffies()
+            if now[1] > last[1]:
+                self.samples.append(cores * (now[0] - last[0]) / (now[1] - last[1]))
+            last = now
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> str:
+        if not self.samples:
+            return "not sampled (the run was shorter than one sampling interval)"
+        cores = os.cpu_count()
+        idle_share = sum(busy < cores / 2 for busy in self.samples) / len(self.samples)
+        return (f"{sum(self.samples) / len(self.samples):.2f} of {cores} cores busy on average (/proc/stat every "
+                f"{self.every:.0f} s), under {cores / 2:g} busy {100 * idle_share:.0f}% of the time")
 
 
 def run_timed(command: list[str], cwd: Path, log: Path, env: dict) -> tuple[float, str]:
@@ -91,6 +136,14 @@ def closing_line(output: str) -> str:
         if match := CLOSING.match(line.strip()):
             return match.group(1)
     raise SystemExit("no pytest closing line in the output")
+
+
+def vllm_wall(output: str) -> str:
+    """The vLLM suite's own wall time, from pytest's closing line in its log."""
+    for line in reversed(output.splitlines()):
+        if match := CLOSING.match(line.strip()):
+            return minutes(float(match.group(2)))
+    raise SystemExit("no pytest closing line in the vLLM suite's log")
 
 
 def received_bytes() -> int:
@@ -153,8 +206,9 @@ def main():
     setup_s, _ = run_timed(["bash", "workflow/scripts/setup.sh", "--tests"], args.workdir, logs / "setup.log", env)
     downloaded = (received_bytes() - received) / 1e9
     python = args.workdir / ".venv" / "bin" / "python"
-    pytest_s, output = run_timed([str(python), "-m", "pytest", "--durations=25"], args.workdir, logs / "pytest.log",
-                                 env)
+    with CoresBusy() as busy:  # what the machine did meanwhile: both suites' work, or their waits
+        pytest_s, output = run_timed([str(python), "-m", "pytest", "--durations=25"], args.workdir,
+                                     logs / "pytest.log", env)
     vllm_log = (logs / "vllm-suite.log").read_text(errors="replace")
     fast_s = None
     if args.time_fast_lane:
@@ -181,6 +235,8 @@ def main():
         f"| tests/vllm (one slow test of the suite runs them in `.venv-vllm`, beside the others) | "
         f"`.venv-vllm/bin/python -m pytest tests/vllm` ({closing_line(vllm_log)}) | {vllm} | "
         "within the whole suite |\n"
+        f"\nWhile the whole suite ran: {busy.summary()}; the vLLM suite beside it took "
+        f"{vllm_wall(vllm_log)}.\n"
         "\nThe 25 slowest of the main suite (pytest's `--durations`; the vLLM suite's wrapper is its wait for the "
         "suite):\n\n" + durations_table(slowest(output))
         + "\nThe 25 slowest of tests/vllm (its own `--durations`, running beside the main suite):\n\n"

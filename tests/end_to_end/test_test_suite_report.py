@@ -1,0 +1,47 @@
+"""The test command's report (benchmarks/test_suite.py): how busy the cores were while the suite ran, and the vLLM
+suite's own wall time from its log."""
+
+import importlib.util
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("test_suite_report", REPO / "benchmarks" / "test_suite.py")
+test_suite = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(test_suite)
+
+
+def test_cores_busy_samples_a_spinning_thread():
+    """One spinning thread: every sample sees at least most of a core busy (the machine's other work can only add),
+    none more than the machine has."""
+    with test_suite.CoresBusy(every=0.2) as busy:
+        deadline = time.perf_counter() + 1.5
+        while time.perf_counter() < deadline:
+            pass
+    assert len(busy.samples) >= 5
+    assert all(0 <= sample <= os.cpu_count() + 1e-9 for sample in busy.samples)
+    assert sorted(busy.samples)[len(busy.samples) // 2] >= 0.8
+
+
+def test_the_summary_is_the_mean_and_the_share_under_half_the_cores(monkeypatch):
+    monkeypatch.setattr(test_suite.os, "cpu_count", lambda: 2)
+    busy = test_suite.CoresBusy(every=5)
+    busy.samples = [2.0, 2.0, 0.5, 1.5]
+    assert busy.summary() == ("1.50 of 2 cores busy on average (/proc/stat every 5 s), under 1 busy 25% of the "
+                              "time")
+
+
+def test_cores_busy_without_a_sample_says_so():
+    with test_suite.CoresBusy(every=60) as busy:
+        pass
+    assert busy.samples == [] and busy.summary().startswith("not sampled")
+
+
+def test_the_vllm_suites_wall_time_is_its_closing_lines():
+    log = "...\n=========== 54 passed, 1 skipped, 14 warnings in 2581.40s (0:43:01) ===========\n"
+    assert test_suite.vllm_wall(log) == "43.0 min"
+    with pytest.raises(SystemExit, match="no pytest closing line"):
+        test_suite.vllm_wall("collected 55 items\n")
