@@ -21,9 +21,9 @@ fork, by key, and whose execution of the key's strategy was wrong, at every eval
 rollout groups by quarter of training.
 
 With ``--replication`` it renders the pre-registered replication of the map's primary
-(``configs/ablations/mechanism_map_replication.yaml``, layered on a run of the map; TESTBED.md, "the mechanism map:
-its primary on fresh seeds (pre-registration)"): each of its claims (``R-*``) beside its prediction, its seeds and
-its MDE.
+(``configs/ablations/mechanism_map_replication.yaml``; TESTBED.md, "the mechanism map: its primary on fresh seeds
+(pre-registration)"): each of its claims (``R-*``) beside its prediction, its seeds and its MDE, and whether its cells
+of the map's seeds reproduce the map's committed fingerprint (``--map-fingerprint``) file for file.
 
 Run (after a run of the overlay):
     python tools/mechanism_map.py --results runs/mechanism_map/results --commit "$(git rev-parse --short HEAD)" \
@@ -47,11 +47,14 @@ from pathlib import Path
 import pandas as pd
 
 from ead.rl.breakdown import ALL_GROUPS
-from ead.tables import CLAIMS, EVAL_BY_GROUP, RL_LEARNS, SIGNAL_BY_PHASE
+from ead.tables import CLAIMS, EVAL_BY_GROUP, FINGERPRINT, RL_LEARNS, SIGNAL_BY_PHASE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import publish  # noqa: E402
 from result_rows import block_parser, fingerprint_sentence, interval, points, run_origin  # noqa: E402
+
+#: The committed fingerprint of the map's run (benchmarks/results), whose cells the replication's seeds 0-7 rerun.
+MAP_FINGERPRINT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "mechanism_map_fingerprint.csv"
 
 #: The map's claims: ``figure`` in the claims table, and the comparison each id suffix names.
 FIGURE = "mechanism_map"
@@ -163,25 +166,42 @@ def render_exploratory(claims: pd.DataFrame, signal: pd.DataFrame, *, commit: st
 REPLICATION_FIGURE = "mechanism_map_replication"
 
 
-def render_replication(claims: pd.DataFrame, *, commit: str, date: str, fingerprint: str) -> str:
+def render_replication(claims: pd.DataFrame, *, commit: str, date: str, fingerprint: str, shared: str) -> str:
     """The replication block: each ``R-*`` claim's seeds, effect [CI], verdict beside its prediction, and MDE, then
-    how many verdicts met their predictions; a claim without its prediction is an error naming it."""
+    how many verdicts met their predictions; a claim without its prediction is an error naming it. ``shared`` is
+    :func:`shared_files_sentence`: whether the run's cells of the map's seeds are the map's own."""
     rows = claims[(claims["figure"] == REPLICATION_FIGURE) & claims["claim"].str.startswith("R-")]
     if rows.empty:
         raise ValueError(f"the claims table has no claim R-* with figure = {REPLICATION_FIGURE!r}")
     if rows["predicted_verdict"].isna().any():
         raise ValueError("every replication claim carries the prediction written before its cells ran; "
                          f"{sorted(rows.loc[rows['predicted_verdict'].isna(), 'claim'])} do not")
-    lines = [f"The mechanism map's primary on fresh seeds, layered on the map's run in {run_origin(commit, date)}; "
+    lines = [f"The mechanism map's primary on fresh seeds, from a run of its overlay in {run_origin(commit, date)}; "
              "from its `results/claims.csv` (EAD - tau 1.2 on map_p05_fragile, curve-mean Pass@1 differences in "
              "points, 95% CIs from the two-way bootstrap over seeds and problems, negligible inside +-2; each "
-             f"prediction written before the new cells ran). {fingerprint}", "",
+             f"prediction written before the new cells ran). {fingerprint} {shared}", "",
              "| claim | seeds | effect, verdict (prediction) | MDE |", "|---|---:|---|---:|"]
     for row in rows.itertuples():
         lines.append(f"| {row.claim} | {row.num_seeds} | {cell(row)} | {100 * row.mde:.1f} |")
     met, counts = predictions_met(rows)
     lines += ["", f"{met} of {len(rows)} verdicts as pre-registered ({counts})."]
     return "\n".join(lines) + "\n"
+
+
+def shared_files_sentence(run: pd.DataFrame, reference: pd.DataFrame, reference_name: str) -> str:
+    """Whether the files two fingerprints (``ead.tables.FINGERPRINT``) both cover have the same digests: a run that
+    contains another run's cells (the replication's seeds 0-7 are the map's) says whether it reproduced them bit for
+    bit, and names the first file that differs. No shared file is an error (the wrong reference)."""
+    merged = run.merge(reference, on="path", suffixes=("", "_reference"))
+    if merged.empty:
+        raise ValueError(f"the run's fingerprint shares no file with {reference_name}: not a run of its cells")
+    cells = merged["stage"].eq("rl_cells").sum()
+    differ = merged[merged["digest"] != merged["digest_reference"]].sort_values("path")
+    if differ.empty:
+        return (f"The {len(merged)} files it shares with {reference_name} ({cells} of them the map's cells' tables) "
+                "have the map's digests: its cells of the map's seeds are the map's, bit for bit.")
+    return (f"{len(differ)} of the {len(merged)} files it shares with {reference_name} differ from the map's "
+            f"(first `{differ['path'].iloc[0]}`): its cells of the map's seeds are not the map's.")
 
 
 #: The evaluation-by-group metrics of the chain (ead.rl.breakdown): a wrong strategy at the fork, a wrong execution,
@@ -234,10 +254,15 @@ def main(argv=None):
                         help="render the chain behind each cell (eval_by_group.csv's failure shares) instead")
     parser.add_argument("--replication", action="store_true",
                         help="render the replication of the primary (R-*, mechanism_map_replication.yaml) instead")
+    parser.add_argument("--map-fingerprint", type=Path, default=MAP_FINGERPRINT,
+                        help="with --replication: the map run's fingerprint, whose cells the replication's seeds 0-7 "
+                             "must reproduce")
     args = parser.parse_args(argv)
     if args.replication:
+        shared = shared_files_sentence(FINGERPRINT.read(args.results / "fingerprint.csv"),
+                                       FINGERPRINT.read(args.map_fingerprint), f"`{args.map_fingerprint.name}`")
         block = render_replication(CLAIMS.read(args.results / "claims.csv"), commit=args.commit, date=args.date,
-                                   fingerprint=fingerprint_sentence(args.results))
+                                   fingerprint=fingerprint_sentence(args.results), shared=shared)
         publish(block, args.out, args.doc, args.block)
         return
     if args.chain:

@@ -12,8 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "smoke_dag_commands.txt"
 HEADER = [
@@ -49,7 +47,8 @@ def fixture_lines() -> list[str]:
     return [line for line in FIXTURE.read_text().splitlines() if not line.startswith("#")]
 
 
-@pytest.mark.slow  # a Snakemake dry run (the slow lane's kind, pyproject.toml)
+# In the fast lane although a Snakemake dry run (about 5 s): every change to a rule's arguments must regenerate the
+# fixture on purpose, and the fast lane is what a developer runs between edits.
 def test_the_smoke_dag_plans_the_pinned_jobs(tmp_path):
     planned = planned_commands(tmp_path)
     expected = fixture_lines()

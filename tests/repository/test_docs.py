@@ -476,17 +476,46 @@ def test_the_replication_block_sets_each_claim_beside_its_prediction_with_its_se
          "mde": 0.015, "verdict": "supported", "predicted_verdict": "negligible", "predicted_effect": 0.0},
         {**base, "claim": "M-p05-fragile-b", "figure": "mechanism_map", "num_seeds": 8, "effect": 0.0, "ci_low": 0.0,
          "ci_high": 0.0, "mde": 0.0, "verdict": "supported"}]))
-    block = mechanism_map.render_replication(claims, commit="abc1234", date="2026-11-29", fingerprint="F.")
+    block = mechanism_map.render_replication(claims, commit="abc1234", date="2026-11-29", fingerprint="F.",
+                                             shared="S.")
+    assert block.splitlines()[0].endswith("F. S.")
     table = [line for line in block.splitlines() if line.startswith("| R-")]
     assert table == ["| R-p05-fragile-b-fresh | 8 | +1.1 [-0.4, +2.7] **inconclusive** (as predicted) | 2.1 |",
                      "| R-p05-fragile-b-16 | 16 | +1.3 [+0.3, +2.4] **supported** (predicted negligible +0.0) | 1.5 |"]
     assert "1 of 2 verdicts as pre-registered (1 supported, 1 inconclusive)." in block
     with pytest.raises(ValueError, match=r"prediction written before its cells ran; \['R-p05-fragile-b-16'\]"):
         mechanism_map.render_replication(claims.assign(predicted_verdict=lambda t: t["predicted_verdict"].where(
-            t["claim"] != "R-p05-fragile-b-16")), commit="c", date="d", fingerprint="")
+            t["claim"] != "R-p05-fragile-b-16")), commit="c", date="d", fingerprint="", shared="")
     with pytest.raises(ValueError, match="no claim R-"):
         mechanism_map.render_replication(claims[claims["claim"].str.startswith("M-")], commit="c", date="d",
-                                         fingerprint="")
+                                         fingerprint="", shared="")
+
+
+def test_the_replication_says_whether_its_cells_of_the_maps_seeds_are_the_maps():
+    """The files two fingerprints share, digest against digest: all equal, one differing (named), none shared."""
+    import pandas as pd
+
+    from ead.tables import FINGERPRINT
+
+    def fingerprint(rows):
+        return FINGERPRINT.validate(pd.DataFrame([
+            {"stage": stage, "path": path, "digest": digest, "rows": 1, "profile": "mechanism_map",
+             "config_files": "c.yaml", "cpu_level": "avx2"} for stage, path, digest in rows]))
+
+    cell = "results/rl/map_p05_fragile/dapo/ead/n8/seed{}/steps.csv"
+    policy = ("policies", "results/models/p/model.safetensors", "aa")
+    reference = fingerprint([policy, ("rl_cells", cell.format(0), "b0"), ("rl_cells", cell.format(1), "b1"),
+                             ("claims", "results/claims.csv", "cc")])
+    run = fingerprint([policy, ("rl_cells", cell.format(0), "b0"), ("rl_cells", cell.format(1), "b1"),
+                       ("rl_cells", cell.format(8), "b8"), ("claims", "results/claims.csv", "dd")])
+    same = mechanism_map.shared_files_sentence(run[run["stage"] != "claims"], reference, "`map.csv`")
+    assert same.startswith("The 3 files it shares with `map.csv` (2 of them the map's cells' tables) have the map's")
+    moved = run.assign(digest=run["digest"].where(run["path"] != cell.format(1), "xx"))
+    assert mechanism_map.shared_files_sentence(moved, reference, "`map.csv`").startswith(
+        "2 of the 4 files it shares with `map.csv` differ from the map's (first `results/claims.csv`)")
+    with pytest.raises(ValueError, match="shares no file with `map.csv`"):
+        mechanism_map.shared_files_sentence(run[run["stage"] == "rl_cells"].assign(path="elsewhere"), reference,
+                                            "`map.csv`")
 
 
 def test_the_mechanism_map_chain_block_reads_each_cells_failure_shares_by_key_and_step():
