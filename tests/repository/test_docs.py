@@ -74,6 +74,7 @@ BLOCK_SOURCES = {
     ("docs/operations.md", "machine-spread"): "machine_spread.md",
     ("docs/rl-learns.md", "mechanism-map-tis"): "mechanism_map_tis.md",
     ("docs/rl-learns.md", "mechanism-map-chain"): "mechanism_map_chain.md",
+    ("docs/rl-learns.md", "mechanism-map-replication"): "mechanism_map_replication.md",
 }
 
 
@@ -508,11 +509,11 @@ def test_the_replication_says_whether_its_cells_of_the_maps_seeds_are_the_maps()
                              ("claims", "results/claims.csv", "cc")])
     run = fingerprint([policy, ("rl_cells", cell.format(0), "b0"), ("rl_cells", cell.format(1), "b1"),
                        ("rl_cells", cell.format(8), "b8"), ("claims", "results/claims.csv", "dd")])
-    same = mechanism_map.shared_files_sentence(run[run["stage"] != "claims"], reference, "`map.csv`")
+    same = mechanism_map.shared_files_sentence(run, reference, "`map.csv`")  # the claims differ, and are left out
     assert same.startswith("The 3 files it shares with `map.csv` (2 of them the map's cells' tables) have the map's")
     moved = run.assign(digest=run["digest"].where(run["path"] != cell.format(1), "xx"))
     assert mechanism_map.shared_files_sentence(moved, reference, "`map.csv`").startswith(
-        "2 of the 4 files it shares with `map.csv` differ from the map's (first `results/claims.csv`)")
+        f"1 of the 3 files it shares with `map.csv` differ from the map's (first `{cell.format(1)}`)")
     with pytest.raises(ValueError, match="shares no file with `map.csv`"):
         mechanism_map.shared_files_sentence(run[run["stage"] == "rl_cells"].assign(path="elsewhere"), reference,
                                             "`map.csv`")
