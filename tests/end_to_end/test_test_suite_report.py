@@ -21,7 +21,7 @@ def test_cores_busy_samples_a_spinning_thread():
         deadline = time.perf_counter() + 1.5
         while time.perf_counter() < deadline:
             pass
-    assert len(busy.samples) >= 5
+    assert len(busy.samples) >= 3  # about 7; fewer where a loaded machine delays the sampling thread
     assert all(0 <= sample <= os.cpu_count() + 1e-9 for sample in busy.samples)
     assert sorted(busy.samples)[len(busy.samples) // 2] >= 0.8
 
