@@ -252,6 +252,7 @@ def test_percent_digit_group_and_long_answers_score_like_math_verify(default_gra
     assert default_grader.grade(response, reference, "math").score == float(label)
 
 
+@pytest.mark.slow  # a sweep of every real case (the fast lane's slowest test, about 15 s); the unit cases above stay
 def test_independent_real_cases_agree_with_math_verify_as_often_as_it_agrees_with_its_labels():
     """math-verify's own real-data test cases (tests/fixtures/math_verify_cases.json, labels by its authors):
     the grader agrees with the library's defaults at least as often as the library agrees with those labels."""
