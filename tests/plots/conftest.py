@@ -1,12 +1,23 @@
-"""What several figure tests share: the line styles a figure drew, and a grid's tables to draw from."""
+"""What several figure tests share: the line styles a figure drew, a grid's tables to draw from, and closing every
+figure a test left open (pyplot keeps them, and their memory, until closed)."""
 
 import json
 
 import pandas as pd
+import pytest
 
 from ead.settings.rl import sampler_schedule
 from ead.tables import SETTINGS_COLUMNS, TRAIN_METRICS
 from tests.conftest import FILLER
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    """After each figure test, the figures it drew and checked are closed."""
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
 
 
 def grid_tables(config, experiment, correct):
