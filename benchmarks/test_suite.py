@@ -130,20 +130,22 @@ def slowest(output: str, count: int = 25) -> list[tuple[float, str, str]]:
     return sorted(rows, key=lambda row: -row[0])[:count]
 
 
-def closing_line(output: str) -> str:
-    """pytest's summary ("834 passed, 3 warnings") from its closing line."""
+def closing_match(output: str, source: str = "the output") -> re.Match:
+    """pytest's last closing line in ``output`` (:data:`CLOSING`: its summary, then its seconds)."""
     for line in reversed(output.splitlines()):
         if match := CLOSING.match(line.strip()):
-            return match.group(1)
-    raise SystemExit("no pytest closing line in the output")
+            return match
+    raise SystemExit(f"no pytest closing line in {source}")
+
+
+def closing_line(output: str) -> str:
+    """pytest's summary ("834 passed, 3 warnings") from its closing line."""
+    return closing_match(output).group(1)
 
 
 def vllm_wall(output: str) -> str:
     """The vLLM suite's own wall time, from pytest's closing line in its log."""
-    for line in reversed(output.splitlines()):
-        if match := CLOSING.match(line.strip()):
-            return minutes(float(match.group(2)))
-    raise SystemExit("no pytest closing line in the vLLM suite's log")
+    return minutes(float(closing_match(output, "the vLLM suite's log").group(2)))
 
 
 def received_bytes() -> int:
