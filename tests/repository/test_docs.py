@@ -864,10 +864,17 @@ def _seed_counts(profile: str, *overlays: str) -> dict[str, int]:
     return {name: len(spec["seeds"]) for name, spec in profile_config(profile, *overlays)["rl"]["experiments"].items()}
 
 
-def _all_but(counts: dict[str, int], name: str) -> int:
-    others = {count for experiment, count in counts.items() if experiment != name}
-    assert len(others) == 1, f"the experiments other than {name} differ in seeds: {counts}"
+def _all_but(counts: dict[str, int], *names: str) -> int:
+    others = {count for experiment, count in counts.items() if experiment not in names}
+    assert len(others) == 1, f"the experiments other than {names} differ in seeds: {counts}"
     return others.pop()
+
+
+def _same(counts: dict[str, int], *names: str) -> int:
+    """The one seed count the experiments ``names`` share."""
+    shared = {counts[name] for name in names}
+    assert len(shared) == 1, f"the experiments {names} differ in seeds: {counts}"
+    return shared.pop()
 
 
 def _new_cells(overlay: str, experiment: str) -> int:
@@ -878,7 +885,7 @@ def _new_cells(overlay: str, experiment: str) -> int:
 
 def _paper_cells() -> tuple[int, int]:
     rl = profile_config("paper")["rl"]
-    figures = [name for name in rl["experiments"] if name != "decomposition"]
+    figures = [name for name in rl["experiments"] if name not in ("decomposition", "primary")]
     return len(expand_grid(rl)), len(expand_grid(rl, figures))
 
 
@@ -886,14 +893,17 @@ def _paper_cells() -> tuple[int, int]:
 #: numbers the configs give, in the pattern's groups). A statement reworded is updated here too.
 COUNT_STATEMENTS = [
     ("docs/operations.md",
-     r"`configs/full\.yaml` \((\d+) seeds in every experiment but `decomposition`, which has (\d+)",
-     lambda: (_all_but(_seed_counts("full"), "decomposition"), _seed_counts("full")["decomposition"])),
-    ("docs/operations.md", r"the CPU grid with (\d+) seeds in every experiment but `decomposition`, which has (\d+)",
-     lambda: (_all_but(_seed_counts("full"), "decomposition"), _seed_counts("full")["decomposition"])),
-    ("docs/rl-learns.md", r"`decomposition`'s (\d+) seeds x (\d+) problems",
-     lambda: (_seed_counts("default")["decomposition"], profile_config("default")["rl"]["eval"]["limit"])),
-    ("docs/rl-learns.md", r"`configs/full\.yaml` runs (\d+) seeds in `decomposition` and (\d+) problems",
-     lambda: (_seed_counts("full")["decomposition"], profile_config("full")["rl"]["eval"]["limit"])),
+     r"`configs/full\.yaml` \((\d+) seeds in every experiment but `primary` and `decomposition`, which have (\d+)",
+     lambda: (_all_but(_seed_counts("full"), "primary", "decomposition"),
+              _same(_seed_counts("full"), "primary", "decomposition"))),
+    ("docs/operations.md",
+     r"the CPU grid with (\d+) seeds in every experiment but `primary` and `decomposition`, which have (\d+)",
+     lambda: (_all_but(_seed_counts("full"), "primary", "decomposition"),
+              _same(_seed_counts("full"), "primary", "decomposition"))),
+    ("docs/rl-learns.md", r"`primary`'s (\d+) seeds x (\d+) problems",
+     lambda: (_seed_counts("default")["primary"], profile_config("default")["rl"]["eval"]["limit"])),
+    ("docs/rl-learns.md", r"`configs/full\.yaml` runs (\d+) seeds in `primary` and (\d+) problems",
+     lambda: (_seed_counts("full")["primary"], profile_config("full")["rl"]["eval"]["limit"])),
     ("docs/testbed.md", r"`rl\.eval\.limit` = (\d+) countdown val problems; (\d+) in `configs/full\.yaml`",
      lambda: (profile_config("default")["rl"]["eval"]["limit"], profile_config("full")["rl"]["eval"]["limit"])),
     ("docs/testbed.md", r"the sharpened policy, n = 8, seeds (\d+)-(\d+)\)",

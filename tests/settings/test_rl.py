@@ -40,11 +40,11 @@ def test_rl_run_narrows_the_grid_and_its_claims_and_figures():
     from ead.settings.rl import expand_grid
     from ead.workflow import final_figures
 
-    config = load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"run": ["decomposition"]}})
+    config = load_layered_config(ROOT / "configs" / "config.yaml", command_line={"rl": {"run": ["primary"]}})
     validate_config(config, SCHEMA)
-    assert list(config["rl"]["experiments"]) == ["decomposition"]
-    assert {c.sampler for c in expand_grid(config["rl"])} == {"tau1.0", "ead_tis", "anneal_only", "hot_only"}
-    assert {c["id"] for c in config["claims"]} == {"C2", "C3", "C13", "C14", "C15", "C16", "C17", "C2-curve",
+    assert list(config["rl"]["experiments"]) == ["primary"]
+    assert {c.sampler for c in expand_grid(config["rl"])} == {"tau1.0", "ead_tis"}
+    assert {c["id"] for c in config["claims"]} == {"C2", "C3", "C15", "C16", "C17", "C2-curve",
                                                    "C15-curve"}  # on its cells
     assert not any(name.startswith(("fig04", "fig05", "fig10")) for name in final_figures(config))
     with pytest.raises(ConfigError, match=r"rl\.run = \['mian'\]: \['mian'\] not in rl\.experiments"):
@@ -52,7 +52,9 @@ def test_rl_run_narrows_the_grid_and_its_claims_and_figures():
 
 
 def test_paper_experiments_change_policies_and_seeds_and_keep_the_defaults_grid():
-    default, paper = load("config.yaml")["rl"]["experiments"], load("config.yaml", "paper.yaml")["rl"]["experiments"]
+    # the paper profile includes the decomposition overlay (EAD + TIS's halves apart), as configs/full.yaml does
+    default = load("config.yaml", "ablations/decomposition.yaml")["rl"]["experiments"]
+    paper = load("config.yaml", "paper.yaml")["rl"]["experiments"]
     assert set(paper) == set(default)
     for name, experiment in paper.items():
         assert experiment["samplers"] == default[name]["samplers"] and experiment["n"] == default[name]["n"], name
@@ -185,7 +187,7 @@ def test_grid_is_the_deduplicated_union_of_experiments_with_lr_by_n():
     cells = expand_grid(rl)
     assert len(cells) == len(set(cells))
     main = expand_grid(rl, ["main"])
-    assert len(main) == 2 * 5 * 1  # policies x samplers x seeds
+    assert len(main) == 1 * 5 * 1  # policies x samplers x seeds (tiny1m's: configs/ablations/calibrated_contrast.yaml)
     replicate = expand_grid(rl, ["main_replicate"])  # the sharpened policy's second seed of main
     assert {(c.policy, c.seed) for c in replicate} == {("tiny1m_sharp", 1)} and len(replicate) == 5
     shared = Cell("tiny1m_sharp", "dapo", "tau1.0", 8, 0)
@@ -228,11 +230,13 @@ def test_paper_profile_is_valid_and_has_the_papers_grid():
     assert len(expand_grid(PAPER["rl"], sorted(FIGURE_EXPERIMENTS))) == 30
     assert (rl["eval"]["n"], rl["eval"]["tau"]) == (16, 1.0)
     # every RL figure has its experiment, exactly the paper's grid (no tiny CPU policy leaks in)
-    # decomposition: claims only, no figure; main_replicate: the CPU testbed's second seed of main, here main's cells
-    assert set(rl["experiments"]) == FIGURE_EXPERIMENTS | {"decomposition", "main_replicate"}
+    # decomposition: claims only, no figure; main_replicate and primary: the CPU testbed's second seed of main and its
+    # 3-seed comparison, here main's cells
+    assert set(rl["experiments"]) == FIGURE_EXPERIMENTS | {"decomposition", "main_replicate", "primary"}
     assert set(expand_grid(rl, ["main_replicate"])) <= set(expand_grid(rl, ["main"]))
+    assert set(expand_grid(rl, ["primary"])) <= set(expand_grid(rl, ["main"]))
     small, fixed = ["qwen2.5-math-1.5b", "llama-3.2-1b-instruct"], ["tau0.6", "tau1.0", "tau1.2"]
-    assert {name: cells for name, cells in rl["experiments"].items() if name != "main_replicate"} == {
+    assert {name: cells for name, cells in rl["experiments"].items() if name not in ("main_replicate", "primary")} == {
         "main": {"policies": small, "algorithms": ["dapo"], "samplers": [*fixed, "ead", "ead_tis"], "n": [8],
                  "seeds": [0]},
         "larger_model": {"policies": ["qwen2.5-math-7b"], "algorithms": ["dapo"], "samplers": [*fixed, "ead_tmin0.8"],
