@@ -57,11 +57,12 @@ def with_change(section, key, value):
          r"premises\.policies = \['tiny9'\]: \['tiny9'\] not defined"),
         (with_change("premises", "group_sizes", [4, 32]),
          r"premises\.group_sizes = \[4, 32\]: \[32\] exceed premises\.n = 16"),
-        (with_change("claims", 0, {"id": "C1", "figure": "fig04", "statement": "s", "policy": "tiny1m",
+        (with_change("claims", 0, {"id": "C1", "figure": "fig04", "statement": "s", "policy": "tiny1m_sharp",
                                    "algorithm": "dapo", "n": 8, "smallest_effect": 0.02, "sampler": "ead",
                                    "baseline": "tau2.0", "metric": "pass@16"}),
-         r"claims\[0\] \(C1\)\.baseline: the cell .* = \('tiny1m', 'dapo', 'tau2\.0', 8\) is not in the grid"),
-        (with_change("claims", 0, {"id": "C1", "figure": "fig04", "statement": "s", "policy": "tiny1m",
+         r"claims\[0\] \(C1\)\.baseline: the cell .* = \('tiny1m_sharp', 'dapo', 'tau2\.0', 8\) is not in the "
+         r"grid"),
+        (with_change("claims", 0, {"id": "C1", "figure": "fig04", "statement": "s", "policy": "tiny1m_sharp",
                                    "algorithm": "dapo", "n": 8, "smallest_effect": 0.02, "sampler": "ead",
                                    "baseline": "tau1.0", "metric": "pass@32"}),
          r"claims\[0\] \(C1\)\.metric = 'pass@32': k exceeds rl\.eval\.n = 16"),
@@ -102,8 +103,10 @@ REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.
                          r"rl\.experiments\.d_max_sweep\.policies = \['tiny1m_sharp'\]: not in paper_models",
                      # likewise the measured schedule's RL experiment (its claims on Pass@16; the CPU trainer only)
                      ("measured_schedule.yaml", "smoke.yaml"): r"claims\[4\] \(M2\)\.metric = 'pass@16': k exceeds",
-                     ("measured_schedule.yaml", "paper.yaml"): r"rl\.experiments\.measured\.policies = "
-                                                               r"\['tiny1m_sharp'\]: not in paper_models",
+                     # (over paper its included calibrated contrast is refused first: tiny1m, as tiny1m_sharp, is not a
+                     # paper model)
+                     ("measured_schedule.yaml", "paper.yaml"): r"calibrated_contrast\.yaml: rl\.experiments\.main\."
+                                                               r"policies = \['tiny1m'\]: not in paper_models",
                      # the positive control's claims read Pass@16; its task is the CPU trainer's strategy task
                      ("positive_control.yaml", "smoke.yaml"): r"\(P5\)\.metric = 'pass@16': k exceeds",
                      ("positive_control.yaml", "paper.yaml"): r"rl\.task = 'strategy': the verl backend trains on",
@@ -122,6 +125,9 @@ REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.
                      ("fixed_pool.yaml", "smoke.yaml"): r"\(Q6\)\.metric = 'pass@16': k exceeds",
                      ("fixed_pool.yaml", "paper.yaml"): r"rl\.train_pool = .*: a fixed training pool is an option of "
                                                         r"the CPU trainer",
+                     # the calibrated contrast adds the CPU testbed's tiny1m, which the paper profile does not have
+                     ("calibrated_contrast.yaml", "paper.yaml"): r"rl\.experiments\.main\.policies = \['tiny1m'\]: "
+                                                                 r"not in paper_models",
                      # the authors' revised recipe is the paper profile's (its claims name the hub models)
                      **{("revised_recipe.yaml", *profile): r"\(R1\)\.sampler: the cell .*'qwen2\.5-math-1\.5b'.* "
                         r"is not in the grid" for profile in [(), ("smoke.yaml",), ("full.yaml",)]}}

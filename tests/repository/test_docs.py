@@ -731,7 +731,6 @@ NOT_MEASURED = [
     ("configs/ablations/beyond_the_paper.yaml", "25 + 5 s", "the step-aware decay's formula: 5 times the RL step s"),
     ("configs/config.yaml", "d0 + 5 s", "the step-aware decay's formula: 5 times the RL step s"),
     ("configs/config.yaml", "fit 55 minutes", "the default profile's time budget, an aim"),
-    ("configs/config.yaml", "# 55 minutes", "the title of TESTBED.md's entry on that budget, across a line break"),
     ("workflow/scripts/slurm_local.sh", "after 60 s", "the grace period of `slurm_local.sh stop`, set in the script"),
 ]
 
