@@ -8,7 +8,9 @@ timed, so the block gives the README's whole reproduce command) and times it; wi
 different stages side by side), its job-minutes the sum of its jobs' durations (what it costs the machine). The
 report goes to ``--out`` and, between the markers ``<!-- BLOCK:begin -->`` / ``<!-- BLOCK:end -->``, into ``--doc``
 (tools/doc_blocks.py): the docs quote this measured table, never a hand-typed time. The README's profiles
-table reads the total from ``--out`` (tools/readme_tables.py).
+table reads the total from ``--out`` (tools/readme_tables.py). With ``--run`` the machine's speed is measured first,
+on the idle machine (benchmarks/host_speed.py), and printed beside the total: machines of one kind have run the same
+DAG a factor 2 apart, so a time is read with the speed that made it.
 
 Run (from the repository root, after a fresh clone was set up in /tmp/fresh):
     python benchmarks/dag_runtime.py --workdir /tmp/fresh --run --setup --out benchmarks/results/dag_runtime.md \
@@ -39,6 +41,9 @@ from ead.workflow import FIGURES
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # doc_blocks.py, also when loaded by path
 from doc_blocks import replace_between_markers as replace_named_block  # noqa: E402
 from doc_blocks import replace_block  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # host_speed.py beside this file
+import host_speed  # noqa: E402
 
 # Every rule of the workflow, by stage; a rule missing here stops the report (so a new rule is placed, not dropped).
 STAGE_OF_RULE = {
@@ -125,7 +130,8 @@ def stage_table(jobs: list[Job]) -> list[dict]:
     return rows
 
 
-def render(jobs: list[Job], command_seconds: float | None, label: str, setup_seconds: float | None = None) -> str:
+def render(jobs: list[Job], command_seconds: float | None, label: str, setup_seconds: float | None = None,
+           host_step_seconds: float | None = None) -> str:
     rows = stage_table(jobs)
     origin, end = min(job.start for job in jobs), max(job.finish for job in jobs)
     lines = [
@@ -136,7 +142,10 @@ def render(jobs: list[Job], command_seconds: float | None, label: str, setup_sec
         + (f"; the set-up before it (`bash workflow/scripts/setup.sh`): {setup_seconds / 60:.1f} min, so the "
            f"README's reproduce command took {(setup_seconds + command_seconds) / 60:.1f} min"
            if setup_seconds is not None and command_seconds else "")
-        + f"; {sum(job.seconds for job in jobs) / 60:.1f} job-minutes on 2 cores.",
+        + f"; {sum(job.seconds for job in jobs) / 60:.1f} job-minutes on 2 cores."
+        + (f" The machine's speed, measured before the run: {host_step_seconds:.2f} s per reference training step "
+           "(`benchmarks/host_speed.py`: one step of tiny1m's SFT, the job the run's first half waits for)."
+           if host_step_seconds is not None else ""),
         "",
         "| stage | jobs | runs from - to (min) | job-minutes | longest job |",
         "|---|---:|---:|---:|---|",
@@ -174,9 +183,14 @@ def main():
     parser.add_argument("--out", type=Path, required=True, help="markdown report")
     parser.add_argument("--doc", type=Path, help="Markdown file whose block --block gets the stage table")
     parser.add_argument("--block", default="dag-runtime", help="name of the marked block in --doc")
+    parser.add_argument("--level", default="avx2",
+                        help="with --run: the CPU kernel level of the host-speed probe (the profile's "
+                             "numerics.cpu_level; default avx2)")
     args = parser.parse_args()
 
-    command_seconds = setup_seconds = None
+    command_seconds = setup_seconds = host_step_seconds = None
+    if args.run:  # on the idle machine, before anything of the run starts
+        host_step_seconds = host_speed.measure(args.level)
     command = [str(args.workdir / ".venv/bin/snakemake"), "--cores", "all"]
     if args.configfile:
         command += ["--configfile", args.configfile]
@@ -207,7 +221,7 @@ def main():
     label = (f"{profile.capitalize() if profile == 'default' else f'`{profile}`'} profile "
              f"{'from a fresh clone ' if args.run else ''}at commit `{commit}`, measured {started_at:%Y-%m-%d} "
              f"(`{log.name}`)")
-    block = render(jobs, command_seconds, label, setup_seconds)
+    block = render(jobs, command_seconds, label, setup_seconds, host_step_seconds)
     shown = " ".join(["python benchmarks/dag_runtime.py --workdir <fresh clone> --run",
                       *(["--setup"] if args.setup else []), *args.targets,
                       *([f"--configfile {args.configfile}"] if args.configfile else []), f"--out {args.out}"])

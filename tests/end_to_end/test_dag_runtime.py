@@ -53,6 +53,8 @@ def test_jobs_and_stage_spans_come_from_the_log_timestamps():
     assert models["longest"].rule == "tiny_policy_sft"
     assert (rows["RL grid"]["from_min"], rows["RL grid"]["to_min"]) == (20.0, 21.5)
     assert "**21.5 min**" in dag_runtime.render(jobs, None, "test")
+    assert "speed" not in dag_runtime.render(jobs, None, "test")
+    assert "before the run: 1.23 s per reference training step" in dag_runtime.render(jobs, None, "test", None, 1.234)
 
 
 def test_an_unfinished_job_or_an_unplaced_rule_is_an_error():
