@@ -4,10 +4,11 @@ each level, as ratios to torch's own choice (``native``) in one run.
 Each repetition runs every level in a fresh process (ATen reads its level once per process), in an order that
 rotates between repetitions, with the environment the workflow gives a job at that level
 (``ead.numerics.job_environment``), one torch thread. The workload is the default profile's two kinds of work on its
-tiny policy (``TinyPolicyShape``, 1.05M parameters): SFT-like training steps (batch 128 x 64 tokens, forward,
-backward, AdamW) and RL-like rollouts (``generate`` of 64 sequences x 48 tokens, sampled at tau 1). It reports each
-level's median seconds per training step and per rollout batch, and its ratio to ``native``. The level this machine
-lacks (e.g. avx512 on an AVX2 CPU) is skipped, as a job would refuse it.
+tiny policy (``TinyPolicyShape``, 1.05M parameters): SFT training steps (benchmarks/host_speed.py's reference
+step: batch 128 x 76 tokens, forward, backward, clipping, AdamW) and RL-like rollouts (``generate`` of 64
+sequences x 48 tokens, sampled at tau 1). It reports each level's median seconds per training step and per rollout
+batch, and its ratio to ``native``. The level this machine lacks (e.g. avx512 on an AVX2 CPU) is skipped, as a job
+would refuse it.
 
 Run: ``python benchmarks/bench_cpu_level.py --repetitions 5 --out benchmarks/results/cpu_level.md``
 """
@@ -27,7 +28,10 @@ from pathlib import Path
 from ead.io import atomic_path
 from ead.numerics import CPU_LEVELS, job_environment, missing_features
 
-TRAIN_STEPS, TRAIN_BATCH, TRAIN_LENGTH = 8, 128, 64
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # host_speed.py beside this file
+from host_speed import training_step_seconds  # noqa: E402
+
+TRAIN_STEPS = 8
 ROLLOUTS, ROLLOUT_BATCH, ROLLOUT_TOKENS = 3, 64, 48
 
 
@@ -39,21 +43,10 @@ def worker() -> dict:
     from ead.numerics import pin_job
 
     level = pin_job(1)
+    train = training_step_seconds(TRAIN_STEPS)
     tokenizer = build_tokenizer()
     model = build_model(tokenizer, TinyPolicyShape(), seed=0)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     generator = torch.Generator().manual_seed(0)
-    batches = [torch.randint(3, len(tokenizer), (TRAIN_BATCH, TRAIN_LENGTH), generator=generator)
-               for _ in range(TRAIN_STEPS + 1)]
-    train = []
-    for step, batch in enumerate(batches):
-        start = time.perf_counter()
-        loss = model(input_ids=batch, labels=batch).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        if step:  # the first step warms the allocator and the kernels' caches
-            train.append(time.perf_counter() - start)
     model.eval()
     prompts = torch.randint(3, len(tokenizer), (ROLLOUT_BATCH, 16), generator=generator)
     rollout = []

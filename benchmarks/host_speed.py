@@ -28,14 +28,14 @@ BATCH, WIDTH = 128, 76
 WARMUP_STEPS = 2
 
 
-def _timed_steps(steps: int) -> list[float]:
-    """``steps`` timed reference steps in this process (after :data:`WARMUP_STEPS` untimed ones), in seconds."""
+def training_step_seconds(steps: int) -> list[float]:
+    """``steps`` timed reference steps in this process, at the level and thread count it was pinned to
+    (ead.numerics.pin_job), after :data:`WARMUP_STEPS` untimed ones; seconds each. benchmarks/bench_cpu_level.py
+    times its training at each level with this too."""
     import torch
 
     from ead.models.tiny_policy import TinyPolicyShape, build_model, build_tokenizer
-    from ead.numerics import pin_job
 
-    pin_job(1)
     tokenizer = build_tokenizer()
     model = build_model(tokenizer, TinyPolicyShape(), seed=0)
     model.train()
@@ -51,7 +51,7 @@ def _timed_steps(steps: int) -> list[float]:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        if step >= WARMUP_STEPS:
+        if step >= WARMUP_STEPS:  # the first steps warm the allocator and the kernels' caches
             seconds.append(time.perf_counter() - started)
     return seconds
 
@@ -65,8 +65,10 @@ def measure(level: str = "avx2", steps: int = 10) -> float:
         raise ValueError(f"level must be one of {list(CPU_LEVELS)}, got {level!r}")
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
+    inherited = {name: value for name, value in os.environ.items()
+                 if name not in job_environment("avx2")}  # no pin of the caller's: the level sets its own
     child = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--level", level, "--steps", str(steps),
-                            "--child"], env={**os.environ, **job_environment(level)}, capture_output=True, text=True)
+                            "--child"], env={**inherited, **job_environment(level)}, capture_output=True, text=True)
     if child.returncode != 0:
         raise RuntimeError(f"the host-speed probe failed at level {level!r}:\n{child.stderr[-2000:]}")
     return statistics.median(json.loads(child.stdout.strip().splitlines()[-1]))
@@ -79,7 +81,10 @@ def main(argv=None):
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # the timed process itself
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(_timed_steps(args.steps)))
+        from ead.numerics import pin_job
+
+        pin_job(1)
+        print(json.dumps(training_step_seconds(args.steps)))
         return
     try:
         seconds = measure(args.level, args.steps)
