@@ -2,9 +2,13 @@
 
 The tests work in one copy of the session's smoke run (tests/conftest.py, ``smoke_run``: a copy of the workflow,
 Snakefile, environment files, workflow/ and configs/, in which the smoke profile ran from an empty directory), so the
-checkout's own results/ and figures/ are never touched. The `ead` package comes from the installed environment.
+checkout's own results/ and figures/ are never touched. The `ead` package comes from the installed environment; the
+test that edits a module of it edits a private copy (``PYTHONPATH``), never the checkout's, which tests running beside
+it import.
 """
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,17 +31,21 @@ RL_FIGURES = [name for name in FIGURES if name in rl_figures()]
 SMOKE = list(SMOKE_ARGS)
 
 
-def snakemake(workdir, *args, check=True):
+def snakemake(workdir, *args, check=True, package: Path | None = None):
+    """``snakemake --cores 2 *args`` in ``workdir``; with ``package``, a directory holding a copy of `ead` that the
+    workflow and its jobs import instead of the installed one."""
+    env = None if package is None else {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(package), os.environ.get("PYTHONPATH", "")])}
     result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *args], cwd=workdir,
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, env=env)
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
     return result
 
 
-def planned_jobs(workdir, *args):
+def planned_jobs(workdir, *args, package: Path | None = None):
     """{rule name: number of jobs} a dry run would execute (empty when there is nothing to do)."""
-    result = snakemake(workdir, "--dry-run", *args)
+    result = snakemake(workdir, "--dry-run", *args, package=package)
     if "Nothing to be done" in result.stdout + result.stderr:
         return {}
     lines = (result.stdout + result.stderr).splitlines()
@@ -52,9 +60,9 @@ def planned_jobs(workdir, *args):
     return jobs
 
 
-def planned_rules(workdir, *args):
+def planned_rules(workdir, *args, package: Path | None = None):
     """Rule names of the jobs a dry run would execute (empty when there is nothing to do)."""
-    return set(planned_jobs(workdir, *args))
+    return set(planned_jobs(workdir, *args, package=package))
 
 
 def smoke_config():
@@ -218,24 +226,25 @@ def test_changing_the_bootstrap_or_the_forking_k_samples_nothing(workdir):
 
 
 @pytest.mark.slow
-def test_editing_the_plot_style_rerenders_every_figure_and_nothing_else(workdir):
-    import os
+def test_editing_the_plot_style_rerenders_every_figure_and_nothing_else(smoke_run_copy, tmp_path):
+    """The plot rules' code inputs are the files of the `ead` package the workflow imports (plot_code in
+    workflow/rules/common.smk). The edit goes to a private copy of the package, in a run of this test's own: editing
+    the checkout's would be seen by every test running beside this one (their plans would gain the figures) and would
+    outlive a killed run."""
+    import ead
 
-    import ead.plots.style
-
-    snakemake(workdir, *SMOKE)
-    style = Path(ead.plots.style.__file__)
-    stat, original = style.stat(), style.read_text()
-    try:
-        # an edit (Snakemake ignores a newer modification time when the content's checksum is unchanged)
-        style.write_text(original + "# a style edit\n")
-        assert planned_jobs(workdir, *SMOKE) == {"fig03_annealing_schedule": 1, "fig01_entropy_by_position": 1,
-                                                 "fig02_forking": 1, "fig09_majority_scaling": 1,
-                                                 "rl_figure": len(RL_FIGURES), "all": 1}
-    finally:
-        style.write_text(original)
-        os.utime(style, (stat.st_atime, stat.st_mtime))
-    assert planned_rules(workdir, *SMOKE) == set()
+    workdir = smoke_run_copy
+    package = tmp_path / "package"
+    shutil.copytree(Path(ead.__file__).parent, package / "ead", ignore=shutil.ignore_patterns("__pycache__"))
+    # the figures' code inputs are now the copy's files (another set of inputs): they re-render once, nothing else
+    snakemake(workdir, *SMOKE, package=package)
+    style = package / "ead" / "plots" / "style.py"
+    style.write_text(style.read_text() + "# a style edit\n")
+    assert planned_jobs(workdir, *SMOKE, package=package) == {
+        "fig03_annealing_schedule": 1, "fig01_entropy_by_position": 1, "fig02_forking": 1, "fig09_majority_scaling": 1,
+        "rl_figure": len(RL_FIGURES), "all": 1}
+    snakemake(workdir, *SMOKE, package=package)
+    assert planned_rules(workdir, *SMOKE, package=package) == set()
 
 
 @pytest.mark.slow
@@ -299,8 +308,6 @@ def test_a_failed_sft_job_is_rerun_once_its_input_is_restored(workdir):
     model; once the parquet is restored (same bytes, same time), the missing model is rebuilt rather than Snakemake
     saying "Nothing to be done" with the model gone (models are final targets). Runs last: it leaves the run
     needing the rebuild."""
-    import os
-
     snakemake(workdir, *SMOKE)
     root = workdir / "runs" / "smoke"
     data, model = root / "results" / "data" / "countdown.parquet", root / "results" / "models" / "tiny1m"
