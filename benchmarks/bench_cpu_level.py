@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from ead.io import atomic_path
-from ead.numerics import CPU_LEVELS, job_environment, missing_features
+from ead.numerics import CPU_LEVELS, child_environment, missing_features
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # host_speed.py beside this file
 from host_speed import training_step_seconds  # noqa: E402
@@ -70,8 +70,6 @@ def main(argv=None):
     if args.worker:
         print(json.dumps(worker()))
         return
-    base = {name: value for name, value in os.environ.items()
-            if name not in job_environment("avx2")}  # no inherited pin: each level sets its own
     levels = [level for level in CPU_LEVELS if not missing_features(level)]
     skipped = [level for level in CPU_LEVELS if level not in levels]
     results = {level: [] for level in levels}
@@ -79,7 +77,7 @@ def main(argv=None):
         order = levels[repetition % len(levels):] + levels[:repetition % len(levels)]
         for level in order:
             output = subprocess.run([sys.executable, __file__, "--worker", "--out", "-"],
-                                    env={**base, **job_environment(level)}, capture_output=True, text=True,
+                                    env=child_environment(level), capture_output=True, text=True,
                                     check=True).stdout
             results[level].append(json.loads(output.strip().splitlines()[-1]))
             print(f"repetition {repetition + 1}/{args.repetitions} {level}: {results[level][-1]}", flush=True)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -59,16 +58,14 @@ def training_step_seconds(steps: int) -> list[float]:
 def measure(level: str = "avx2", steps: int = 10) -> float:
     """Median seconds per reference step on this machine at CPU kernel ``level``, measured in a child process that
     runs with that level's job environment (ead.numerics.job_environment). ValueError names a bad argument."""
-    from ead.numerics import CPU_LEVELS, job_environment
+    from ead.numerics import CPU_LEVELS, child_environment
 
     if level not in CPU_LEVELS:
         raise ValueError(f"level must be one of {list(CPU_LEVELS)}, got {level!r}")
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
-    inherited = {name: value for name, value in os.environ.items()
-                 if name not in job_environment("avx2")}  # no pin of the caller's: the level sets its own
     child = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--level", level, "--steps", str(steps),
-                            "--child"], env={**inherited, **job_environment(level)}, capture_output=True, text=True)
+                            "--child"], env=child_environment(level), capture_output=True, text=True)
     if child.returncode != 0:
         raise RuntimeError(f"the host-speed probe failed at level {level!r}:\n{child.stderr[-2000:]}")
     return statistics.median(json.loads(child.stdout.strip().splitlines()[-1]))

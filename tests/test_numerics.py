@@ -8,7 +8,15 @@ import pytest
 import torch
 import yaml
 
-from ead.numerics import CPU_LEVELS, LEVEL_ENV, CpuLevelError, job_environment, missing_features, pin_job
+from ead.numerics import (
+    CPU_LEVELS,
+    LEVEL_ENV,
+    CpuLevelError,
+    child_environment,
+    job_environment,
+    missing_features,
+    pin_job,
+)
 from tests.conftest import WORKFLOW_ROOT
 
 KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "NPY_DISABLE_CPU_FEATURES")
@@ -78,7 +86,7 @@ def test_a_job_at_a_declared_level_runs_torchs_kernels_of_that_level_and_its_thr
     """In a fresh process (ATen reads its level once), with the environment the workflow gives it."""
     code = ("from ead.numerics import pin_job, running_cpu_level; import torch; "
             "print(pin_job(2), running_cpu_level(), torch.get_num_threads())")
-    result = subprocess.run([sys.executable, "-c", code], env={**_base_env(), **job_environment("default")},
+    result = subprocess.run([sys.executable, "-c", code], env=child_environment("default"),
                             capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["default", "default", "2"]
 
@@ -92,7 +100,9 @@ def test_the_module_prints_a_levels_environment():
     assert result.stdout.splitlines() == ["EAD_CPU_LEVEL=native"]
 
 
-def _base_env():
-    import os
-
-    return {name: value for name, value in os.environ.items() if name not in (*KERNEL_VARIABLES, LEVEL_ENV)}
+def test_a_childs_environment_drops_every_inherited_pin_before_its_level_sets_its_own():
+    caller = {"PATH": "/bin", **job_environment("avx512")}
+    assert child_environment("avx2", caller) == {"PATH": "/bin", **job_environment("avx2")}
+    assert child_environment("native", caller) == {"PATH": "/bin", LEVEL_ENV: "native"}  # no AVX-512 pin leaks
+    with pytest.raises(CpuLevelError, match=r"numerics.cpu_level must be one of"):
+        child_environment("AVX2", caller)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import io
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -49,12 +48,11 @@ def current_table():
     in a child process at the config's declared CPU level (module docstring)."""
     import pandas as pd
 
-    from ead.numerics import job_environment
+    from ead.numerics import child_environment
 
     level = _default_config()["numerics"]["cpu_level"]
-    inherited = {name: value for name, value in os.environ.items() if name not in job_environment("avx2")}
     child = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--print-table"], capture_output=True,
-                           text=True, env={**inherited, **job_environment(level)})
+                           text=True, env=child_environment(level))
     if child.returncode != 0:
         raise RuntimeError(f"the schedule table's child process failed:\n{child.stderr[-2000:]}")
     return pd.read_csv(io.StringIO(child.stdout))  # pandas parses floats exactly (round trip) by default

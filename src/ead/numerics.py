@@ -35,8 +35,8 @@ import numbers
 import os
 from typing import Mapping
 
-__all__ = ["CPU_LEVELS", "LEVEL_ENV", "CpuLevelError", "job_cpu_level", "job_environment", "missing_features",
-           "pin_job", "running_cpu_level"]
+__all__ = ["CPU_LEVELS", "LEVEL_ENV", "CpuLevelError", "child_environment", "job_cpu_level", "job_environment",
+           "missing_features", "pin_job", "running_cpu_level"]
 
 #: The environment variable through which the workflow tells every job its declared level.
 LEVEL_ENV = "EAD_CPU_LEVEL"
@@ -79,6 +79,15 @@ def job_environment(level: str) -> dict[str, str]:
     """The environment variables that make a job's kernels run at ``level`` (set before torch or numpy load), and
     :data:`LEVEL_ENV` naming it; ``native`` sets only the latter."""
     return {**_LEVEL_SETTINGS[_checked_level(level)], LEVEL_ENV: level}
+
+
+def child_environment(level: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of a child process at ``level``: ``base`` (default ``os.environ``) without any kernel
+    variable of any level, then :func:`job_environment` of ``level``; so a caller's own pin never leaks into a child
+    at another level (nor into ``native``, which sets none)."""
+    pinned = {name for settings in _LEVEL_SETTINGS.values() for name in settings} | {LEVEL_ENV}
+    inherited = os.environ if base is None else base
+    return {**{name: value for name, value in inherited.items() if name not in pinned}, **job_environment(level)}
 
 
 def job_cpu_level() -> str:
