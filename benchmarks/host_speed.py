@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import numbers
 import statistics
 import subprocess
 import sys
@@ -62,8 +63,9 @@ def measure(level: str = "avx2", steps: int = 10) -> float:
 
     if level not in CPU_LEVELS:
         raise ValueError(f"level must be one of {list(CPU_LEVELS)}, got {level!r}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
         raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
+    steps = int(steps)  # numpy integers too
     child = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--level", level, "--steps", str(steps),
                             "--child"], env=child_environment(level), capture_output=True, text=True)
     if child.returncode != 0:

@@ -106,3 +106,5 @@ def test_a_childs_environment_drops_every_inherited_pin_before_its_level_sets_it
     assert child_environment("native", caller) == {"PATH": "/bin", LEVEL_ENV: "native"}  # no AVX-512 pin leaks
     with pytest.raises(CpuLevelError, match=r"numerics.cpu_level must be one of"):
         child_environment("AVX2", caller)
+    with pytest.raises(TypeError, match="base must be a mapping"):
+        child_environment("avx2", ["PATH=/bin"])

@@ -85,6 +85,8 @@ def child_environment(level: str, base: Mapping[str, str] | None = None) -> dict
     """The whole environment of a child process at ``level``: ``base`` (default ``os.environ``) without any kernel
     variable of any level, then :func:`job_environment` of ``level``; so a caller's own pin never leaks into a child
     at another level (nor into ``native``, which sets none)."""
+    if base is not None and not isinstance(base, Mapping):
+        raise TypeError(f"base must be a mapping of environment variables (or None for os.environ), got {base!r}")
     pinned = {name for settings in _LEVEL_SETTINGS.values() for name in settings} | {LEVEL_ENV}
     inherited = os.environ if base is None else base
     return {**{name: value for name, value in inherited.items() if name not in pinned}, **job_environment(level)}
