@@ -28,6 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "use-ead.md"
+#: The oldest and newest transformers the library supports: the `transformers` extra's bounds, both run by the
+#: compatibility lane (benchmarks/vllm_compat.py); the test suite installs beside the newest.
+TRANSFORMERS_RELEASES = ("5.10.4", "5.25.0")
 #: What the library must not bring along: the reproduction's tools (pyproject.toml's `pipeline` extra).
 PIPELINE_ONLY = {"snakemake", "pandas", "verl", "matplotlib", "math-verify"}
 
@@ -84,9 +87,36 @@ def installed_names(python: Path) -> set[str]:
     return {name.lower() for name in json.loads(listed)}
 
 
-def install_and_sample(workdir: Path, torch_spec: str, model_dir: Path, index_url: str | None = None) -> dict:
-    """Fresh venv with ``torch_spec``, then the page's install block, then its transformers block on ``model_dir``.
-    Returns what happened; raises AssertionError naming the step that broke the promise."""
+#: Run in the venv after the page's blocks: the KV-cached sampling loop (``ead.sample``) on the same model. With the
+#: blocks it runs under ``-W error::FutureWarning``: nothing the library calls may be deprecated in that transformers.
+SAMPLE_SNIPPET = """
+import os, torch
+from transformers import AutoModelForCausalLM
+import ead
+model = AutoModelForCausalLM.from_pretrained(os.environ["EAD_MODEL"], dtype=torch.float32)
+schedule = ead.build_schedule({"name": "ead", "tau_max": 1.2, "tau_min": 0.1, "d0": 4, "warmup": 2})
+prompts = torch.tensor([[5, 6, 7, 8], [0, 9, 10, 11]])
+out = ead.sample(model, prompts, (prompts != 0).long(), schedule, max_new_tokens=8, eos_token_ids=[], pad_token_id=0,
+                 generator=torch.Generator().manual_seed(0))
+assert out.token_ids.shape == (2, 8), out.token_ids.shape
+"""
+
+
+def versions(python: Path, names) -> dict[str, str | None]:
+    """The installed version of each distribution in ``names`` (None where absent)."""
+    probe = ("import importlib.metadata as md, json, sys\nout = {}\nfor name in sys.argv[1:]:\n    try:\n"
+             "        out[name] = md.version(name)\n    except md.PackageNotFoundError:\n        out[name] = None\n"
+             "print(json.dumps(out))")
+    return json.loads(subprocess.run([str(python), "-c", probe, *names], check=True, capture_output=True,
+                                     text=True).stdout)
+
+
+def install_and_sample(workdir: Path, torch_spec: str, model_dir: Path, index_url: str | None = None,
+                       preinstall: tuple[str, ...] = ()) -> dict:
+    """Fresh venv with ``torch_spec`` (and the ``preinstall`` requirements, e.g. ``transformers==5.25.0``), then the
+    page's install block, then its schedule and transformers blocks and ``ead.sample`` on ``model_dir``, with every
+    FutureWarning an error. Returns what happened; raises AssertionError naming the step that broke the promise: the
+    install must leave torch and every preinstalled distribution at their versions, and ``pip check`` clean."""
     venv = workdir / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -94,22 +124,32 @@ def install_and_sample(workdir: Path, torch_spec: str, model_dir: Path, index_ur
     started = time.monotonic()
     subprocess.run([*pip, "install", torch_spec, *(["--index-url", index_url] if index_url else [])], check=True,
                    capture_output=True, text=True)
-    before = torch_files(python)
+    if preinstall:
+        subprocess.run([*pip, "install", *preinstall, torch_spec], check=True, capture_output=True, text=True)
+    kept = [re.split(r"[=<>!~ \[]", requirement, maxsplit=1)[0] for requirement in preinstall]
+    before, kept_before = torch_files(python), versions(python, kept)
     env = {**os.environ, "PATH": os.pathsep.join([str(venv / "bin"), os.environ["PATH"]]), "VIRTUAL_ENV": str(venv)}
     install = subprocess.run(["bash", "-c", the_block("install")], cwd=package_sources(workdir / "clone"),
                              capture_output=True, text=True, env=env)
     assert install.returncode == 0, f"the page's install block failed:\n{install.stderr[-3000:]}"
-    after = torch_files(python)
+    after, kept_after = torch_files(python), versions(python, kept)
     assert after == before, f"the install replaced torch {before['version']} with {after['version']}"
+    assert kept_after == kept_before, f"the install changed what the venv held: {kept_before} -> {kept_after}"
+    check = subprocess.run([*pip, "check"], capture_output=True, text=True)
+    assert check.returncode == 0, f"pip check after the install: {check.stdout}{check.stderr}"
     installed = installed_names(python)
     assert {"ead", "transformers", "torch", "numpy"} <= installed, installed
     assert not installed & PIPELINE_ONLY, f"the library brought the pipeline's {sorted(installed & PIPELINE_ONLY)}"
-    snippet = workdir / "transformers_block.py"
-    snippet.write_text(the_block("transformers"))
-    run = subprocess.run([str(python), str(snippet)], capture_output=True, text=True, cwd=workdir,
-                         env={**env, "EAD_MODEL": str(model_dir), "HF_HUB_OFFLINE": "1"})
-    assert run.returncode == 0, f"the page's transformers block failed:\n{run.stderr[-3000:]}"
-    return {"torch": before["version"], "installed": len(installed), "seconds": time.monotonic() - started}
+    run_env = {**env, "EAD_MODEL": str(model_dir), "HF_HUB_OFFLINE": "1"}
+    for name, code in (("schedules", the_block("schedules")), ("transformers", the_block("transformers")),
+                       ("sample", SAMPLE_SNIPPET)):
+        snippet = workdir / f"{name}_block.py"
+        snippet.write_text(code)
+        run = subprocess.run([str(python), "-W", "error::FutureWarning", str(snippet)], capture_output=True,
+                             text=True, cwd=workdir, env=run_env)
+        assert run.returncode == 0, f"the page's {name} block failed (FutureWarnings are errors):\n{run.stderr[-3000:]}"
+    return {"torch": before["version"], "installed": len(installed), "seconds": time.monotonic() - started,
+            "versions": versions(python, ["transformers", "huggingface-hub", "tokenizers", "kernels"])}
 
 
 def tiny_model(directory: Path) -> Path:
@@ -126,14 +166,18 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, required=True, help="where the venv goes (must not exist)")
     parser.add_argument("--torch", default="torch==2.13.0", help="the torch the venv holds first")
     parser.add_argument("--index-url", help="a wheel index serving that torch (e.g. PyTorch's CPU index)")
+    parser.add_argument("--preinstall", nargs="*", default=[], help="what the venv holds before the install too, "
+                        "e.g. transformers==5.25.0 (it must stay as it is)")
     parser.add_argument("--out", type=Path, required=True, help="markdown report")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True)
     print(f"library_install: a venv with {args.torch}, then the page's install and transformers blocks", flush=True)
-    result = install_and_sample(args.workdir, args.torch, tiny_model(args.workdir / "model"), args.index_url)
+    result = install_and_sample(args.workdir, args.torch, tiny_model(args.workdir / "model"), args.index_url,
+                                tuple(args.preinstall))
     command = "python benchmarks/library_install.py " + " ".join(sys.argv[1:])
     report = (f"# The library in a venv with its own torch\n\nCommand: `{command}`\n\n{dt.date.today()}: torch "
-              f"{result['torch']} stayed in place; the page's transformers block sampled with EAD; "
+              f"{result['torch']} and {args.preinstall or 'nothing else'} stayed in place "
+              f"({result['versions']}); the page's transformers block sampled with EAD; "
               f"{result['installed']} distributions installed, none of the pipeline's; {result['seconds']:.0f} s.\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report)

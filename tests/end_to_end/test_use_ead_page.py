@@ -69,14 +69,16 @@ def test_import_ead_shows_the_library_and_its_page_and_imports_no_torch():
 @pytest.mark.slow
 def test_installed_as_the_page_says_into_an_environment_with_its_own_torch(tmp_path, tiny_model_dir):
     """A fresh venv holding a torch of its own (the local CPU build: another version would be a multi-GB CUDA build
-    here) gets the page's install block and runs the transformers block; its torch is the same afterwards, and the
-    pipeline's tools are not installed (benchmarks/library_install.py, which also takes another torch where a CPU
-    wheel index is reachable). The resolver also accepts the wheel beside two other torch releases
-    (``pip install --dry-run``: their metadata, not their gigabytes)."""
-    from library_install import install_and_sample
+    here) and the newest supported transformers gets the page's install block and runs its schedule and transformers
+    blocks and ``ead.sample`` with FutureWarnings as errors; its torch and transformers are the same afterwards,
+    ``pip check`` is clean, and the pipeline's tools are not installed (benchmarks/library_install.py, which also
+    takes another torch where a CPU wheel index is reachable). The resolver also accepts the wheel beside two other
+    torch releases (``pip install --dry-run``: their metadata, not their gigabytes)."""
+    from library_install import TRANSFORMERS_RELEASES, install_and_sample
 
-    result = install_and_sample(tmp_path, "torch==2.13.0", tiny_model_dir)
-    assert result["torch"].startswith("2.13.0")
+    newest = TRANSFORMERS_RELEASES[-1]  # the install keeps it (a narrower extra used to downgrade it, breaking kernels)
+    result = install_and_sample(tmp_path, "torch==2.13.0", tiny_model_dir, preinstall=(f"transformers=={newest}",))
+    assert result["torch"].startswith("2.13.0") and result["versions"]["transformers"] == newest
     python = str(tmp_path / "venv" / "bin" / "python")
     # the installed library: help(ead) shows its API and page; every module imports or names the extra it lacks
     shown = subprocess.run([python, "-c", "import ead; help(ead)"], capture_output=True, text=True, cwd=tmp_path,

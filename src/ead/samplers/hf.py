@@ -21,6 +21,7 @@ and the tau = 1 entropies of responses sampled elsewhere, e.g. by vLLM, via :fun
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import sys
 from contextlib import contextmanager
@@ -161,6 +162,12 @@ def _grouped_kv_attention(model):
             model.set_attn_implementation(implementation)
 
 
+def _cache_keyword(module) -> str:
+    """The name under which ``module.forward`` takes and returns its KV cache: ``cache`` from the transformers release
+    that renamed it (``past_key_values`` warns a FutureWarning there), ``past_key_values`` before."""
+    return "cache" if "cache" in inspect.signature(module.forward).parameters else "past_key_values"
+
+
 def _prefilled_cache(model, prompts: list[list[int]], width: int, max_cache_len: int) -> StaticCache:
     """A static KV cache of ``len(prompts)`` rows holding each prompt but its last token, left-aligned to end at slot
     ``width - 1`` (row ``i`` occupies slots ``width - len(prompts[i])`` to ``width - 2``; earlier slots stay zero and
@@ -183,8 +190,9 @@ def _prefilled_cache(model, prompts: list[list[int]], width: int, max_cache_len:
         if prefix:
             by_length.setdefault(len(prefix), []).append(prefix)
     for length, prefixes in sorted(by_length.items()):
-        encoded = model.base_model(input_ids=torch.tensor(prefixes, dtype=torch.long, device=device),
-                              past_key_values=DynamicCache(config=model.config), use_cache=True).past_key_values
+        keyword = _cache_keyword(model.base_model)
+        encoded = getattr(model.base_model(input_ids=torch.tensor(prefixes, dtype=torch.long, device=device),
+                                           **{keyword: DynamicCache(config=model.config)}, use_cache=True), keyword)
         for static, dynamic in zip(cache.layers, encoded.layers):
             for index, prefix in enumerate(prefixes):
                 rows = torch.tensor(rows_of[prefix], device=device)
@@ -243,7 +251,8 @@ def sample(
         cache = _prefilled_cache(model, prompts, width, max_cache_len)
         last = input_ids[:, -1:]
         position = (lengths - 1)[:, None]
-        output = model(input_ids=last, attention_mask=cache_mask, position_ids=position, past_key_values=cache,
+        keyword = _cache_keyword(model)
+        output = model(input_ids=last, attention_mask=cache_mask, position_ids=position, **{keyword: cache},
                        use_cache=True)
         logits = _at_least_float32(output.logits[:, -1, :])
         computed = torch.arange(batch, device=device)  # the rows the model still runs (the cache's rows, in order)
@@ -286,7 +295,7 @@ def sample(
                     layer.keys, layer.values = layer.keys[keep], layer.values[keep]
             position = position + 1
             output = model(input_ids=token[computed, None], attention_mask=cache_mask, position_ids=position,
-                           past_key_values=cache, use_cache=True)
+                           **{keyword: cache}, use_cache=True)
             # Dropped rows get uniform logits: the full batch is drawn from, as when every row was computed.
             step_logits = _at_least_float32(output.logits[:, -1, :])
             logits = step_logits.new_zeros((batch, step_logits.shape[-1]))
