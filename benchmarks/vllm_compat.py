@@ -466,7 +466,7 @@ PROBE_COLUMNS = {
     "installing ead adds no plugin; the release's plugin loaders run": ["registers_no_plugin", "plugin_loader_v1",
                                                                           "plugin_loader_v2"],
     "loads by name (V1 / V2 loader)": ["fqcn_loader_v1", "fqcn_loader_v2"],
-    "params validator refuses temperature != 1": ["params_validator"],
+    "params validator refuses temperature != 1 and truncation": ["params_validator"],
     "V2 `apply` = formula": ["apply_v2"],
     "a declared entry point loads": ["entry_point_opt_in"],
 }

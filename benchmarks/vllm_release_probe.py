@@ -13,8 +13,8 @@ vLLM venv); nothing here needs a GPU or starts an engine. For that release it ru
 * ``entry_point_opt_in``: a distribution that declares ``ead`` in the group (docs/use-ead.md's recipe for every
   engine of an environment) is loaded by the V2 plugin loader;
 * ``params_validator``: the release's params-validator builder (what ``InputProcessor.__init__`` calls for every
-  ``LLM`` / ``AsyncLLM``) with our class; an EAD request at temperature 1.0 and a schedule request pass, one at 0.7 and
-  one with a partial EAD key set are refused with vLLM's validation error;
+  ``LLM`` / ``AsyncLLM``) with our class; an EAD request at temperature 1.0 and a schedule request pass, one at 0.7,
+  one with a partial EAD key set and one with top_p 0.9 are refused with vLLM's validation error;
 * ``apply_v2``: our class built the way Model Runner V2 builds it (the release's ``LogitsProcRequestState`` with a
   ``UvaBackedTensor`` of prompt lengths on host buffers, as vLLM's CPU runner patches them) and called as its sampler
   calls it (``add_request`` per slot, ``apply_staged_writes`` on steps that admit requests, ``apply(logits,
@@ -65,10 +65,10 @@ def module_or_none(name: str):
         return None
 
 
-def ead_sampling_params(temperature=1.0, extra_args=None):
+def ead_sampling_params(temperature=1.0, extra_args=None, **other):
     from vllm import SamplingParams
 
-    return SamplingParams(temperature=temperature, extra_args=extra_args)
+    return SamplingParams(temperature=temperature, extra_args=extra_args, **other)
 
 
 def check_registers_no_plugin(context: dict) -> str:
@@ -131,16 +131,16 @@ def check_params_validator(context: dict) -> str:
     validate(ead_sampling_params(1.0, schedule_extra_args(build_schedule(TWO_STAGE), step=3)))
     validate(ead_sampling_params(0.7))  # a request without EAD keys keeps its own temperature
     refused = []
-    for temperature, extra_args in ((0.7, EAD_A), (1.0, {"tau_max": 1.2})):
+    for temperature, extra_args, other in ((0.7, EAD_A, {}), (1.0, {"tau_max": 1.2}, {}), (1.0, EAD_A, {"top_p": 0.9})):
         try:
-            validate(ead_sampling_params(temperature, extra_args))
+            validate(ead_sampling_params(temperature, extra_args, **other))
         except VLLMValidationError as error:
             refused.append(str(error))
         else:
-            raise AssertionError(f"the validator accepted temperature={temperature}, extra_args={extra_args}")
-    if "temperature=1.0" not in refused[0] or "missing" not in refused[1]:
+            raise AssertionError(f"the validator accepted temperature={temperature}, extra_args={extra_args}, {other}")
+    if "temperature=1.0" not in refused[0] or "missing" not in refused[1] or "top_p=0.9" not in refused[2]:
         raise AssertionError(f"the refusals do not name what is wrong: {refused}")
-    return "EAD at 1.0 and a schedule pass; EAD at 0.7 and a partial key set are refused"
+    return "EAD at 1.0 and a schedule pass; EAD at 0.7, a partial key set and top_p 0.9 are refused"
 
 
 def host_uva_buffers() -> None:

@@ -334,6 +334,9 @@ def test_numpy_scalars_are_numbers_and_an_infinite_cap_is_allowed():
     (lambda: AnnealedSchedule().temperatures(-1), "positions must be >= 0"),
     (lambda: AnnealedSchedule().temperatures([0, -3]), "positions must be >= 0"),
     (lambda: AnnealedSchedule().temperatures(["a", "b"]), "positions must be numbers"),
+    (lambda: AnnealedSchedule().temperatures([1.5]), "positions must be whole numbers .* got one of 1.5"),
+    (lambda: AnnealedSchedule().temperatures(2.5), "positions must be whole numbers (token positions), got 2.5"),
+    (lambda: AnnealedSchedule().temperatures(np.float32(0.25)), "positions must be whole numbers"),
 ])
 def test_bad_positions_and_steps_are_refused_naming_them(call, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):

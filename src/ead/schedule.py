@@ -119,12 +119,17 @@ def checked_positions(positions):
     if isinstance(positions, numbers.Real) and not isinstance(positions, bool):
         if not positions >= 0:
             raise ValueError(f"positions must be >= 0 (0-based response positions), got {positions!r}")
+        if not float(positions).is_integer():
+            raise ValueError(f"positions must be whole numbers (token positions), got {positions!r}")
         return positions
     array = np.asarray(positions)
     if array.dtype.kind not in "iuf":
         raise ValueError(f"positions must be numbers (response positions), got an array-like of dtype {array.dtype}")
     if array.size and not array.min() >= 0:
         raise ValueError(f"positions must be >= 0 (0-based response positions), got one of {array.min()!r}")
+    if array.dtype.kind == "f" and array.size and not np.all(array == np.floor(array)):
+        fractional = array[array != np.floor(array)].flat[0].item()
+        raise ValueError(f"positions must be whole numbers (token positions), got one of {fractional!r}")
     return array
 
 

@@ -11,7 +11,7 @@ from ead.analyses.measured_schedule import measured_parameters, read_measured_sc
 from ead.analyses.schedule_table import schedule_table as make_schedule_table
 from ead.plots import fig03_annealing_schedule
 from ead.rl.train import with_measured_schedule
-from ead.schedule import AnnealedSchedule
+from ead.schedule import AnnealedSchedule, annealed_temperature
 from ead.settings import load_layered_config
 from ead.settings.rl import Cell, cell_settings
 from ead.tables import (
@@ -36,7 +36,10 @@ def test_d0_puts_the_floor_at_the_chosen_fraction_of_the_length_quantile():
     assert got["length_at_quantile"] == pytest.approx(33.0) and got["floor_position"] == pytest.approx(16.5)
     assert got["d0"] == pytest.approx(16.5 / math.log(2.1)) and got["warmup"] == 3
     schedule = AnnealedSchedule(**{**EAD, "d0": got["d0"], "warmup": got["warmup"]})
-    assert schedule.temperatures(16.4) > 0.1 + 1e-6 and schedule.temperatures(16.6) == pytest.approx(0.1)
+    def tau(t):  # the formula between token positions (a schedule's temperatures take whole positions only)
+        return annealed_temperature(t, schedule.tau_max, schedule.tau_min, schedule.effective_decay(0), schedule.warmup)
+
+    assert tau(16.4) > 0.1 + 1e-6 and tau(16.6) == pytest.approx(0.1)
     scaled = measured_parameters(entropy_table(), lengths, {**EAD, "decay_scale": 20}, entropy_fraction=0.5,
                                  window=8, length_quantile=0.5, floor_fraction=0.5)
     assert scaled["d0"] == pytest.approx(got["d0"] / 20)  # the run's decay_scale is part of the rule

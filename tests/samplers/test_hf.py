@@ -223,6 +223,26 @@ def test_generate_with_its_own_temperature_beside_the_processor_is_refused(tiny_
                               max_new_tokens=3, logits_processor=[processor], pad_token_id=PAD)
     assert out.shape[1] == input_ids.shape[1] + 3
 
+@pytest.mark.parametrize("truncation", [{"top_k": 5}, {"top_p": 0.9}, {"min_p": 0.1}, {"typical_p": 0.9},
+                                        {"epsilon_cutoff": 0.01}, {"eta_cutoff": 0.01}])
+def test_generate_that_truncates_beside_the_processor_is_refused(tiny_llama, prompts, truncation):
+    """A truncated distribution is not the schedule's, whose log-probs TIS divides by; the vLLM path refuses the same.
+    A top-k at or above the vocabulary keeps every token and passes."""
+    input_ids, attention_mask = prompts
+    (name, value), = truncation.items()
+    arguments = {"top_k": 0, "top_p": 1.0, **truncation}
+    processor = ScheduleLogitsProcessor(AnnealedSchedule(), prompt_length=input_ids.shape[1])
+    with pytest.raises(ValueError, match=rf"generate\({name}={value}\) beside ScheduleLogitsProcessor would sample "
+                                         r"from a truncated distribution.*pass top_k=0, top_p=1.0"):
+        tiny_llama.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=True, max_new_tokens=3,
+                            logits_processor=[processor], pad_token_id=PAD, **arguments)
+    processor = ScheduleLogitsProcessor(AnnealedSchedule(), prompt_length=input_ids.shape[1])
+    out = tiny_llama.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=True, max_new_tokens=3,
+                              top_k=tiny_llama.config.vocab_size, top_p=1.0, logits_processor=[processor],
+                              pad_token_id=PAD)
+    assert out.shape[1] == input_ids.shape[1] + 3
+
+
 def test_response_entropies_rescore_exactly_what_the_sampler_recorded(prompts):
     """Responses drawn elsewhere (vLLM) get their tau = 1 entropies from a teacher-forced pass; on responses the HF
     sampler drew, that pass must reproduce the entropies it recorded, whatever the batching and padding."""

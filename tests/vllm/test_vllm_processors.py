@@ -673,6 +673,19 @@ def test_ead_request_with_temperature_other_than_one_is_refused():
     vllm_processors.EADLogitsProcessor.validate_params(sampling_params(None, temperature=0.7))  # not EAD: fine
 
 
+@pytest.mark.parametrize("truncation", [{"top_p": 0.9}, {"top_k": 50}, {"min_p": 0.05}])
+def test_an_ead_request_that_truncates_the_distribution_is_refused(truncation):
+    """A truncated distribution is not the schedule's, whose log-probs TIS divides by; off values pass."""
+    from vllm import SamplingParams
+
+    (name, value), = truncation.items()
+    for extra_args in (EAD_A, GATE):
+        with pytest.raises(ValueError, match=rf"must not truncate the distribution \({name}={value}\).*top_p=1.0"):
+            vllm_processors.EADLogitsProcessor.validate_params(SamplingParams(extra_args=extra_args, **truncation))
+    vllm_processors.EADLogitsProcessor.validate_params(SamplingParams(**truncation))  # not EAD: vLLM's own sampling
+    vllm_processors.EADLogitsProcessor.validate_params(SamplingParams(extra_args=EAD_A, top_k=-1, top_p=1.0))
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Engine side of the test (run by the tests in a subprocess).")
     parser.add_argument("command", choices=["generate"])

@@ -47,9 +47,9 @@ class ScheduleLogitsProcessor(LogitsProcessor):
 
     ``prompt_length`` is the padded prompt length of the batch (``input_ids.shape[1]`` before generation, at least 1);
     ``step`` the RL global step (an integer >= 0). Keep ``generate``'s ``temperature`` at 1.0 (its default), top-k
-    off and top-p 1.0: transformers applies its own temperature warper beside this processor, so
-    ``temperature=0.7`` would sample at 0.7 x tau_t; the processor refuses it at the first token. Bad arguments raise
-    ValueError naming the parameter.
+    off (``top_k=0``) and top-p 1.0: transformers applies its own warpers beside this processor, so
+    ``temperature=0.7`` would sample at 0.7 x tau_t, and a truncation from another distribution than the schedule's;
+    the processor refuses both at the first token. Bad arguments raise ValueError naming the parameter.
     """
 
     def __init__(self, schedule: Schedule, prompt_length: int, step: int = 0):
@@ -62,10 +62,12 @@ class ScheduleLogitsProcessor(LogitsProcessor):
         self.step = checked_step(step)
         self._generate_checked = False
 
-    def _refuse_a_second_temperature(self, caller) -> None:
-        """Once per processor: refuse a ``generate`` whose own temperature is not 1.0. transformers puts its
-        TemperatureLogitsWarper into the same LogitsProcessorList (``caller``, the frame that calls this processor),
-        which would divide the scores a second time: tau_t x that temperature. The vLLM path refuses the same."""
+    def _refuse_what_changes_the_distribution(self, caller, vocab_size: int) -> None:
+        """Once per processor: refuse a ``generate`` whose own warpers would change the schedule's distribution.
+        transformers puts them into the same LogitsProcessorList (``caller``, the frame that calls this processor): its
+        TemperatureLogitsWarper would divide the scores a second time (tau_t x that temperature), and a truncation
+        (top-k below the vocabulary, top-p, min-p, typical-p, epsilon, eta, top-h) would sample from another
+        distribution than the one whose log-probs TIS divides by. The vLLM path refuses the same."""
         self._generate_checked = True
         processors = caller.f_locals.get("self") if caller is not None else None
         if not isinstance(processors, LogitsProcessorList):
@@ -75,13 +77,18 @@ class ScheduleLogitsProcessor(LogitsProcessor):
                 raise ValueError(f"generate(temperature={processor.temperature}) beside ScheduleLogitsProcessor would "
                                  f"sample at {processor.temperature} x tau_t: keep generate's temperature at 1.0 (the "
                                  "processor applies the schedule)")
+            truncation = _truncation(processor, vocab_size)
+            if truncation:
+                raise ValueError(f"generate({truncation}) beside ScheduleLogitsProcessor would sample from a truncated "
+                                 "distribution, not the schedule's (whose log-probs TIS divides by): pass top_k=0, "
+                                 "top_p=1.0 and no min_p, typical_p, epsilon_cutoff, eta_cutoff or top_h")
 
     def temperature(self, position: int) -> float:
         return float(self.schedule.temperatures(position, self.step))
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         if not self._generate_checked:
-            self._refuse_a_second_temperature(sys._getframe(1))
+            self._refuse_what_changes_the_distribution(sys._getframe(1), scores.shape[-1])
         position = input_ids.shape[1] - self.prompt_length
         if position < 0:  # else every response token would count as a prompt token and stay at tau = 1
             raise ValueError(f"prompt_length = {self.prompt_length} exceeds the input's length {input_ids.shape[1]} "
@@ -92,6 +99,32 @@ class ScheduleLogitsProcessor(LogitsProcessor):
             return scores / tau.to(scores.dtype)[:, None]
         tau = self.temperature(position)
         return scores if tau == 1.0 else scores / tau
+
+
+#: transformers' truncating warpers -> (generate's argument, the warper's attribute holding it)
+_TRUNCATIONS = {
+    "TopKLogitsWarper": ("top_k", "top_k"),
+    "TopPLogitsWarper": ("top_p", "top_p"),
+    "MinPLogitsWarper": ("min_p", "min_p"),
+    "TypicalLogitsWarper": ("typical_p", "mass"),
+    "EpsilonLogitsWarper": ("epsilon_cutoff", "epsilon"),
+    "EtaLogitsWarper": ("eta_cutoff", "epsilon"),
+    "TopHLogitsWarper": ("top_h", "top_h"),
+}
+
+
+def _truncation(processor, vocab_size: int) -> str | None:
+    """``"top_p=0.9"`` if ``processor`` is one of transformers' truncating warpers that truncates here, else None (a
+    top-k at or above the vocabulary keeps every token)."""
+    named = _TRUNCATIONS.get(type(processor).__name__)
+    if named is None:
+        return None
+    argument, attribute = named
+    value = getattr(processor, attribute, "?")
+    value = value.item() if isinstance(value, torch.Tensor) else value  # eta's cutoff is kept as a float32 tensor
+    if argument == "top_k" and isinstance(value, int) and value >= vocab_size:
+        return None
+    return f"{argument}={value:.6g}" if isinstance(value, float) else f"{argument}={value}"
 
 
 @dataclass

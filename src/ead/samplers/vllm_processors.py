@@ -196,14 +196,27 @@ def parse_ead_extra_args(extra_args: dict[str, Any] | None) -> EADRequestParams 
     return params
 
 
+#: SamplingParams' truncations and the values that turn each off (top_k: 0 or -1, by vLLM release)
+_NO_TRUNCATION = {"top_k": (0, -1), "top_p": (1.0,), "min_p": (0.0,)}
+
+
 def _validate_request(sampling_params) -> EADRequestParams | ScheduleRequest | None:
-    """Shared ``validate_params`` body: parse extra_args and refuse a second temperature scaling."""
+    """Shared ``validate_params`` body: parse extra_args and refuse a second temperature scaling or a truncation."""
     params = parse_request(sampling_params.extra_args)
-    if params is not None and sampling_params.temperature != 1.0:
+    if params is None:
+        return None
+    if sampling_params.temperature != 1.0:
         raise ValueError(
             "EAD requests must use SamplingParams(temperature=1.0): the EAD logits processor divides the "
             f"logits by tau_t itself, got temperature={sampling_params.temperature}"
         )
+    truncations = [f"{name}={getattr(sampling_params, name)}" for name, off in _NO_TRUNCATION.items()
+                   if getattr(sampling_params, name, off[0]) not in off]
+    if truncations:
+        raise ValueError(
+            f"EAD requests must not truncate the distribution ({', '.join(truncations)}): they would sample from "
+            "another distribution than the schedule's, whose log-probs TIS divides by; use top_k=0 (or -1), "
+            "top_p=1.0, min_p=0.0")
     return params
 
 
