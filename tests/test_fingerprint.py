@@ -1,13 +1,16 @@
 """ead.fingerprint: a table's digest is its content to the last bit, without where and how long its job ran; the
 first stage where two runs part is named, in the DAG's order."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from ead.fingerprint import STAGES, digest_files, first_divergence, run_digest, table_digest
+from ead.fingerprint import REFERENCES, STAGES, digest_files, first_divergence, run_digest, table_digest
 from ead.io import write_table
-from ead.tables import FINGERPRINT
+from ead.tables import CLAIMS, EVAL_PROBLEMS, FINGERPRINT, STEPS
+from tests.tables.test_declarations import valid_rows
 
 
 def steps_table():
@@ -54,12 +57,13 @@ def make_run(root, weights=b"weights", reward=0.5):
     (model / "config.json").write_text("{}")
     cell = root / "results" / "rl" / "tiny1m" / "dapo" / "ead" / "n8" / "seed0"
     cell.mkdir(parents=True)
-    write_table(steps_table().assign(reward_mean=[0.25, reward]), cell / "steps.csv")
-    write_table(pd.DataFrame({"step": [0], "problem_id": [1], "num_correct": [2]}), cell / "eval_problems.csv")
+    # the tables as their writers write them (the fingerprint reads each through its contract)
+    write_table(valid_rows(STEPS, 2).assign(reward_mean=[0.25, reward], profile="smoke"), cell / "steps.csv")
+    write_table(valid_rows(EVAL_PROBLEMS, 1), cell / "eval_problems.csv")
     write_table(pd.DataFrame({"metric": ["pass@1"]}), cell / "eval.csv")
     (root / "results" / "data").mkdir()
     write_table(pd.DataFrame({"x": [1]}), root / "results" / "data" / "countdown.parquet")
-    write_table(pd.DataFrame({"claim": ["P1"], "effect": [0.1]}), root / "results" / "claims.csv")
+    write_table(valid_rows(CLAIMS, 1).assign(effect=[0.1]), root / "results" / "claims.csv")
     return ["results/claims.csv", str(cell.relative_to(root) / "eval.csv"), "results/models/tiny1m",
             "results/data/countdown.parquet"]
 
@@ -111,3 +115,42 @@ def test_compare_names_the_first_divergence_of_two_written_fingerprints(tmp_path
         main(["--compare", str(tmp_path / "c.csv"), str(tmp_path / "a.csv")])
     with pytest.raises(SystemExit):
         main(["--out", str(tmp_path / "d.csv")])  # neither a run to digest nor two tables to compare
+
+
+def test_a_table_that_fails_its_contract_is_refused_not_fingerprinted(tmp_path):
+    """The fingerprint records a run that its readers accept: NaN in claims.csv (which the summary refuses) or a
+    steps.csv without a column stops it, naming the file."""
+    inputs = make_run(tmp_path)
+    claims = tmp_path / "results" / "claims.csv"
+    write_table(pd.read_csv(claims).assign(effect=[np.nan]), claims)
+    with pytest.raises(ValueError, match=r"results/claims\.csv \(claims table\).*effect"):
+        digest_files(inputs, tmp_path)
+    make_run(tmp_path / "b")
+    steps = tmp_path / "b" / "results" / "rl" / "tiny1m" / "dapo" / "ead" / "n8" / "seed0" / "steps.csv"
+    write_table(pd.read_csv(steps).drop(columns=["reward_mean"]), steps)
+    with pytest.raises(ValueError, match=r"steps\.csv \(steps table\): missing column\(s\) \['reward_mean'\]"):
+        digest_files(inputs, tmp_path / "b")
+
+
+def test_compare_says_first_that_two_runs_were_made_differently_and_names_missing_files(tmp_path):
+    """A smoke run against the default reference is a different profile, said before any stage; a CPU level likewise;
+    a missing run or reference is named with what it is and where one comes from."""
+    from ead.fingerprint import main
+
+    root = Path(__file__).resolve().parents[1]
+    smoke, default = str(root / REFERENCES["smoke"]), str(root / REFERENCES["default"])
+    with pytest.raises(SystemExit, match=r"differs from .*: a different profile: this run's is 'smoke', the "
+                                         r"reference's 'default', so their numbers are not expected to match \(not a "
+                                         r"reproducibility failure\); a smoke run's committed reference is "
+                                         r"tests/fixtures/smoke_fingerprint\.csv$"):
+        main(["--compare", smoke, default])
+    other_level = tmp_path / "level.csv"
+    FINGERPRINT.write(FINGERPRINT.read(smoke).assign(cpu_level="avx512"), other_level)
+    with pytest.raises(SystemExit, match=r"a different CPU level: this run's is 'avx512', the reference's 'avx2'"):
+        main(["--compare", str(other_level), smoke])
+    with pytest.raises(SystemExit, match=r"nope\.csv: no such fingerprint; a run writes its own as "
+                                         r"results/fingerprint\.csv"):
+        main(["--compare", str(tmp_path / "nope.csv"), smoke])
+    with pytest.raises(SystemExit, match=r"nope\.csv: no such reference fingerprint; the committed ones, by profile: "
+                                         r"default: benchmarks/results/default_fingerprint\.csv; smoke: "):
+        main(["--compare", smoke, str(tmp_path / "nope.csv")])

@@ -13,7 +13,10 @@ the one short digest the README's result blocks quote beside their numbers.
 ``--check REFERENCE`` compares against a committed fingerprint (``tests/fixtures/smoke_fingerprint.csv`` for the
 smoke profile) and exits 1 naming the first stage that diverged, the file and both digests.
 
-A user compares a run with a committed one (the README's blocks' runs: benchmarks/results/*_fingerprint.csv):
+A user compares a run with a committed one (the README's blocks' runs: benchmarks/results/*_fingerprint.csv; a smoke
+run: tests/fixtures/smoke_fingerprint.csv, :data:`REFERENCES`). Two runs of another profile, other config files or
+another CPU level are said to be that, first, before any stage is compared; every table is read through its
+contract where it has one (:data:`CONTRACTS`), so a damaged run is refused, not recorded:
     python -m ead.fingerprint --compare results/fingerprint.csv benchmarks/results/default_fingerprint.csv
 
 Run (the workflow's rule ``fingerprint`` passes every result file of ``rule all``'s tables, then the claims):
@@ -34,9 +37,10 @@ import pandas as pd
 
 from ead.io import file_sha256, read_table, setup_logging
 from ead.numerics import job_cpu_level
-from ead.tables import FINGERPRINT, RUN_COLUMNS, TIMING_COLUMNS
+from ead.tables import CLAIMS, EVAL_PROBLEMS, FINGERPRINT, RUN_COLUMNS, STEPS, TIMING_COLUMNS
 
-__all__ = ["STAGES", "DIGEST_LENGTH", "digest_files", "first_divergence", "run_digest", "table_digest"]
+__all__ = ["STAGES", "DIGEST_LENGTH", "REFERENCES", "digest_files", "first_divergence", "provenance_difference",
+           "run_digest", "table_digest"]
 
 #: Hex digits kept of each sha256: enough to tell any two results apart, short enough to quote.
 DIGEST_LENGTH = 16
@@ -93,6 +97,24 @@ def table_digest(table: pd.DataFrame) -> str:
         digest.update(("\x1e" + "\x1f".join(map(_canonical_value, row))).encode())
     return digest.hexdigest()[:DIGEST_LENGTH]
 
+#: The declared table a fingerprinted file is read with, by its path (relative to the run's root): a file that fails
+#: its contract (a non-finite value, a missing column) is refused, not recorded; other files are read as they are.
+CONTRACTS = (
+    (re.compile(r"results/rl/(?!base/)[^/]+/[^/]+/[^/]+/n\d+/seed\d+/steps\.csv"), STEPS),
+    (re.compile(r"results/rl/(?!base/)[^/]+/[^/]+/[^/]+/n\d+/seed\d+/eval_problems\.csv"), EVAL_PROBLEMS),
+    (re.compile(r"results/(analyses/)?claims\.csv"), CLAIMS),
+)
+#: The committed fingerprint of each profile's run: what a user's run of that profile is compared with.
+REFERENCES = {"default": "benchmarks/results/default_fingerprint.csv", "smoke": "tests/fixtures/smoke_fingerprint.csv"}
+#: What a fingerprint records of how its run was made (:data:`ead.tables.RUN_COLUMNS`), in the order a difference is
+#: said: two runs that differ in one of these are not expected to match.
+PROVENANCE = (("profile", "profile"), ("config_files", "config files"), ("cpu_level", "CPU level"))
+
+
+def _read_fingerprinted(path: Path, relative: str) -> pd.DataFrame:
+    contract = next((table for pattern, table in CONTRACTS if pattern.fullmatch(relative)), None)
+    return read_table(path) if contract is None else contract.read(path)
+
 
 def _files_of(path: Path) -> list[Path]:
     """The files an input stands for: a model directory's weights, a cell's eval.csv its two source tables."""
@@ -119,7 +141,7 @@ def digest_files(inputs: list[str | Path], root: str | Path = ".") -> pd.DataFra
             if path.suffix == ".safetensors":
                 rows.append((stage, relative, file_sha256(path)[:DIGEST_LENGTH], 0))
             else:
-                table = read_table(path)
+                table = _read_fingerprinted(path, relative)
                 rows.append((stage, relative, table_digest(table), len(table)))
     order = {stage: index for index, (stage, _) in enumerate(STAGES)}
     table = pd.DataFrame(rows, columns=list(FINGERPRINT.columns)).drop_duplicates("path")
@@ -131,6 +153,24 @@ def run_digest(fingerprint: pd.DataFrame) -> str:
     """One short digest of a whole fingerprint (every row's path and digest, in order)."""
     text = "\n".join(f"{path} {digest}" for path, digest in zip(fingerprint["path"], fingerprint["digest"]))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _made_with(fingerprint: pd.DataFrame, column: str) -> str:
+    values = fingerprint[column].fillna("").astype(str).unique() if column in fingerprint else [""]
+    return ", ".join(sorted(values)) or "(none)"
+
+
+def provenance_difference(reference: pd.DataFrame, current: pd.DataFrame) -> str | None:
+    """None where both runs were made alike (profile, config files, CPU level); else one line saying, first, how they
+    differ: their numbers are then not expected to match, which is not a reproducibility failure."""
+    for column, what in PROVENANCE:
+        expected, found = _made_with(reference, column), _made_with(current, column)
+        if expected != found:
+            hint = (f"; a {found} run's committed reference is {REFERENCES[found]}"
+                    if column == "profile" and found in REFERENCES else "")
+            return (f"a different {what}: this run's is {found!r}, the reference's {expected!r}, so their numbers are "
+                    f"not expected to match (not a reproducibility failure){hint}")
+    return None
 
 
 def first_divergence(reference: pd.DataFrame, current: pd.DataFrame) -> str | None:
@@ -153,6 +193,15 @@ def first_divergence(reference: pd.DataFrame, current: pd.DataFrame) -> str | No
     return None
 
 
+def missing_fingerprint(path: str, role: str) -> str:
+    """The message for a fingerprint file that is not there: what the file is and where one comes from."""
+    if role == "run":
+        return (f"{path}: no such fingerprint; a run writes its own as results/fingerprint.csv (runs/<profile>/results/"
+                "fingerprint.csv for a profile other than the default), at the end of `snakemake --cores all`")
+    known = "; ".join(f"{profile}: {reference}" for profile, reference in REFERENCES.items())
+    return f"{path}: no such reference fingerprint; the committed ones, by profile: {known}"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", nargs="+", help="result files and model directories of the run")
@@ -165,10 +214,16 @@ def main(argv: list[str] | None = None) -> None:
     log = setup_logging("fingerprint")
     if args.compare:
         run, reference = args.compare
-        divergence = first_divergence(FINGERPRINT.read(reference), FINGERPRINT.read(run))
+        compared = {}
+        for path, role in ((run, "run"), (reference, "reference")):
+            if not Path(path).is_file():
+                sys.exit(missing_fingerprint(path, role))
+            compared[role] = FINGERPRINT.read(path)
+        difference = provenance_difference(compared["reference"], compared["run"])
+        divergence = difference or first_divergence(compared["reference"], compared["run"])
         if divergence:
             sys.exit(f"{run} differs from {reference}: {divergence}")
-        log.info("every file of %s matches (run digest %s)", reference, run_digest(FINGERPRINT.read(run)))
+        log.info("every file of %s matches (run digest %s)", reference, run_digest(compared["run"]))
         return
     if not (args.inputs and args.out):
         parser.error("--inputs and --out are required (or --compare RUN REFERENCE)")
