@@ -38,3 +38,23 @@ def test_a_dropped_problem_row_is_refused_naming_the_file_and_nothing_is_written
     cell.to_csv(path, index=False)
     main(["--eval-problems", str(path), "--k", "1", "--seed", "0", "--out", str(tmp_path / "eval.csv")])
     assert (tmp_path / "eval.csv").exists()
+
+
+def test_a_dropped_own_sampler_row_is_refused_as_a_dropped_eval_tau_row_is(tmp_path):
+    """With the cell's extent given (--expect-steps, --eval-every, --own-sampler, as the rule passes them), the
+    own-sampler evaluation at the last step is expected too: its rows deleted, eval.csv is not rewritten."""
+    from ead.rl.cell_eval import main
+    from tests.conftest import problems_table
+
+    cell = problems_table().query("sampler == 'ead' and seed == 0")
+    last = cell[cell["step"] == 16].assign(evaluated_with="own_sampler")
+    path, out = tmp_path / "eval_problems.csv", tmp_path / "eval.csv"
+    extent = ["--expect-steps", "16", "--eval-every", "16", "--own-sampler"]
+    pd.concat([cell, last]).to_csv(path, index=False)
+    main(["--eval-problems", str(path), "--k", "1", "--seed", "0", "--out", str(out), *extent])
+    assert set(pd.read_csv(out)["evaluated_with"]) == {"eval_tau", "own_sampler"}
+    out.unlink()
+    cell.to_csv(path, index=False)  # the last step's own-sampler rows gone
+    with pytest.raises(ValueError, match=r"eval_problems\.csv \(eval_problems table\): incomplete: .*own_sampler"):
+        main(["--eval-problems", str(path), "--k", "1", "--seed", "0", "--out", str(out), *extent])
+    assert not out.exists()

@@ -8,7 +8,8 @@ aggregation, never the training (workflow/rules/rl_cpu.smk).
 
 Run:
     python -m ead.rl.cell_eval --eval-problems results/rl/tiny1m/dapo/ead/n8/seed0/eval_problems.csv \
-        --k 1 16 --seed 1234 --out results/rl/tiny1m/dapo/ead/n8/seed0/eval.csv
+        --k 1 16 --seed 1234 --out results/rl/tiny1m/dapo/ead/n8/seed0/eval.csv \
+        [--expect-steps 200 --eval-every 20 --own-sampler]
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pandas as pd
 
 from ead.io import setup_logging
 from ead.metrics import pass_worst_summary
-from ead.rl.cells import read_eval_problems
+from ead.rl.cells import add_completeness_arguments, read_eval_problems
 from ead.tables import EVAL, PROBLEM_COLUMNS, RUN_COLUMNS, TIMEOUT_PROBLEM_COLUMN, TIMEOUT_STEP_COLUMN
 
 __all__ = ["cell_summary"]
@@ -52,10 +53,12 @@ def main(argv=None):
     parser.add_argument("--k", type=int, nargs="+", required=True, help="Pass@k / Worst@k for these k (rl.eval.k)")
     parser.add_argument("--seed", type=int, required=True, help="bootstrap seed (rl.eval.seed)")
     parser.add_argument("--out", required=True, help="eval.csv to write")
+    add_completeness_arguments(parser)
     args = parser.parse_args(argv)
     log = setup_logging("rl.cell_eval")
-    # validated and complete: every step of an evaluation holds the same problems (a dropped row is refused, by file)
-    summary = cell_summary(read_eval_problems([args.eval_problems]), args.k, seed=args.seed)
+    # validated and complete: every evaluation step the cell's budget declares (eval_tau's, and own_sampler's at the
+    # last step where the config has it), each with the same problems; a dropped row is refused, naming the file
+    summary = cell_summary(read_eval_problems([args.eval_problems], args), args.k, seed=args.seed)
     EVAL.write(summary, args.out)
     log.info("wrote %s (%d rows)", args.out, len(summary))
 

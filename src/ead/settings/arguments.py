@@ -167,8 +167,10 @@ def rl_tables_args(config: dict) -> str:
 
 
 def cell_eval_args(config: dict) -> str:
-    """ead.rl.cell_eval: a cell's eval.csv at the reported k (its CIs drawn with the evaluation's seed)."""
-    return cli_args({"k": config["rl"]["eval"]["k"], "seed": config["rl"]["eval"]["seed"]})
+    """ead.rl.cell_eval: a cell's eval.csv at the reported k (its CIs drawn with the evaluation's seed), from a table
+    that holds every evaluation step the cell's budget declares (:func:`completeness_args`)."""
+    return cli_args({"k": config["rl"]["eval"]["k"], "seed": config["rl"]["eval"]["seed"]}) + " " + \
+        completeness_args(config)
 
 
 def paired_curves_args(config: dict) -> str:
