@@ -324,3 +324,26 @@ def test_the_evaluated_steps_are_one_rule_for_the_trainer_and_the_completeness_c
     expected = expected_eval_steps(10, 4, own_sampler=True)
     assert expected({"evaluated_with": "eval_tau"}) == evaluated_steps(10, 4)
     assert expected({"evaluated_with": "own_sampler"}) == [10]
+
+
+def test_a_text_read_as_missing_where_a_value_may_be_empty_is_refused_naming_file_column_and_line(tmp_path):
+    """'nan' typed into a column the contract lets be empty (a premise's effect, a greedy answer not graded) reads as
+    NaN like an empty field, so it would pass for 'no effect' or 'not graded'; no job writes it (pandas writes NaN as
+    nothing), so it is refused as an edit."""
+    from ead.tables import EVAL_PROBLEMS, PREMISE_VERDICTS
+    from ead.tables.schema import NonFiniteValueError
+    from tests.tables.test_declarations import valid_rows
+
+    for table, column in ((PREMISE_VERDICTS, "effect"), (EVAL_PROBLEMS, "greedy_correct")):
+        path = tmp_path / f"{table.name}.csv"
+        table.write(valid_rows(table).assign(**{column: [0.5, None, 0.25]}), path)
+        assert table.read(path)[column].isna().tolist() == [False, True, False]  # empty: allowed
+        lines = path.read_text().splitlines()
+        header = lines[0].split(",")
+        fields = lines[3].split(",")
+        fields[header.index(column)] = "nan"
+        path.write_text("\n".join([*lines[:3], ",".join(fields), *lines[4:]]) + "\n")
+        message = (rf"{table.name}\.csv \({table.name} table\): column '{column}' may be empty .* the text 'nan' at "
+                   r"line 4")
+        with pytest.raises(NonFiniteValueError, match=message):
+            table.read(path)

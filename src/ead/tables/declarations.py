@@ -265,9 +265,12 @@ _PROBE = {"model": "str", "num_problems": "int", "n": "int", "baseline": "str", 
 PREMISES = Table("premises", {"sampler": "str", "step": "int", **_ESTIMATE, "diff": "float", "diff_ci_low": "float",
                               "diff_ci_high": "float", "mde": "float", **_PROBE},
                  keys=("model", "sampler", "step", "metric"), finite=("step", "value"))
+_NO_EFFECT = Empty("in a row that combines a premise's parts (its overall verdict) or has nothing to measure (G2 where "
+                   "the baseline failed on no sample)", rows=True)
 PREMISE_VERDICTS = Table("premise_verdicts", {"premise": "str", "part": "str", "effect": "float", **_CI,
                                               "threshold": "float", "verdict": "str", "rule": "str", **_PROBE},
-                         keys=("model", "premise", "part"))
+                         keys=("model", "premise", "part"), finite=("effect", *_CI),
+                         empty={column: _NO_EFFECT for column in ("effect", *_CI)})
 #: The probe by group (``ead.analyses.premises``, config ``premises.group_by``): per (sampler, step) and value
 #: ``group`` of the data table's column ``group_by`` (the strategy task's ``key``), Pass@1 and informative@k (k: the
 #: probe's ``informative_k``) as the mean over the group's problems with a 95% bootstrap CI over them, and the paired

@@ -41,6 +41,11 @@ class DuplicateRowError(TableError):
     rows."""
 
 
+#: Texts pandas reads as a missing value (its default NA strings but the empty one), lower-cased.
+_MISSING_VALUE_TEXTS = {"nan", "-nan", "na", "n/a", "<na>", "#na", "#n/a", "#n/a n/a", "null", "none", "-1.#ind",
+                        "1.#ind", "1.#qnan", "-1.#qnan"}
+
+
 class NonFiniteValueError(TableError):
     """A column that must hold a finite number (:attr:`Table.finite`) holds NaN or +-inf; the message names the file,
     the column and the first such rows."""
@@ -284,7 +289,24 @@ class Table:
             return self.read_all([path], expect)
         table = read_table(path)
         missing = {column: None for column in self.optional if column not in table.columns}
-        return self.validate(table.assign(**missing) if missing else table, path)
+        table = self.validate(table.assign(**missing) if missing else table, path)
+        if self.empty and Path(path).suffix == ".csv":
+            self._check_empty_is_empty(path)
+        return table
+
+    def _check_empty_is_empty(self, path: str | Path) -> None:
+        """Raise :class:`NonFiniteValueError` where a column that may be empty (:attr:`empty`) holds a text that reads
+        as a missing value ('nan', 'NA', 'null', ...). pandas reads it as NaN, like an empty field, but no writer of
+        ours leaves it (``to_csv`` writes NaN as nothing): it is an edit, and would pass for 'not recorded'."""
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, usecols=lambda column: column in self.empty)
+        for column in raw.columns:
+            texts = raw[column].str.strip()
+            bad = np.flatnonzero(texts.str.lower().isin(_MISSING_VALUE_TEXTS).to_numpy())
+            if bad.size:
+                raise NonFiniteValueError(
+                    f"{path} ({self.name} table): column {column!r} may be empty {self.empty[column].reason}, but "
+                    f"holds the text {texts.iloc[bad[0]]!r} at {self._row_text(raw, bad, path)}; a job leaves such a "
+                    "value empty, so the file was edited: delete it and rerun snakemake to rebuild it")
 
     def read_all(self, paths: Iterable[str | Path], expect: Mapping[str, Expected] | None = None) -> pd.DataFrame:
         """Read and validate every file, concatenated; then check the completeness rules named in ``expect`` (every
