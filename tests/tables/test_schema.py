@@ -347,3 +347,22 @@ def test_a_text_read_as_missing_where_a_value_may_be_empty_is_refused_naming_fil
                    r"line 4")
         with pytest.raises(NonFiniteValueError, match=message):
             table.read(path)
+
+
+def test_an_aggregate_cut_at_a_line_boundary_is_refused_naming_the_file_and_the_rows(tmp_path):
+    """eval_curves.csv cut to its first lines parses row by row; the count its job wrote tells it is cut (the summary
+    and the figures read it through the contract). A file without the count (written before it was) still reads."""
+    from ead.tables import EVAL_CURVES
+    from ead.tables.schema import EXTENT_COLUMN, IncompleteTableError
+    from tests.tables.test_declarations import valid_rows
+
+    path = tmp_path / "eval_curves.csv"
+    EVAL_CURVES.write(valid_rows(EVAL_CURVES, 4), path)
+    assert len(EVAL_CURVES.read(path)) == 4 and set(EVAL_CURVES.read(path)[EXTENT_COLUMN]) == {4}
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:3]))  # the header and 2 of the 4 rows
+    with pytest.raises(IncompleteTableError, match=r"eval_curves\.csv \(eval_curves table\): holds 2 rows, but its job "
+                                                   r"wrote 4 \(column 'table_rows'\); the file was cut short"):
+        EVAL_CURVES.read(path)
+    pd.read_csv(path).drop(columns=[EXTENT_COLUMN]).to_csv(path, index=False)
+    assert len(EVAL_CURVES.read(path)) == 2

@@ -205,10 +205,10 @@ _CURVE = {**{column: _CELL_KINDS[column] for column in GROUP}, "step": "int", **
           **{column: SETTINGS_COLUMNS[column] for column in CONFIG_COLUMNS}}
 _ESTIMATE_FINITE = ("step", "value", "ci_low", "ci_high")
 TRAIN_CURVES = Table("train_curves", _CURVE, keys=(*GROUP, "metric", "step"),
-                     finite=(*_ESTIMATE_FINITE, "num_seeds"))
+                     finite=(*_ESTIMATE_FINITE, "num_seeds"), extent=True)
 EVAL_CURVES = Table("eval_curves", {**_CURVE, "evaluated_with": "str", "num_problems": "int"},
                     keys=(*GROUP, "evaluated_with", "metric", "step"),
-                    finite=(*_ESTIMATE_FINITE, "num_seeds", "num_problems"))
+                    finite=(*_ESTIMATE_FINITE, "num_seeds", "num_problems"), extent=True)
 BASE_PROBLEMS = Table("base_problems", {column: _PROBLEM_KINDS[column] for column in COUNT_COLUMNS},
                       optional={TIMEOUT_PROBLEM_COLUMN: "float"}, keys=("problem_id",),
                       finite=("num_samples", "num_correct", "greedy_correct", TIMEOUT_PROBLEM_COLUMN),
@@ -356,7 +356,7 @@ PAIRED_CURVES = Table("paired_curves", {"policy": "str", "algorithm": "str", "n"
                       finite=("step", "effect", "ci_low", "ci_high", "standard_error", "mde", "num_seeds",
                               "num_problems"),
                       empty={column: Empty("where the bootstrap drew once (no spread: rl.paired --resamples 1)")
-                             for column in ("standard_error", "mde")})
+                             for column in ("standard_error", "mde")}, extent=True)
 
 #: The grid broken down (``ead.rl.breakdown``, config ``rl.breakdown``): per (policy, algorithm, sampler, n), training
 #: ``phase`` (steps ``first_step``..``last_step``) and per-step training ``metric`` of steps.csv, the mean over seeds of

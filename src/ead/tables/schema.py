@@ -106,6 +106,8 @@ class Empty:
 Expected = Iterable | Callable[[dict], Iterable] | None
 #: The column :meth:`Table.read_all` adds while checking, so a missing row is reported with its file.
 _SOURCE = "__source_file__"
+#: The rows a writer wrote, in every row of a table declared with ``extent`` (:attr:`Table.extent`).
+EXTENT_COLUMN = "table_rows"
 
 
 def _compact(values) -> str:
@@ -139,6 +141,10 @@ class Table:
     finite: tuple[str, ...] = ()
     empty: Mapping[str, Empty] = field(default_factory=dict)
     bounds: tuple[Bound, ...] = ()
+    #: The writer records how many rows it wrote (column :data:`EXTENT_COLUMN`) and a reader refuses a file holding
+    #: fewer or more: a table cut at a line boundary (a copy or an edit) parses, and only its count tells. For the
+    #: aggregates whose rows no other rule checks (a cell's tables are checked against the cell's budget instead).
+    extent: bool = False
 
     def __post_init__(self):
         declared = {**self.columns, **self.optional}
@@ -279,7 +285,7 @@ class Table:
     def write(self, table: pd.DataFrame, path: str | Path) -> None:
         """Stamp the job's run columns (:func:`job_run_columns`: profile and config files, inside the workflow),
         validate, then write atomically (CSV or Parquet by suffix, :func:`ead.io.write_table`)."""
-        table = table.assign(**job_run_columns())
+        table = table.assign(**job_run_columns(), **({EXTENT_COLUMN: len(table)} if self.extent else {}))
         write_table(self.validate(table, path), path)
 
     def read(self, path: str | Path, expect: Mapping[str, Expected] | None = None) -> pd.DataFrame:
@@ -292,7 +298,19 @@ class Table:
         table = self.validate(table.assign(**missing) if missing else table, path)
         if self.empty and Path(path).suffix == ".csv":
             self._check_empty_is_empty(path)
+        if self.extent and EXTENT_COLUMN in table.columns:  # absent in a file written before the column was
+            self._check_extent(table, path)
         return table
+
+    def _check_extent(self, table: pd.DataFrame, path: str | Path) -> None:
+        """Raise :class:`IncompleteTableError` unless the file holds exactly the rows its writer recorded."""
+        written = set(pd.to_numeric(table[EXTENT_COLUMN], errors="coerce").dropna().astype(int))
+        if written != {len(table)}:
+            recorded = ", ".join(map(str, sorted(written))) or "none"
+            raise IncompleteTableError(
+                f"{path} ({self.name} table): holds {len(table)} rows, but its job wrote {recorded} (column "
+                f"{EXTENT_COLUMN!r}); the file was cut short, extended or edited since: delete it and rerun snakemake "
+                "to rebuild it")
 
     def _check_empty_is_empty(self, path: str | Path) -> None:
         """Raise :class:`NonFiniteValueError` where a column that may be empty (:attr:`empty`) holds a text that reads
