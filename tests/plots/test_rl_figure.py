@@ -189,3 +189,25 @@ def test_every_rl_figure_is_drawn_by_its_panels_or_a_named_plot_function():
         patch.delitem(OWN_PLOTS, "fig11_off_policy")
         with pytest.raises(ValueError, match="fig11_off_policy.*OWN_PLOTS"):
             figure_plot("fig11_off_policy")
+
+
+def test_a_figure_whose_cells_are_not_in_the_curves_names_the_files_it_read(tmp_path):
+    """The experiment names a policy the aggregates do not hold: one line naming the figure and its files."""
+    import json
+
+    from ead.plots.rl_figure import main
+    from ead.tables import EVAL_CURVES, PAIRED_CURVES, TRAIN_CURVES
+
+    paths = {}
+    for name, table in (("eval", eval_curves(problems_table(), [1, 4], seed=0)),
+                        ("train", train_curves(steps_table(), seed=0))):
+        paths[name] = tmp_path / f"{name}_curves.csv"
+        (EVAL_CURVES if name == "eval" else TRAIN_CURVES).write(table, paths[name])
+    paths["paired"] = tmp_path / "paired_curves.csv"
+    PAIRED_CURVES.write(paired_curves(problems_table(), ["tau1.0"], [1, 4], resamples=20, seed=0), paths["paired"])
+    elsewhere = {**EXPERIMENT, "policies": ["not_aggregated"]}
+    with pytest.raises(SystemExit, match=rf"fig04_pass_worst_at_16 from {paths['eval']}, {paths['train']}, "
+                                         rf"{paths['paired']}: no rows for metric 'pass@4'"):
+        main(["--figure", "fig04_pass_worst_at_16", "--eval-curves", str(paths["eval"]), "--train-curves",
+              str(paths["train"]), "--paired-curves", str(paths["paired"]), "--experiment", json.dumps(elsewhere),
+              "--k", "4", "--png", str(tmp_path / "f.png"), "--pdf", str(tmp_path / "f.pdf")])

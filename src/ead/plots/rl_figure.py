@@ -115,8 +115,13 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     log = setup_logging(args.figure)
     paired = PAIRED_CURVES.read(args.paired_curves) if reads_paired_curves(args.figure) else None
-    fig = plot_figure(args.figure, EVAL_CURVES.read(args.eval_curves), TRAIN_CURVES.read(args.train_curves),
-                      json.loads(args.experiment), args.k, paired)
+    try:
+        fig = plot_figure(args.figure, EVAL_CURVES.read(args.eval_curves), TRAIN_CURVES.read(args.train_curves),
+                          json.loads(args.experiment), args.k, paired)
+    except ValueError as error:  # e.g. a cell the experiment names is not in the curves: say which files were read
+        files = ", ".join(path for path in (args.eval_curves, args.train_curves,
+                                            args.paired_curves if paired is not None else None) if path)
+        raise SystemExit(f"{args.figure} from {files}: {error}") from None
     save_figure(fig, args.png, args.pdf)
     log.info("wrote %s and %s", args.png, args.pdf)
 
