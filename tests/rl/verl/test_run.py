@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -166,6 +167,16 @@ def test_a_dead_rollout_engine_stops_the_hung_trainer_with_its_first_fatal_line_
         error and "did not stop within 2 s" in error
     assert f"The cell's log: {tmp_path / 'cell.log'}." in error
     assert alive == []
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1, 0, "30", True])
+def test_a_watchdog_bound_that_is_not_a_positive_number_is_refused_by_name(bad):
+    from ead.rl.verl.run import Watchdog
+
+    for name in ("fatal_grace_s", "stall_floor_s", "stall_factor", "poll_s"):
+        with pytest.raises(ValueError, match=rf"Watchdog: {name} must be a finite number > 0, got "):
+            Watchdog(**{name: bad})
+    assert Watchdog(fatal_grace_s=np.float32(2)).fatal_grace_s == 2  # numpy scalars are numbers
 
 
 def test_a_trainer_that_logs_no_step_within_the_bound_is_stopped(tmp_path):

@@ -21,6 +21,8 @@ kept as ``metrics.<k>.jsonl`` because verl's file logger truncates its file on s
 from __future__ import annotations
 
 import argparse
+import math
+import numbers
 import os
 import re
 import shlex
@@ -148,6 +150,12 @@ class Watchdog:
     stall_floor_s: float = 900.0
     stall_factor: float = 5.0
     poll_s: float = 1.0
+
+    def __post_init__(self):
+        for name in ("fatal_grace_s", "stall_floor_s", "stall_factor", "poll_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"Watchdog: {name} must be a finite number > 0, got {value!r}")
 
 
 class TrainerStopped(RuntimeError):
