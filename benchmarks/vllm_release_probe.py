@@ -39,11 +39,12 @@ import traceback
 from pathlib import Path
 from types import SimpleNamespace
 
-FQCN = "ead.samplers.vllm_processors:EADLogitsProcessor"
+from ead.samplers.vllm_processors import PROCESSOR_NAME as FQCN
+from ead.samplers.vllm_processors import RUNNER_INTERFACES
+
 GROUP = "vllm.logits_processors"
-V1_MODULE = "vllm.v1.sample.logits_processor"
-V2_MODULE = "vllm.v1.worker.gpu.sample.logits_processor"
-V2_LOADER = "vllm.v1.worker.gpu.sample.logits_processor.loader"
+V1_MODULE, V2_MODULE = RUNNER_INTERFACES["v1"], RUNNER_INTERFACES["v2"]
+V2_LOADER = f"{V2_MODULE}.loader"
 
 EAD_A = {"tau_max": 1.2, "tau_min": 0.1, "d": 4.0, "c": 2}
 EAD_B = {"tau_max": 1.5, "tau_min": 0.3, "d": 7.5, "c": 0}

@@ -75,6 +75,7 @@ from ead.schedule import (
 )
 
 __all__ = [
+    "PROCESSOR_NAME",
     "EAD_EXTRA_ARG_KEYS",
     "SCHEDULE_EXTRA_ARG_KEYS",
     "EADRequestParams",
@@ -88,6 +89,8 @@ __all__ = [
     "schedule_extra_args",
 ]
 
+#: The name to register the processor by (``LLM(logits_processors=[...])``, ``vllm serve --logits-processors``).
+PROCESSOR_NAME = f"{__name__}:EADLogitsProcessor"
 #: Keys of ``SamplingParams.extra_args`` read by the EAD processors.
 EAD_EXTRA_ARG_KEYS = ("tau_max", "tau_min", "d", "c")
 #: Keys for any other registered schedule: its ``to_dict()`` and the RL step.

@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from ead.samplers.vllm_processors import PROCESSOR_NAME
 from ead.settings.algorithms import POLICY_LOSS_KEYS
 from ead.settings.cell import CellSettings
 from ead.tables import evaluated_steps
@@ -46,7 +47,7 @@ __all__ = ["AGENT_LOOP_NAME", "CellPaths", "agent_loop_entries", "hydra_value", 
 #: Name of our agent loop in verl's agent-loop registry.
 AGENT_LOOP_NAME = "ead_schedule_agent"
 AGENT_LOOP_TARGET = "ead.rl.verl.agent_loop.ScheduleAgentLoop"
-EAD_PROCESSOR_FQCN = "ead.samplers.vllm_processors:EADLogitsProcessor"
+EAD_PROCESSOR_FQCN = PROCESSOR_NAME
 REWARD_MODULE = "pkg://ead.rl.verl.reward"
 # verl passes this mapping to compute_score as keyword arguments (verl/trainer/ppo/reward.py).
 REWARD_KWARGS = "reward.custom_reward_function.reward_kwargs"
