@@ -189,6 +189,7 @@ def test_a_trainer_that_logs_no_step_within_the_bound_is_stopped(tmp_path):
     result, wall, alive = family_of(tmp_path, runner)
     assert result.returncode != 0 and wall < 30, (wall, result.stdout[-3000:])
     assert "verl's trainer logged no training step for " in result.stdout and alive == []
+    assert "(the bound: max(3 s, 2 x the longest gap between steps so far), here 3 s)" in result.stdout
 
 
 def test_killing_the_runs_parent_stops_the_trainer_and_what_it_started(tmp_path):

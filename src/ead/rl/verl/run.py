@@ -211,22 +211,27 @@ class Progress:
     def __init__(self, run_dir: Path, watchdog: Watchdog):
         self.path, self.watchdog = run_dir / "metrics.jsonl", watchdog  # this attempt's log (an earlier one is renamed)
         self.marker = f'"{STEP_COLUMNS["reward_mean"]}"'.encode()  # in a training step's line only (is_training_record)
-        self.steps, self.last_at, self.longest_gap = 0, time.monotonic(), 0.0
+        self.steps, self.last_at, self.longest_gap, self.size = 0, time.monotonic(), 0.0, -1
+
+    def bound(self) -> float:
+        return max(self.watchdog.stall_floor_s, self.watchdog.stall_factor * self.longest_gap)
 
     def stalled_for(self) -> float | None:
         """Seconds since the last step if that is past the bound, else None."""
         now = time.monotonic()
         try:
-            steps = sum(1 for line in self.path.read_bytes().splitlines() if self.marker in line)
-        except OSError:
-            steps = 0
+            size = self.path.stat().st_size
+            steps = self.steps if size == self.size else sum(
+                1 for line in self.path.read_bytes().splitlines() if self.marker in line)
+        except OSError:  # not written yet
+            size, steps = -1, 0
+        self.size = size
         if steps > self.steps:
             if self.steps:
                 self.longest_gap = max(self.longest_gap, now - self.last_at)
             self.steps, self.last_at = steps, now
             return None
-        bound = max(self.watchdog.stall_floor_s, self.watchdog.stall_factor * self.longest_gap)
-        return now - self.last_at if self.steps and now - self.last_at > bound else None
+        return now - self.last_at if self.steps and now - self.last_at > self.bound() else None
 
 
 def run_trainer(command: list[str], env: dict, run_dir: Path, watchdog: Watchdog = Watchdog()) -> None:
@@ -249,7 +254,9 @@ def run_trainer(command: list[str], env: dict, run_dir: Path, watchdog: Watchdog
                 failure = (f"vLLM's rollout engine died ({output.first_fatal!r}) and verl's trainer did not stop "
                            f"within {watchdog.fatal_grace_s:.0f} s")
             elif (stalled := progress.stalled_for()) is not None:
-                failure = f"verl's trainer logged no training step for {stalled:.0f} s (the bound: {watchdog})"
+                failure = (f"verl's trainer logged no training step for {stalled:.0f} s (the bound: max("
+                           f"{watchdog.stall_floor_s:g} s, {watchdog.stall_factor:g} x the longest gap between steps "
+                           f"so far), here {progress.bound():.0f} s)")
             if failure:
                 break
     finally:
