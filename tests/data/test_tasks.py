@@ -202,3 +202,32 @@ def test_a_run_time_task_trains_one_rl_cell(echo, tmp_path):
     assert set(failures["failure"]) == {"ok", "strategy", "format"}
     totals = failures.groupby(["step", "evaluated_with", "problem_id"])["num_samples"].sum()
     assert (totals == 2).all() and sorted(totals.index.get_level_values("step").unique()) == [0, 2]
+
+
+def test_a_caller_while_the_registry_is_built_waits_for_all_of_it(monkeypatch):
+    """verl's reward worker grades from several threads at once: one that asked while another was still importing the
+    synthetic task modules got the benchmarks alone and refused 'arithmetic'. Made deterministic: the imports are
+    slowed, and a second thread asks while the first builds."""
+    import importlib
+    import threading
+    import time
+
+    from ead.data import tasks as registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+    monkeypatch.setattr(registry, "_BUILT_IN", set())
+
+    real_import = importlib.import_module
+
+    def slow_import(name):
+        time.sleep(0.05)
+        return real_import(name)
+
+    monkeypatch.setattr(registry.importlib, "import_module", slow_import)
+    seen = {}
+    builder = threading.Thread(target=lambda: seen.setdefault("builder", set(registry.tasks())))
+    builder.start()
+    time.sleep(0.02)  # the builder holds the benchmarks and is importing the first synthetic module
+    seen["second"] = set(registry.tasks())
+    builder.join()
+    assert "arithmetic" in seen["second"] and seen["second"] == seen["builder"]

@@ -15,6 +15,7 @@ code), and give the config a ``data.<name>`` section and a policy with ``task: <
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -98,18 +99,25 @@ BENCHMARKS = (Task("math", "math"), Task("math500", "math"), Task("gsm8k", "math
               Task("arc_easy", "choice"), Task("arc_challenge", "choice"))
 
 _REGISTRY: dict[str, Task] = {}
-_BUILT_IN: set[str] = set()  # the names tasks() loaded itself (the benchmarks and TASK_MODULES')
+_BUILT_IN: set[str] = set()  # the names tasks() loaded itself (the benchmarks and TASK_MODULES'), once it has
+# Held while the registry is built: a thread that calls tasks() meanwhile waits for all of it (verl's reward worker
+# grades concurrently; unguarded, a second caller saw the benchmarks alone and refused a synthetic task). Re-entrant,
+# so a task module that asks for the registry while it is imported gets what is there so far, as before.
+_BUILDING = threading.RLock()
 
 
 def tasks() -> dict[str, Task]:
     """Every task by name: the benchmarks, then the synthetic tasks of :data:`TASK_MODULES`, then any registered."""
-    if not _REGISTRY:
-        for task in BENCHMARKS:
-            _REGISTRY[task.name] = task
-        for module in TASK_MODULES:  # imported here, not at the top: each task module imports Task from this one
-            task = importlib.import_module(module).TASK
-            _REGISTRY[task.name] = task
-        _BUILT_IN.update(_REGISTRY)
+    if _BUILT_IN:
+        return _REGISTRY
+    with _BUILDING:
+        if not _REGISTRY:
+            for task in BENCHMARKS:
+                _REGISTRY[task.name] = task
+            for module in TASK_MODULES:  # imported here, not at the top: each task module imports Task from this one
+                task = importlib.import_module(module).TASK
+                _REGISTRY[task.name] = task
+            _BUILT_IN.update(_REGISTRY)
     return _REGISTRY
 
 
