@@ -296,7 +296,8 @@ class Table:
         table = read_table(path)
         missing = {column: None for column in self.optional if column not in table.columns}
         table = self.validate(table.assign(**missing) if missing else table, path)
-        if self.empty and Path(path).suffix == ".csv":
+        # the raw text is read again only where a column that may be empty holds a missing value somewhere
+        if Path(path).suffix == ".csv" and any(table[column].isna().any() for column in self.empty if column in table):
             self._check_empty_is_empty(path)
         if self.extent and EXTENT_COLUMN in table.columns:  # absent in a file written before the column was
             self._check_extent(table, path)
