@@ -36,6 +36,7 @@ SCRIPT = ROOT / "workflow" / "scripts" / "slurm_local.sh"
 STATE = Path(os.environ.get("SLURM_LOCAL_DIR", ROOT / ".slurm-local")).resolve()
 SLURM_CONF = STATE / "slurm.conf"
 PROFILE = ROOT / "workflow" / "profiles" / "slurm_local"
+HOLD = Path(__file__).resolve().parent / "hold_after_checkpoint"  # its sitecustomize holds a job after a checkpoint
 CELL = "results/rl/tiny1m/dapo/ead_tis/n8/seed0"
 CHECKPOINT = "results/checkpoints/rl/tiny1m/dapo/ead_tis/n8/seed0/trainer_state.pt"
 CELL_LOG = "results/logs/rl/tiny1m/dapo/ead_tis/n8/seed0.log"
@@ -241,18 +242,25 @@ def test_a_cancelled_training_job_is_resubmitted_and_resumes_to_the_same_tables(
     slurm, local, _ = runs
     (slurm / CELL_LOG).unlink()  # the first run's; the new job's training writes it afresh
     log = open(slurm / "cancel.log", "w")
+    checkpoint = slurm / CHECKPOINT
+    held = slurm.parent.parent / "checkpoint.held"
+    # The job holds right after its step-1 checkpoint is in place (HOLD's sitecustomize), so the cancellation lands
+    # between that checkpoint and the tables however long scancel takes to act: without the hold a loaded machine
+    # let the job write its tables and discard its checkpoint before the signal came, and the retry started over.
+    hold = {"PYTHONPATH": os.pathsep.join([str(HOLD), environment()["PYTHONPATH"]]),
+            "EAD_TEST_HOLD_AFTER": str(checkpoint.parent), "EAD_TEST_HOLD_MARKER": str(held)}
     rerun = subprocess.Popen(["timeout", "-k", "10", "1200",
                               *snakemake_command("--workflow-profile", PROFILE, "--forcerun", "rl_cell")],
-                             cwd=slurm.parent.parent, env=environment(), stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+                             cwd=slurm.parent.parent, env={**environment(), **hold}, stdout=log,
+                             stderr=subprocess.STDOUT, start_new_session=True)
     try:
         job = running_cell_job(rerun, slurm / CELL_LOG)
-        checkpoint = slurm / CHECKPOINT
-        while not checkpoint.exists() and job_is_running(job):
+        while not held.exists() and job_is_running(job):
             time.sleep(0.05)
-        # cancelled between its step-1 checkpoint and its tables (seconds of training and evaluation apart). Not with
-        # scontrol suspend: a suspended job's processes stay stopped through scancel and the job hangs COMPLETING
+        # Not with scontrol suspend: a suspended job's processes stay stopped through scancel and the job hangs
+        # COMPLETING
         cancelled = run(["scancel", job], 60)
+        assert held.exists(), "the cell's SLURM job ended without holding after its checkpoint"
         assert checkpoint.exists(), "the cell's SLURM job ended without a checkpoint being seen"
         assert not (slurm / CELL / "steps.csv").exists(), "the cell finished before it could be cancelled"
         assert cancelled.returncode == 0, cancelled.stderr
