@@ -41,7 +41,7 @@ def page_blocks() -> list[tuple[str, str]]:
 
 
 def block_kind(language: str, code: str) -> str:
-    """Which test runs a block: install, schedules, transformers, vllm, agent_loop or verl."""
+    """Which test runs a block: install, schedules, transformers, vllm, trl, agent_loop or verl."""
     if language == "bash" and code.lstrip().startswith("pip install"):
         return "install"
     if language == "bash" and "verl.trainer.main_ppo" in code:
@@ -50,6 +50,8 @@ def block_kind(language: str, code: str) -> str:
         return "agent_loop"
     if language == "python" and "from vllm import" in code:
         return "vllm"
+    if language == "python" and "from trl import" in code:
+        return "trl"
     if language == "python" and "from transformers import" in code:
         return "transformers"
     if language == "python":

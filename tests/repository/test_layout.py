@@ -26,6 +26,7 @@ UNMIRRORED_MODULES = {
     "plots": "package docstring only; its modules have their tests in tests/plots/",
     "rl": "package docstring only; its modules have their tests in tests/rl/",
     "rl/verl": "the lazy verl import; its modules have their tests in tests/rl/verl/",
+    "rl/trl": "package docstring only; its module has its tests in tests/rl/trl/",
     "samplers": "package docstring only; its modules have their tests in tests/samplers/",
     "rewards/__main__": "the grader's command line: tests/rewards/test_worker.py and the smoke run",
     "analyses/schedule_table": "the Fig. 3 table job: the smoke run (tests/end_to_end/test_workflow.py)",

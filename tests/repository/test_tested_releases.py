@@ -61,3 +61,14 @@ def test_a_failed_release_is_refused_and_the_bounds_are_the_oldest_and_newest():
     else:
         raise AssertionError("a failed release went through")
     assert bounds(["0.32.0", "0.34.0", "0.31.0"]) == SpecifierSet(">=0.31.0,<=0.34.0")
+
+
+def test_the_trl_extra_admits_exactly_the_releases_the_trainer_was_run_with():
+    """EADGRPOTrainer refuses any other TRL (ead.rl.trl.grpo.TESTED_TRL); the extra admits the same releases."""
+    from ead.rl.trl.grpo import TESTED_TRL
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    (requirement,) = [Requirement(r) for r in extras["trl"] if Requirement(r).name == "trl"]
+    oldest, newest = TESTED_TRL
+    expected = SpecifierSet(f"=={oldest}") if oldest == newest else bounds([oldest, newest])
+    assert requirement.specifier == expected, (str(requirement.specifier), TESTED_TRL)

@@ -25,7 +25,7 @@ from library_install import PAGE, block_kind, page_blocks, the_block  # noqa: E4
 
 def test_every_code_block_of_the_page_is_run_by_a_test():
     kinds = [block_kind(language, code) for language, code in page_blocks()]
-    assert sorted(kinds) == sorted(["install", "schedules", "transformers", "vllm", "agent_loop", "verl"]), kinds
+    assert sorted(kinds) == sorted(["install", "schedules", "transformers", "vllm", "trl", "agent_loop", "verl"]), kinds
 
 
 def test_the_schedules_block_runs_and_builds_every_schedule_kind_it_names(capsys):
@@ -53,6 +53,21 @@ def test_the_transformers_block_samples_with_the_schedules_processor(tiny_model_
     assert isinstance(processor, ScheduleLogitsProcessor) and isinstance(processor.schedule, AnnealedSchedule)
     assert namespace["output"].shape[1] > prompt_length
     assert processor.temperature(0) == 1.0 and processor.temperature(10) > 1.0
+
+
+def test_the_trl_block_trains_two_steps_with_the_schedule_and_tis(tiny_model_dir, monkeypatch, tmp_path):
+    """The page's TRL block as written (TRL's default precision, bf16 autocast on CPU), on the tiny local model."""
+    pytest.importorskip("trl")
+    monkeypatch.setenv("EAD_MODEL", str(tiny_model_dir))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)  # the block's output_dir
+    namespace: dict = {}
+    exec(compile(the_block("trl"), str(PAGE), "exec"), namespace)
+    trainer = namespace["trainer"]
+    logged = [entry for entry in trainer.state.log_history if "loss" in entry]
+    assert [entry["ead/rollout_step"] for entry in logged] == [0.0, 1.0]
+    assert all(0 < entry["ead/tis_weight_mean"] <= 2.0 for entry in logged)
+    assert trainer.schedule.to_dict()["decay_scale"] == 20 and trainer.tis_cap == 2.0
 
 
 def paper_ead_tis_cell():

@@ -36,6 +36,7 @@ from transformers import (
     StaticCache,
     TemperatureLogitsWarper,
 )
+from transformers.cache_utils import StaticLayer
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from ead.metrics import entropy_from_log_probs
@@ -201,6 +202,16 @@ def _cache_keyword(module) -> str:
     return "cache" if "cache" in inspect.signature(module.forward).parameters else "past_key_values"
 
 
+class _CastingStaticLayer(StaticLayer):
+    """A static cache layer that stores what it is given in its own dtype. Under autocast (a trainer's mixed
+    precision, e.g. TRL's bf16 on a float32 model) a layer's values come out in bf16 and its keys in float32 (the
+    rotary tables promote them); transformers' dynamic cache, what ``generate`` uses, then holds both in the keys'
+    dtype (its concatenation promotes), and so does this one, where the static layer's in-place copy would refuse."""
+
+    def update(self, key_states, value_states, *args, **kwargs):
+        return super().update(key_states.to(self.keys.dtype), value_states.to(self.values.dtype), *args, **kwargs)
+
+
 def _prefilled_cache(model, prompts: list[list[int]], width: int, max_cache_len: int) -> StaticCache:
     """A static KV cache of ``len(prompts)`` rows holding each prompt but its last token, left-aligned to end at slot
     ``width - 1`` (row ``i`` occupies slots ``width - len(prompts[i])`` to ``width - 2``; earlier slots stay zero and
@@ -215,6 +226,9 @@ def _prefilled_cache(model, prompts: list[list[int]], width: int, max_cache_len:
     head_dim = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
     cache.early_initialization(batch_size=len(prompts), num_heads=text.num_key_value_heads, head_dim=head_dim,
                                dtype=model.dtype, device=device)
+    if torch.is_autocast_enabled(device.type):
+        for layer in cache.layers:
+            layer.__class__ = _CastingStaticLayer
     rows_of = {}
     for row, tokens in enumerate(prompts):
         rows_of.setdefault(tuple(tokens[:-1]), []).append(row)
@@ -229,8 +243,8 @@ def _prefilled_cache(model, prompts: list[list[int]], width: int, max_cache_len:
         for static, dynamic in zip(cache.layers, encoded.layers):
             for index, prefix in enumerate(prefixes):
                 rows = torch.tensor(rows_of[prefix], device=device)
-                static.keys[rows, :, width - 1 - length:width - 1] = dynamic.keys[index]
-                static.values[rows, :, width - 1 - length:width - 1] = dynamic.values[index]
+                static.keys[rows, :, width - 1 - length:width - 1] = dynamic.keys[index].to(static.keys.dtype)
+                static.values[rows, :, width - 1 - length:width - 1] = dynamic.values[index].to(static.values.dtype)
     for layer in cache.layers:
         layer.cumulative_length.fill_(width - 1)  # the next write (every row's last prompt token) goes to width - 1
     return cache
