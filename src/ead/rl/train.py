@@ -269,7 +269,17 @@ class Trainer:
             metrics.append({**loss_metrics, "grad_norm": float(grad_norm)})
         self.model.eval()
         updated = time.perf_counter()
+        timings = {"rollout_s": sampled - started - self.grade_seconds, "grade_s": self.grade_seconds,
+                   "update_s": updated - sampled, "wall_time_s": updated - started}
+        return self.step_row(step, batch, rewards, group_index, old_log_prob, tis, loss_mask, metrics, timings,
+                             train_tau)
 
+    def step_row(self, step: int, batch, rewards: torch.Tensor, group_index: np.ndarray, old_log_prob: torch.Tensor,
+                 tis, loss_mask: torch.Tensor, metrics: list[dict], timings: dict, train_tau) -> dict:
+        """steps.csv's row of one step: the rollouts' statistics (``batch``, the sampler's), the update's (``metrics``,
+        one dict per mini-batch, verl's ``actor/...`` names and ``grad_norm``; NaN for a name none has), TIS's and the
+        step's ``timings``."""
+        mask = batch.response_mask
         valid = mask.float()
         informative, solved = group_outcomes(rewards.numpy(), group_index)
         log_ratio = (old_log_prob - batch.behaviour_logprobs) * valid  # log pi_train - log pi_behaviour per token
@@ -297,11 +307,11 @@ class Trainer:
             "tis_capped_sequence_fraction": tis.capped_sequence_fraction,
             "sequence_ess_fraction": mean_group_ess_fraction(log_ratio.sum(-1).numpy(), group_index),
             "behaviour_target_log_ratio": float(log_ratio.sum() / valid.sum()),
-            "rollout_s": sampled - started - self.grade_seconds,
-            "grade_s": self.grade_seconds,
+            "rollout_s": timings["rollout_s"],
+            "grade_s": timings["grade_s"],
             TIMEOUT_STEP_COLUMN: float(self.step_timeouts),
-            "update_s": updated - sampled,
-            "wall_time_s": updated - started,
+            "update_s": timings["update_s"],
+            "wall_time_s": timings["wall_time_s"],
             "lr": self.settings.training.lr,
             # annealed training: the mean tau_t over the step's response tokens
             "train_temperature": (float((train_tau * valid).sum() / valid.sum()) if self.trains_annealed
@@ -355,23 +365,34 @@ def _save_checkpoint(directory: Path, trainer: Trainer, step: int, tables: dict[
         stamp(staging, fingerprint)
 
 
+def cell_fingerprint(settings: CellSettings, trainer_class: type[Trainer], inputs: list[str]) -> str:
+    """What a checkpoint of the cell must have been made with: its settings, its trainer (another trainer's checkpoint
+    is never resumed; :class:`Trainer`'s own prints stay as they were before there were others) and its inputs."""
+    document = settings.to_document()
+    if trainer_class is not Trainer:
+        document = {**document, "trainer": f"{trainer_class.__module__}.{trainer_class.__qualname__}"}
+    return job_fingerprint(document, inputs)
+
+
 def train(settings: CellSettings, policy_dir: str, data: str, base_eval: str, base_failures: str, out_dir: str,
-          checkpoint_dir: str, measured_schedule: str | None = None, ks: list[int] | None = None) -> None:
+          checkpoint_dir: str, measured_schedule: str | None = None, ks: list[int] | None = None,
+          trainer_class: type[Trainer] = Trainer) -> None:
     """Train the cell and write its tables into ``out_dir``; eval.csv too when ``ks`` (the reported k) is given.
     ``base_eval`` and ``base_failures`` are the policy's step-0 evaluation (``ead.evaluation``'s per-problem and
-    failure tables)."""
+    failure tables). ``trainer_class`` makes each step's update (:class:`Trainer`'s own code, or
+    ``ead.rl.trl.cell.TRLTrainer``'s TRL losses); prompts, evaluations, checkpoints and tables are this function's."""
     log = setup_logging("rl")
     torch.manual_seed(settings.seed)
     checkpoint = Path(checkpoint_dir)
     settings = with_measured_schedule(settings, measured_schedule)
     # a checkpoint of other settings or inputs (edited config, retrained policy) is discarded, never resumed
-    fingerprint = job_fingerprint(settings.to_document(), [policy_dir, data, base_eval, base_failures])
+    fingerprint = cell_fingerprint(settings, trainer_class, [policy_dir, data, base_eval, base_failures])
     # step 0 is the policy's base evaluation: read and checked before any training, so a broken one fails at once
     base = (BASE_PROBLEMS.read(base_eval)[[*COUNT_COLUMNS, TIMEOUT_PROBLEM_COLUMN]]
             .assign(step=0, evaluated_with="eval_tau"))
     step_0_failures = read_base_failures(base_failures, base, settings.task)
     resuming = resumable(checkpoint, fingerprint, log)
-    trainer = Trainer(settings, policy_dir, data, log, resume_from=checkpoint if resuming else None)
+    trainer = trainer_class(settings, policy_dir, data, log, resume_from=checkpoint if resuming else None)
     tables = {"steps": [], "eval_problems": [], "eval_failures": []}
     if resuming:
         tables = json.loads((checkpoint / "tables.json").read_text())
@@ -461,8 +482,9 @@ def with_measured_schedule(settings: CellSettings, path: str | None) -> CellSett
     return dataclasses.replace(settings, schedule={**settings.schedule, **read_measured_schedule(path)})
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None, trainer_class: type[Trainer] = Trainer, module: str = "ead.rl.train",
+         description: str = __doc__.splitlines()[0]):
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=description)
     parser.add_argument("--policy-dir", required=True, help="the policy before RL (HF directory)")
     parser.add_argument("--data", required=True, help="problems table with a train split and the eval split")
     parser.add_argument("--base-eval", required=True, help="the policy's per-problem base evaluation (step 0)")
@@ -482,10 +504,10 @@ def main(argv=None):
     try:
         settings = CellSettings.from_json(args.settings)
     except ConfigError as error:
-        raise SystemExit(f"ead.rl.train --settings: {error}") from None
+        raise SystemExit(f"{module} --settings: {error}") from None
     configure_grader(settings.grader)  # the cell's grader: its document's, like every other setting
     train(settings, args.policy_dir, args.data, args.base_eval, args.base_failures, args.out_dir,
-          args.checkpoint_dir, args.measured_schedule, args.k)
+          args.checkpoint_dir, args.measured_schedule, args.k, trainer_class)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ from trl import GRPOConfig, GRPOTrainer
 from trl.models import unwrap_model_for_generation
 
 from ead.samplers.hf import left_pad, sample
-from ead.schedule import Schedule, checked_schedule
+from ead.schedule import FixedTemperature, Schedule, checked_schedule
 
 #: TRL releases this integration ran with (oldest, newest): it overrides two private methods of ``GRPOTrainer``,
 #: whose signatures :data:`PRIVATE_SIGNATURES` pins.
@@ -66,7 +66,8 @@ SUPPORTED_LOSSES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo")
 MULTI_TURN = {"rollout_func": "a rollout function samples without the schedule",
               "tools": "tool results would be scored as sampled tokens",
               "environment_factory": "environment turns would be scored as sampled tokens"}
-#: GRPOConfig fields that would sample from another distribution than the schedule's -> their neutral values.
+#: GRPOConfig fields that would sample from another distribution than the schedule's -> their neutral values
+#: (``temperature`` may also be a fixed schedule's own tau: :func:`refused_settings`).
 NEUTRAL_SAMPLING = {"temperature": (1.0,), "top_p": (1.0,), "top_k": (0, None), "min_p": (None, 0.0),
                     "repetition_penalty": (1.0,)}
 
@@ -87,11 +88,17 @@ def check_trl_release(version: str = trl.__version__) -> None:
 check_trl_release()
 
 
-def refused_settings(args: GRPOConfig) -> list[str]:
-    """One line per GRPOConfig setting that a schedule's rollouts and TIS cannot honour (empty when none)."""
+def refused_settings(args: GRPOConfig, schedule: Schedule | None = None) -> list[str]:
+    """One line per GRPOConfig setting that a schedule's rollouts and TIS cannot honour (empty when none). A fixed
+    schedule (``FixedTemperature(tau)``) may also train at its own tau (``temperature=tau``: TRL's log-probs at
+    logits / tau, the on-policy fixed-temperature baseline, as verl trains it)."""
+    allowed = dict(NEUTRAL_SAMPLING)
+    if isinstance(schedule, FixedTemperature):
+        allowed["temperature"] = (1.0, float(schedule.tau))
     problems = [f"GRPOConfig.{name}={getattr(args, name)!r} (must be {' or '.join(map(repr, neutral))}: the "
-                "schedule sets every token's temperature, and the trainer's log-probs must be at tau = 1)"
-                for name, neutral in NEUTRAL_SAMPLING.items() if getattr(args, name) not in neutral]
+                "schedule sets every token's temperature, and the trainer's log-probs must be at tau = 1"
+                f"{' or at the fixed tau' if len(neutral) > 1 and name == 'temperature' else ''})"
+                for name, neutral in allowed.items() if getattr(args, name) not in neutral]
     if args.generation_kwargs:
         problems.append(f"GRPOConfig.generation_kwargs={args.generation_kwargs!r} (the schedule's sampler does not "
                         "read them; leave it None)")
@@ -130,7 +137,7 @@ class EADGRPOTrainer(GRPOTrainer):
                                     or not math.isfinite(tis_cap) or tis_cap < 1):
             raise ValueError(f"tis_cap must be a number >= 1 (the truncation C of min(w, C)) or None, got {tis_cap!r}")
         config = kwargs.get("args") if "args" in kwargs else (args[2] if len(args) > 2 else None)
-        problems = refused_settings(config) if config is not None else []  # TRL's default config is neutral
+        problems = refused_settings(config, schedule) if config is not None else []  # TRL's default is neutral
         problems += [f"{name}= (EADGRPOTrainer samples single-turn completions itself: {why})"
                      for name, why in MULTI_TURN.items() if kwargs.get(name) is not None]
         if problems:
@@ -160,8 +167,10 @@ class EADGRPOTrainer(GRPOTrainer):
         mask = batch.response_mask.cpu()
         completion_ids = [row[keep].tolist() for row, keep in zip(batch.token_ids.cpu(), mask)]
         logprobs = [row[keep].tolist() for row, keep in zip(batch.behaviour_logprobs.cpu(), mask)]
-        # pi_old of TIS where TRL computes none: the same pass's log-probs at tau = 1 (the weights it sampled with)
-        self._sampled_at_tau_1 = batch.target_logprobs.cpu()
+        # pi_old of TIS where TRL computes none: the same pass's log-probs at the trainer's temperature (tau = 1, or a
+        # fixed schedule's own tau, where the behaviour log-probs are those), from the weights it sampled with
+        self._sampled_old = (batch.target_logprobs if self.temperature == 1.0 else batch.behaviour_logprobs).cpu()
+        self.last_rollouts = batch  # the rollouts' per-token statistics (tau = 1 entropies...), for a caller's record
         mode = "train" if self.model.training else "eval"
         self._metrics[mode]["ead/rollout_step"].append(float(self.rollout_step))
         self._metrics[mode]["ead/mean_temperature"].append(float(batch.temperatures.mean()))
@@ -175,9 +184,9 @@ class EADGRPOTrainer(GRPOTrainer):
         old = output.get("old_per_token_logps")
         if old is None:
             # TRL skips pi_old when one rollout feeds one optimizer step (its loss then takes the detached policy of
-            # that update); TIS takes the sampler's own log-probs at tau = 1, from the weights it sampled with
+            # that update); TIS takes the sampler's own, from the weights it sampled with
             completion = output["completion_ids"]
-            sampled = self._sampled_at_tau_1[:, :completion.size(1)].to(completion.device)
+            sampled = self._sampled_old[:, :completion.size(1)].to(completion.device)
             old = torch.zeros(completion.shape, dtype=sampled.dtype, device=completion.device)
             old[:, :sampled.size(1)] = sampled
         weights = truncated_weights(old, output["sampling_per_token_logps"], mask, self.tis_cap)
