@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ead.settings.trl import CELL_MODULES
+
 from ead.models.tiny_policy import TinyPolicyShape
 from ead.schedule import AnnealedSchedule
 from ead.settings import load_layered_config
@@ -33,7 +35,9 @@ def workflow_jobs() -> list[str]:
         modules |= set(re.findall(r"python -m (ead[\w.{}]+)", rules.read_text()))
     expanded = {m for m in modules if "{" not in m}
     assert {m for m in modules if "{" in m} == {"ead.analyses.{wildcards.analysis}"}  # one rule per analysis
-    return sorted(expanded | {f"ead.analyses.{analysis}" for analysis in ANALYSES})
+    # the CPU backend's cell rule runs the module of rl.trainer (ead.settings.trl.CELL_MODULES)
+    assert "python -m {SWITCHES.rl_cell_module}" in (ROOT / "workflow" / "rules" / "rl_cpu.smk").read_text()
+    return sorted(expanded | {f"ead.analyses.{analysis}" for analysis in ANALYSES} | set(CELL_MODULES.values()))
 
 
 class _Parsed(Exception):

@@ -146,3 +146,16 @@ def test_the_verl_backend_refuses_a_fixed_training_pool_by_name():
     with pytest.raises(ConfigError, match=r"rl\.train_pool = .*: a fixed training pool is an option of the CPU "
                                           r"trainer"):
         validate_config(config, SCHEMA)
+
+
+def test_the_trl_trainer_refuses_a_grid_with_cells_trl_cannot_train_naming_setting_and_cell():
+    config = with_rl(("trainer",), "trl")
+    with pytest.raises(ConfigError, match=r"rl\.trainer = 'trl' cannot train these cells: rl\.algorithms\.clip_cov"
+                                          r"\.loss_mode='clip_cov' .* in rl\.experiments\.algorithms \(clip_cov, "):
+        validate_config(config, SCHEMA)
+    config["rl"]["run"] = ["main", "primary"]  # DAPO with fixed tau, EAD and EAD + TIS: all TRL can train
+    validate_config(config, SCHEMA)
+    paper = paper_config()
+    paper["rl"]["trainer"] = "trl"
+    with pytest.raises(ConfigError, match=r"rl\.trainer = 'trl' trains the CPU backend's cells"):
+        validate_config(paper, SCHEMA)

@@ -47,7 +47,8 @@ rule rl_cell:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.rl.train --policy-dir {input.model} --data {input.data} --base-eval {input.base_eval}"
+        # rl.trainer: the same arguments and tables from ead.rl.train (torch) or ead.rl.trl.cell (trl)
+        f"python -m {SWITCHES.rl_cell_module} --policy-dir {{input.model}} --data {{input.data}} --base-eval {{input.base_eval}}"
         " --base-failures {input.base_failures}"
         " --settings {params.settings} {params.measured} --out-dir {params.out_dir} --checkpoint-dir {params.checkpoint_dir}"
         " --threads {threads} > {log} 2>&1"

@@ -197,6 +197,11 @@ class Trainer:
         self.rollout_grades: Counter = Counter()  # Grade.status of this run's rollouts (since a resume)
         self.step_timeouts = 0
 
+    @property
+    def loss_mode(self) -> str:
+        """The tables' ``loss_mode``: verl's loss of the cell's algorithm (``vanilla``, ``clip_cov``, ``kl_cov``)."""
+        return self.settings.training.algorithm_params.loss_mode
+
     # --- one RL step -------------------------------------------------------------------------------------------
     def rollout(self, step: int):
         s = self.settings
@@ -435,7 +440,7 @@ def train(settings: CellSettings, policy_dir: str, data: str, base_eval: str, ba
             _save_checkpoint(checkpoint, trainer, step, tables, fingerprint)
 
     cell = settings.cell_columns()
-    config_columns = settings.table_columns()
+    config_columns = {**settings.table_columns(), "loss_mode": trainer.loss_mode}
     eval_problems = pd.concat([base, pd.DataFrame(tables["eval_problems"])], ignore_index=True)
     eval_problems = eval_problems[[*PROBLEM_COLUMNS, TIMEOUT_PROBLEM_COLUMN]].astype({TIMEOUT_PROBLEM_COLUMN: float})
     failure_columns = ["step", "evaluated_with", *FAILURE_COLUMNS]

@@ -11,6 +11,7 @@ from ead.settings.base import ConfigError, sampler_training
 from ead.settings.evaluation import evaluates_with_own_sampler
 from ead.settings.policies import policy_task
 from ead.settings.rl import paper_data_task, sampler_schedule
+from ead.settings.trl import trl_problems
 
 
 def validate_rl(config: dict) -> None:
@@ -32,6 +33,29 @@ def validate_rl(config: dict) -> None:
     for name, sampler in rl["samplers"].items():
         _check_sampler(config, name, sampler, verl)
     _check_experiments(config, verl)
+    _check_trainer(rl, verl)
+
+
+def _check_trainer(rl: dict, verl: bool) -> None:
+    """``rl.trainer: trl`` (the CPU backend's cells on TRL's GRPO code): every cell that runs must be one TRL can
+    express (``ead.settings.trl.trl_problems``), so a grid is refused before its first job rather than by it."""
+    if rl.get("trainer", "torch") != "trl":
+        return
+    if verl:
+        raise ConfigError("rl.trainer = 'trl' trains the CPU backend's cells (ead.rl.trl.cell); rl.backend is 'verl', "
+                          "whose cells are verl's runs. Set rl.trainer: torch (or rl.backend: cpu)")
+    running = rl.get("run") or list(rl["experiments"])
+    problems = {}
+    for name in running:
+        experiment = rl["experiments"][name]
+        for algorithm in experiment["algorithms"]:
+            for sampler in experiment["samplers"]:
+                for problem in trl_problems(f"rl.algorithms.{algorithm}", rl["algorithms"][algorithm],
+                                            sampler_training(rl, rl["samplers"][sampler])):
+                    problems.setdefault(problem, f"rl.experiments.{name} ({algorithm}, {sampler})")
+    if problems:
+        raise ConfigError("rl.trainer = 'trl' cannot train these cells: " + "; ".join(
+            f"{problem} in {where}" for problem, where in problems.items()))
 
 
 def _check_train_pool(rl: dict, verl: bool) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ead.settings.trl import CELL_MODULES
+
 
 @dataclass(frozen=True)
 class HubModel:
@@ -29,6 +31,7 @@ class WorkflowSwitches:
     cpu_level: str  # numerics.cpu_level (ead.numerics)
     job_threads: int  # numerics.threads: torch threads of each CPU torch job
     rl_backend: str  # rl.backend: cpu (tiny policies) or verl (the paper profile's hub models)
+    rl_cell_module: str  # the CPU backend's cell job: ead.rl.train (rl.trainer: torch) or ead.rl.trl.cell (trl)
     measured_schedule_policies: tuple[str, ...]  # measured_schedule.policies; none without that section
     paper_models: tuple[str, ...]  # names of paper_models (hub models, or tiny policies exported as chat models)
     hub_models: dict[str, HubModel]  # those of paper_models downloaded from the hub, by name
@@ -52,6 +55,7 @@ def workflow_switches(config: dict) -> WorkflowSwitches:
         cpu_level=config["numerics"]["cpu_level"],
         job_threads=config["numerics"]["threads"],
         rl_backend=config["rl"]["backend"],
+        rl_cell_module=CELL_MODULES[config["rl"].get("trainer", "torch")],
         measured_schedule_policies=tuple(measured.get("policies", ())),
         paper_models=tuple(paper_models),
         hub_models={name: HubModel(entry["hub_id"], entry["revision"]) for name, entry in paper_models.items()

@@ -1,6 +1,7 @@
 """An RL cell trained with TRL's GRPO code (ead.rl.trl.cell): the torch trainer's tables (schemas, completeness,
-columns) from the same prompts and rollouts, each update TRL's loss on TRL's advantages, the algorithm mapped onto
-GRPOConfig, what TRL cannot express refused by name, and a killed run resumed to identical tables.
+columns; ``loss_mode`` says ``trl:dapo``) from the same prompts and rollouts, each update TRL's loss on TRL's
+advantages, the algorithm mapped onto GRPOConfig, what TRL cannot express refused by name, and a killed run resumed
+to identical tables.
 
 Run: ``.venv/bin/python -m pytest tests/rl/trl/test_cell.py``.
 """
@@ -79,6 +80,9 @@ def test_a_trl_cell_writes_the_torch_cells_tables_from_the_same_prompts_and_roll
         torch_table, trl_table = tables["torch"][name], tables["trl"][name]
         assert list(trl_table.columns) == list(torch_table.columns), name
         assert len(trl_table) == len(torch_table), name
+    for name in ("steps", "eval_problems", "eval_failures"):  # every table says which code trained the cell
+        assert set(tables["trl"][name]["loss_mode"]) == {"trl:dapo"}, name
+        assert set(tables["torch"][name]["loss_mode"]) == {"vanilla"}, name
     steps = {name: tables[name]["steps"].set_index("step") for name in tables}
     # step 1 is sampled from the same weights with the same prompts and random numbers: the same rollouts
     for metric in ("reward_mean", "entropy", "response_length", "first_token_entropy", "informative_group_fraction"):
@@ -88,7 +92,7 @@ def test_a_trl_cell_writes_the_torch_cells_tables_from_the_same_prompts_and_roll
         steps["torch"].loc[1, "behaviour_target_log_ratio"], abs=1e-5)
     assert (steps["trl"]["grad_norm"] > 0).all() and steps["trl"]["pg_clipfrac"].between(0, 1).all()
     assert steps["trl"]["ppo_kl"].isna().all()  # TRL does not report it: empty in the whole file, as the schema allows
-    evaluation = {name: tables[name]["eval_problems"] for name in tables}
+    evaluation = {name: tables[name]["eval_problems"].drop(columns="loss_mode") for name in tables}
     step_0 = [table[table["step"] == 0].reset_index(drop=True) for table in evaluation.values()]
     pd.testing.assert_frame_equal(*step_0)
     # the updates are TRL's, not the torch trainer's: the later rollouts differ

@@ -42,31 +42,16 @@ from ead.rl.losses import tis_weights
 from ead.rl.train import Trainer, main, step_generator
 from ead.rl.trl.grpo import EADGRPOTrainer
 from ead.settings.cell import CellSettings
+from ead.settings.trl import trl_problems
 
 
 def grpo_config(settings: CellSettings, mini_batch_size: int, temperature: float, output_dir: str) -> GRPOConfig:
     """The cell's GRPOConfig; ValueError naming each algorithm setting or training option TRL cannot express."""
     training = settings.training
     algorithm = training.algorithm_params.stated()
-    problems = []
-    if algorithm.get("loss_mode", "vanilla") != "vanilla":
-        problems.append(f"rl.algorithms.{settings.algorithm}.loss_mode={algorithm['loss_mode']!r} (TRL has the "
-                        "clipped PPO loss only; clip_cov and kl_cov are verl's)")
-    if algorithm.get("loss_agg_mode", "token-mean") != "token-mean":
-        problems.append(f"rl.algorithms.{settings.algorithm}.loss_agg_mode={algorithm['loss_agg_mode']!r} (mapped: "
-                        "token-mean, TRL's dapo loss)")
     kl = bool(algorithm.get("use_kl_loss", False))
-    if kl and algorithm.get("kl_loss_type", "low_var_kl") != "low_var_kl":
-        problems.append(f"rl.algorithms.{settings.algorithm}.kl_loss_type={algorithm['kl_loss_type']!r} (TRL's KL is "
-                        "k3, verl's low_var_kl)")
-    fraction, _ = training.algorithm_params.forking()
-    if fraction != 1.0:
-        problems.append(f"rl.algorithms.{settings.algorithm}.forking_token_fraction={fraction} (TRL's loss has no "
-                        "token mask of ours)")
-    if training.trains_at == "annealed":
-        problems.append("trains_at: annealed (TRL evaluates its policy at one temperature)")
-    if training.tis == "sequence":
-        problems.append("tis: sequence (EADGRPOTrainer's TIS is per token)")
+    problems = trl_problems(f"rl.algorithms.{settings.algorithm}", algorithm,
+                            {"tis": training.tis, "trains_at": training.trains_at})
     if problems:
         raise ValueError(f"cell {settings.cell_columns()} cannot run on TRL: " + "; ".join(problems))
     return GRPOConfig(
@@ -96,6 +81,12 @@ class TRLTrainer(Trainer):
         if config.beta:  # the KL reference is the policy before RL, as the other trainer's (TRL's would be the
             add_fused_lm_head(self.reference, temperature=self.grpo.temperature)  # model's path at construction)
             self.grpo.ref_model = self.reference
+
+    @property
+    def loss_mode(self) -> str:
+        """The tables' ``loss_mode``: ``trl:`` and TRL's loss type (``trl:dapo``), so every table and curve of a cell
+        trained by TRL says so."""
+        return f"trl:{self.grpo.loss_type}"
 
     def reward(self, completions, answer, **kwargs) -> list[float]:
         """TRL's reward function: the cell's grader on each completion against its problem's answer."""
