@@ -121,6 +121,8 @@ REFUSED_ABLATIONS = {("beyond_the_paper.yaml", "paper.yaml"): r"rl\.algorithms\.
                          r"rl\.breakdown\.phases = 4 exceeds rl\.steps = 2",
                      ("mechanism_map_replication.yaml", "paper.yaml"):
                          r"rl\.task = 'strategy': the verl backend trains on",
+                     ("mechanism_map_trl.yaml", "smoke.yaml"): r"rl\.breakdown\.phases = 4 exceeds rl\.steps = 2",
+                     ("mechanism_map_trl.yaml", "paper.yaml"): r"rl\.task = 'strategy': the verl backend trains on",
                      # a fixed training pool is the CPU trainer's option; its comparison claims Pass@16 (Q6)
                      ("fixed_pool.yaml", "smoke.yaml"): r"\(Q6\)\.metric = 'pass@16': k exceeds",
                      ("fixed_pool.yaml", "paper.yaml"): r"rl\.train_pool = .*: a fixed training pool is an option of "
