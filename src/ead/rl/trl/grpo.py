@@ -26,7 +26,10 @@ What changes against the stock trainer, and why:
   every supported loss the per-token loss is linear in the advantage and the weight is positive, so the product
   equals TRL's own ``importance_sampling_ratio`` product, which TRL applies only on its vLLM paths). ``tis_cap=None``
   trains on the annealed samples uncorrected (the paper's "EAD without TIS").
-* The trainer's own log-probs (policy, old, reference) stay at tau = 1: ``GRPOConfig.temperature`` must be 1.0.
+* The trainer's own log-probs (policy, old, reference) stay at tau = 1: ``GRPOConfig.temperature`` must be 1.0 (or,
+  with a fixed schedule, its own tau: the on-policy fixed-temperature baseline).
+* ``truncated_weights`` computes the weights itself, so the library needs no verl; the pipeline's cells report them
+  with verl's estimator (``ead.rl.losses.tis_weights``), which the tests check it against.
 
 Refused with one line naming the setting, because each would be silently wrong: ``temperature != 1``, top-k / top-p
 / min-p / repetition penalty / ``generation_kwargs`` beside the schedule, the ``vespo`` loss (its gamma weights read
