@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ead.settings.trl import CELL_MODULES
-
 from ead.models.tiny_policy import TinyPolicyShape
 from ead.schedule import AnnealedSchedule
 from ead.settings import load_layered_config
 from ead.settings.analyses import ANALYSES
+from ead.settings.trl import CELL_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = load_layered_config(ROOT / "configs" / "config.yaml")

@@ -14,10 +14,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-extras="[pipeline]"
+# trl: rl.trainer: trl's cells run here; not in .venv-vllm, where verl's trainer runs (verl 0.9.1's actor imports a
+# class from TRL whenever TRL is installed, which TRL 1.16 no longer has: docs/use-ead.md, "TRL")
+extras="[pipeline,trl]"
 for arg in "$@"; do
   case "$arg" in
-    --tests) extras="[pipeline,test]" ;;
+    --tests) extras="[pipeline,trl,test]" ;;
     *) echo "setup.sh: unknown option '$arg' (known: --tests)" >&2; exit 2 ;;
   esac
 done
@@ -35,7 +37,7 @@ else
   pip install "$torch_pin"
 fi
 pip install -c constraints.txt -e ".${extras}"
-if [ "$extras" = "[pipeline,test]" ]; then
+if [ "$extras" = "[pipeline,trl,test]" ]; then
   bash workflow/scripts/setup_vllm_venv.sh
   # system packages for the local SLURM cluster; exit 3 = not root or no apt-get: it printed the command instead
   bash workflow/scripts/slurm_local.sh install || [ $? -eq 3 ]

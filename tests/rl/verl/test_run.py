@@ -4,6 +4,7 @@ before verl starts, a failed or killed trainer is one error, and a run without m
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -268,3 +269,25 @@ def test_an_unwritable_run_directory_is_named(tmp_path):
             "--run-dir", str(blocker / "run"), "--out-dir", str(tmp_path / "out")]
     with pytest.raises(SystemExit, match=f"cannot write the run directory {blocker / 'run'}"):
         run_main(args)
+
+
+def test_verl_refuses_to_start_beside_a_trl_its_actor_cannot_import_from(monkeypatch):
+    """verl 0.9.1's actor imports AutoModelForCausalLMWithValueHead from TRL whenever TRL is importable; with TRL
+    1.16 (this venv's, the trl extra's) it has none and every worker fails: the run refuses first, in one line."""
+    import types
+
+    from ead.rl.verl.run import check_trl_for_verl
+
+    trl = pytest.importorskip("trl")
+    if hasattr(trl, "AutoModelForCausalLMWithValueHead"):
+        pytest.skip(f"TRL {trl.__version__} still has the class verl imports")
+    with pytest.raises(RuntimeError, match=rf"TRL {re.escape(trl.__version__)} is installed here, and verl 0\.9\.1's "
+                                           "actor imports AutoModelForCausalLMWithValueHead"):
+        check_trl_for_verl()
+    ppo = types.ModuleType("trl.experimental.ppo")
+    ppo.AutoModelForCausalLMWithValueHead = object  # a TRL that still has it where verl looks first
+    monkeypatch.setitem(sys.modules, "trl.experimental.ppo", ppo)
+    check_trl_for_verl()
+    monkeypatch.setattr("importlib.util.find_spec", lambda name, *args: None)  # no TRL at all
+    monkeypatch.delitem(sys.modules, "trl.experimental.ppo")
+    check_trl_for_verl()

@@ -21,6 +21,9 @@ kept as ``metrics.<k>.jsonl`` because verl's file logger truncates its file on s
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.metadata
+import importlib.util
 import math
 import numbers
 import os
@@ -70,6 +73,25 @@ def prepare(settings: CellSettings, paths: CellPaths) -> list[str]:
     overrides = verl_overrides(settings, paths)
     (run_dir / "overrides.txt").write_text("\n".join(overrides) + "\n")
     return overrides
+
+
+def check_trl_for_verl() -> None:
+    """RuntimeError naming the installed TRL when verl's trainer could not start beside it: verl 0.9.1's FSDP engine
+    (``verl.models.transformers.monkey_patch.apply_monkey_patch``) imports ``AutoModelForCausalLMWithValueHead`` from
+    ``trl.experimental.ppo`` or ``trl`` whenever TRL is importable, and TRL 1.16 has it in neither, so every actor
+    worker would fail at its start (the ``trl`` extra is for another environment: docs/use-ead.md, "TRL")."""
+    if importlib.util.find_spec("trl") is None:
+        return
+    for module in ("trl.experimental.ppo", "trl"):
+        try:
+            if hasattr(importlib.import_module(module), "AutoModelForCausalLMWithValueHead"):
+                return
+        except ImportError:
+            continue
+    raise RuntimeError(f"TRL {importlib.metadata.version('trl')} is installed here, and verl 0.9.1's actor imports "
+                       "AutoModelForCausalLMWithValueHead from TRL whenever TRL is installed; this TRL has none, so "
+                       "verl's trainer would fail at its first worker. Run verl's cells in an environment without "
+                       "TRL (this repository's .venv-vllm; `pip uninstall trl`)")
 
 
 def trainer_environment(settings: VerlSettings, run_dir: Path) -> dict:
@@ -339,6 +361,7 @@ def main(argv=None):
     composed = compose_verl_config(overrides)  # unknown keys or bad values fail here, before any GPU is touched
     if args.check:
         return
+    check_trl_for_verl()
     env = trainer_environment(settings.backend.verl, run_dir)
     die_with_parent()
     align_checkpoints_with_log(run_dir)
