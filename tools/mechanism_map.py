@@ -15,6 +15,10 @@ beside the prediction written before its cells ran, and per policy the share of 
 of training under both samplers (``results/rl/signal_by_phase.csv``): TIS reweights the update, so where it helps the
 two samplers' groups may still look alike.
 
+With ``--trl`` it renders the pre-registered rerun of the primary through TRL's GRPO code
+(``configs/ablations/mechanism_map_trl.yaml``; TESTBED.md, "the map's primary through TRL's GRPO code
+(pre-registration)"): its claim (``T-*``) beside its prediction, its seeds and its MDE.
+
 With ``--chain`` it renders the chain behind each cell instead (``results/rl/eval_by_group.csv``, built from the cells'
 ``eval_failures.csv``): per policy and sampler, the share of the evaluation's samples whose strategy was wrong at the
 fork, by key, and whose execution of the key's strategy was wrong, at every evaluated step, beside the informative
@@ -34,6 +38,9 @@ Run (after a run of the overlay):
     python tools/mechanism_map.py --replication --results runs/mechanism_map/results --commit <its commit> \
         --date 2026-11-29 --out benchmarks/results/mechanism_map_replication.md --doc docs/rl-learns.md \
         --block mechanism-map-replication
+    python tools/mechanism_map.py --trl --results runs/mechanism_map_trl/results --commit <its commit> \
+        --date 2026-12-07 --out benchmarks/results/mechanism_map_trl.md --doc docs/rl-learns.md \
+        --block mechanism-map-trl
     python tools/mechanism_map.py --chain --results runs/mechanism_map/results --commit <its commit> \
         --date 2026-11-29 --out benchmarks/results/mechanism_map_chain.md --doc docs/rl-learns.md \
         --block mechanism-map-chain
@@ -170,17 +177,38 @@ def render_replication(claims: pd.DataFrame, *, commit: str, date: str, fingerpr
     """The replication block: each ``R-*`` claim's seeds, effect [CI], verdict beside its prediction, and MDE, then
     how many verdicts met their predictions; a claim without its prediction is an error naming it. ``shared`` is
     :func:`shared_files_sentence`: whether the run's cells of the map's seeds are the map's own."""
-    rows = claims[(claims["figure"] == REPLICATION_FIGURE) & claims["claim"].str.startswith("R-")]
-    if rows.empty:
-        raise ValueError(f"the claims table has no claim R-* with figure = {REPLICATION_FIGURE!r}")
-    if rows["predicted_verdict"].isna().any():
-        raise ValueError("every replication claim carries the prediction written before its cells ran; "
-                         f"{sorted(rows.loc[rows['predicted_verdict'].isna(), 'claim'])} do not")
-    lines = [f"The mechanism map's primary on fresh seeds, from a run of its overlay in {run_origin(commit, date)}; "
+    intro = (f"The mechanism map's primary on fresh seeds, from a run of its overlay in {run_origin(commit, date)}; "
              "from its `results/claims.csv` (EAD - tau 1.2 on map_p05_fragile, curve-mean Pass@1 differences in "
              "points, 95% CIs from the two-way bootstrap over seeds and problems, negligible inside +-2; each "
-             f"prediction written before the new cells ran). {fingerprint} {shared}", "",
-             "| claim | seeds | effect, verdict (prediction) | MDE |", "|---|---:|---|---:|"]
+             f"prediction written before the new cells ran). {fingerprint} {shared}")
+    return render_preregistered(claims, REPLICATION_FIGURE, "R-", intro)
+
+
+#: The rerun of the primary through TRL's GRPO code (mechanism_map_trl.yaml): ``figure`` in the claims table.
+TRL_FIGURE = "mechanism_map_trl"
+
+
+def render_trl(claims: pd.DataFrame, *, commit: str, date: str, fingerprint: str) -> str:
+    """The TRL rerun's block: each ``T-*`` claim beside its prediction, as :func:`render_replication`."""
+    intro = (f"The mechanism map's primary through TRL's GRPO code (`rl.trainer: trl`), from a run of its overlay in "
+             f"{run_origin(commit, date)}; from its `results/claims.csv` (EAD - tau 1.2 on map_p05_fragile, every "
+             "cell trained with TRL 1.16.0's advantages and loss, 192 evaluation problems, curve-mean Pass@1 "
+             "differences in points, 95% CIs from the two-way bootstrap over seeds and problems, negligible inside "
+             f"+-2; the prediction written before any of its cells ran). {fingerprint}")
+    return render_preregistered(claims, TRL_FIGURE, "T-", intro)
+
+
+def render_preregistered(claims: pd.DataFrame, figure: str, prefix: str, intro: str) -> str:
+    """``intro``, then each claim of ``figure`` whose id starts with ``prefix``: its seeds, effect [CI], verdict beside
+    its prediction, and MDE; then how many verdicts met their predictions. No such claim, or one without its
+    prediction, is an error naming it."""
+    rows = claims[(claims["figure"] == figure) & claims["claim"].str.startswith(prefix)]
+    if rows.empty:
+        raise ValueError(f"the claims table has no claim {prefix}* with figure = {figure!r}")
+    if rows["predicted_verdict"].isna().any():
+        raise ValueError("every pre-registered claim carries the prediction written before its cells ran; "
+                         f"{sorted(rows.loc[rows['predicted_verdict'].isna(), 'claim'])} do not")
+    lines = [intro, "", "| claim | seeds | effect, verdict (prediction) | MDE |", "|---|---:|---|---:|"]
     for row in rows.itertuples():
         lines.append(f"| {row.claim} | {row.num_seeds} | {cell(row)} | {100 * row.mde:.1f} |")
     met, counts = predictions_met(rows)
@@ -255,6 +283,8 @@ def main(argv=None):
                         help="render the chain behind each cell (eval_by_group.csv's failure shares) instead")
     parser.add_argument("--replication", action="store_true",
                         help="render the replication of the primary (R-*, mechanism_map_replication.yaml) instead")
+    parser.add_argument("--trl", action="store_true",
+                        help="render the primary through TRL's GRPO code (T-*, mechanism_map_trl.yaml) instead")
     parser.add_argument("--map-fingerprint", type=Path, default=MAP_FINGERPRINT,
                         help="with --replication: the map run's fingerprint, whose cells the replication's seeds 0-7 "
                              "must reproduce")
@@ -264,6 +294,11 @@ def main(argv=None):
                                        FINGERPRINT.read(args.map_fingerprint), f"`{args.map_fingerprint.name}`")
         block = render_replication(CLAIMS.read(args.results / "claims.csv"), commit=args.commit, date=args.date,
                                    fingerprint=fingerprint_sentence(args.results), shared=shared)
+        publish(block, args.out, args.doc, args.block)
+        return
+    if args.trl:
+        block = render_trl(CLAIMS.read(args.results / "claims.csv"), commit=args.commit, date=args.date,
+                           fingerprint=fingerprint_sentence(args.results))
         publish(block, args.out, args.doc, args.block)
         return
     if args.chain:

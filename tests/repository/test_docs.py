@@ -493,6 +493,28 @@ def test_the_replication_block_sets_each_claim_beside_its_prediction_with_its_se
                                          fingerprint="", shared="")
 
 
+def test_the_trl_rerun_block_sets_its_claim_beside_its_prediction_and_refuses_one_without():
+    import pandas as pd
+
+    from ead.tables import CLAIMS
+
+    base = dict(figure="mechanism_map_trl", policy="map_p05_fragile", algorithm="dapo", n=8, sampler="ead",
+                baseline="tau1.2", metric="pass@1", evaluated_with="eval_tau", step=16, standard_error=0.005,
+                num_units=3072, smallest_effect=0.02, rule="r", scope="x", over="curve", rl_learns="", statement="s")
+    claims = CLAIMS.validate(pd.DataFrame([
+        {**base, "claim": "T-p05-fragile-b", "num_seeds": 16, "effect": 0.012, "ci_low": 0.003, "ci_high": 0.021,
+         "mde": 0.013, "verdict": "negligible", "predicted_verdict": "negligible", "predicted_effect": 0.010},
+        {**base, "claim": "R-p05-fragile-b-16", "figure": "mechanism_map_replication", "num_seeds": 16,
+         "effect": 0.0, "ci_low": 0.0, "ci_high": 0.0, "mde": 0.0, "verdict": "supported"}]))
+    block = mechanism_map.render_trl(claims, commit="abc1234", date="2026-12-07", fingerprint="F.")
+    assert "TRL 1.16.0's advantages and loss, 192 evaluation problems" in block.splitlines()[0]
+    assert [line for line in block.splitlines() if line.startswith("| T-")] == [
+        "| T-p05-fragile-b | 16 | +1.2 [+0.3, +2.1] **negligible** (as predicted) | 1.3 |"]
+    assert "1 of 1 verdicts as pre-registered (1 negligible)." in block and "R-p05" not in block
+    with pytest.raises(ValueError, match=r"prediction written before its cells ran; \['T-p05-fragile-b'\]"):
+        mechanism_map.render_trl(claims.assign(predicted_verdict=None), commit="c", date="d", fingerprint="")
+
+
 def test_the_replication_says_whether_its_cells_of_the_maps_seeds_are_the_maps():
     """The files two fingerprints share, digest against digest: all equal, one differing (named), none shared."""
     import pandas as pd
