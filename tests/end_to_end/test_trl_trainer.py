@@ -10,12 +10,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ead.tables import EVAL_PROBLEMS, STEPS
+from ead.tables import EVAL_PROBLEMS, RUN_COLUMNS, STEPS
 from tests.conftest import WORKFLOW_ROOT
 from tests.end_to_end.test_workflow import planned_jobs, snakemake
 
 pytestmark = pytest.mark.slow
-CELL = "runs/smoke/results/rl/tiny1m_sharp/dapo/ead_tis/n8/seed0"
+TARGET = "results/rl/tiny1m_sharp/dapo/ead_tis/n8/seed0"  # a target is relative to the profile's root (runs/smoke)
+CELL = f"runs/smoke/{TARGET}"
 
 
 def trl_args(workdir, run: str = "[primary]"):
@@ -33,15 +34,16 @@ def test_an_overlay_runs_the_grids_cells_through_trl_with_tables_the_readers_rea
     shown = planned.stdout + planned.stderr
     assert shown.count("python -m ead.rl.trl.cell") == 2 and "python -m ead.rl.train " not in shown  # tau 1.0, EAD+TIS
     assert planned_jobs(workdir, *trl_args(workdir))["rl_cell"] == 2
-    snakemake(workdir, f"{CELL}/eval.csv", *trl_args(workdir))
+    snakemake(workdir, f"{TARGET}/eval.csv", *trl_args(workdir))
     steps = STEPS.read(workdir / CELL / "steps.csv")
     problems = EVAL_PROBLEMS.read(workdir / CELL / "eval_problems.csv")
     assert set(steps["loss_mode"]) == {"trl:dapo"} and set(problems["loss_mode"]) == {"trl:dapo"}
     assert list(steps.columns) == list(torch_steps.columns) and len(steps) == len(torch_steps)
     assert len(problems) == len(torch_problems)
     # step 0 is the policy's shared base evaluation; step 1 sampled from the same weights, prompts and draws
-    pd.testing.assert_frame_equal(problems[problems["step"] == 0].drop(columns="loss_mode"),
-                                  torch_problems[torch_problems["step"] == 0].drop(columns="loss_mode"))
+    differ = ["loss_mode", *RUN_COLUMNS]  # the trainer, and the run's config files (the overlay is one more)
+    pd.testing.assert_frame_equal(problems[problems["step"] == 0].drop(columns=differ),
+                                  torch_problems[torch_problems["step"] == 0].drop(columns=differ))
     assert steps.loc[0, "entropy"] == torch_steps.loc[0, "entropy"]
     eval_table = pd.read_csv(workdir / CELL / "eval.csv")
     assert set(eval_table["loss_mode"]) == {"trl:dapo"}
