@@ -75,6 +75,7 @@ BLOCK_SOURCES = {
     ("docs/rl-learns.md", "mechanism-map-tis"): "mechanism_map_tis.md",
     ("docs/rl-learns.md", "mechanism-map-chain"): "mechanism_map_chain.md",
     ("docs/rl-learns.md", "mechanism-map-replication"): "mechanism_map_replication.md",
+    ("docs/rl-learns.md", "mechanism-map-trl"): "mechanism_map_trl.md",
     ("docs/use-ead.md", "tested-releases"): "tested_releases.md",
 }
 
