@@ -203,10 +203,37 @@ class Trainer:
         return self.settings.training.algorithm_params.loss_mode
 
     # --- one RL step -------------------------------------------------------------------------------------------
+    def step_problems(self, step: int) -> pd.DataFrame:
+        """The ``prompts_per_step`` problems of RL step ``step``, drawn by (seed, step) alone."""
+        chosen = torch.randperm(len(self.prompt_source), generator=step_generator(self.settings.seed, step, 0))
+        return self.prompt_source.iloc[chosen[: self.settings.budget.prompts_per_step].numpy()]
+
+    def grade(self, texts: list[str], references: list[str]) -> torch.Tensor:
+        """The rollouts' rewards by the cell's grader, timed (``grade_seconds``), and their timeouts counted."""
+        graded = time.perf_counter()
+        grades = grade_many(texts, references, self.settings.task)
+        rewards = torch.tensor([g.score for g in grades], dtype=torch.float32)
+        self.grade_seconds = time.perf_counter() - graded
+        # a timeout is a reward of 0 that says nothing about the answer: count it per step, and fail the cell once
+        # the share over its rollouts so far passes grader.max_timeout_share
+        self.step_timeouts = sum(g.status == "timeout" for g in grades)
+        self.rollout_grades.update(g.status for g in grades)
+        return rewards
+
+    def update(self, loss: torch.Tensor, step: int) -> float:
+        """One optimizer step on ``loss`` with the cell's gradient clipping; its gradient norm (a non-finite one stops
+        the cell)."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.training.optimizer.grad_clip)
+        if not torch.isfinite(grad_norm):
+            raise FloatingPointError(f"step {step}: non-finite gradient norm {float(grad_norm)}")
+        self.optimizer.step()
+        return float(grad_norm)
+
     def rollout(self, step: int):
         s = self.settings
-        chosen = torch.randperm(len(self.prompt_source), generator=step_generator(s.seed, step, 0))
-        problems = self.prompt_source.iloc[chosen[: s.budget.prompts_per_step].numpy()]
+        problems = self.step_problems(step)
         prompts = [encode_strict(self.tokenizer, q) for q in problems["question"]]
         rows = [p for p in prompts for _ in range(s.n)]
         group_index = np.repeat(np.arange(len(prompts)), s.n)
@@ -216,15 +243,7 @@ class Trainer:
                        step=step, generator=step_generator(s.seed, step, 1))
         texts = [self.tokenizer.decode(ids[mask].tolist(), skip_special_tokens=True)
                  for ids, mask in zip(batch.token_ids, batch.response_mask)]
-        references = np.repeat(problems["answer"].to_numpy(), s.n).tolist()
-        graded = time.perf_counter()
-        grades = grade_many(texts, references, s.task)
-        rewards = torch.tensor([g.score for g in grades], dtype=torch.float32)
-        self.grade_seconds = time.perf_counter() - graded
-        # a timeout is a reward of 0 that says nothing about the answer: count it per step, and fail the cell once
-        # the share over its rollouts so far passes grader.max_timeout_share
-        self.step_timeouts = sum(g.status == "timeout" for g in grades)
-        self.rollout_grades.update(g.status for g in grades)
+        rewards = self.grade(texts, np.repeat(problems["answer"].to_numpy(), s.n).tolist())
         report_grades(status_counts(self.rollout_grades.elements()), f"rollouts of steps 1-{step}", self.log)
         return input_ids, attention_mask, batch, rewards, group_index
 
@@ -264,14 +283,7 @@ class Trainer:
                 self.actor, old_log_prob=old_log_prob[rows], log_prob=log_prob, advantages=advantages[rows],
                 response_mask=loss_mask[rows], rollout_is_weights=None if tis.weights is None else tis.weights[rows],
                 ref_log_prob=None if ref_log_prob is None else ref_log_prob[rows])
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(),
-                                                       self.settings.training.optimizer.grad_clip)
-            if not torch.isfinite(grad_norm):
-                raise FloatingPointError(f"step {step}: non-finite gradient norm {float(grad_norm)}")
-            self.optimizer.step()
-            metrics.append({**loss_metrics, "grad_norm": float(grad_norm)})
+            metrics.append({**loss_metrics, "grad_norm": self.update(loss, step)})
         self.model.eval()
         updated = time.perf_counter()
         timings = {"rollout_s": sampled - started - self.grade_seconds, "grade_s": self.grade_seconds,

@@ -37,7 +37,7 @@ from datasets import Dataset
 from trl import GRPOConfig
 from trl.trainer.utils import add_fused_lm_head, shuffle_sequence_dict, split_tensor_dict
 
-from ead.rewards import grade_many, report_grades, status_counts
+from ead.rewards import report_grades, status_counts
 from ead.rl.losses import tis_weights
 from ead.rl.train import Trainer, main, step_generator
 from ead.rl.trl.grpo import EADGRPOTrainer
@@ -90,19 +90,13 @@ class TRLTrainer(Trainer):
 
     def reward(self, completions, answer, **kwargs) -> list[float]:
         """TRL's reward function: the cell's grader on each completion against its problem's answer."""
-        started = time.perf_counter()
-        grades = grade_many(list(completions), list(answer), self.settings.task)
-        self.grade_seconds = time.perf_counter() - started
-        self.step_timeouts = sum(g.status == "timeout" for g in grades)
-        self.rollout_grades.update(g.status for g in grades)
-        self.rewards = torch.tensor([g.score for g in grades], dtype=torch.float32)
+        self.rewards = self.grade(list(completions), list(answer))
         return self.rewards.tolist()
 
     def train_step(self, step: int) -> dict:
         s = self.settings
         started = time.perf_counter()
-        chosen = torch.randperm(len(self.prompt_source), generator=step_generator(s.seed, step, 0))
-        problems = self.prompt_source.iloc[chosen[: s.budget.prompts_per_step].numpy()]
+        problems = self.step_problems(step)
         inputs = [{"prompt": question, "answer": answer}
                   for question, answer in zip(problems["question"], problems["answer"]) for _ in range(s.n)]
         # the rollouts' and the shuffle's random numbers, per (seed, step): a resumed run draws the same
@@ -120,15 +114,9 @@ class TRLTrainer(Trainer):
         self.grpo._metrics["train"].clear()
         torch.manual_seed(int(step_generator(s.seed, step, 2).initial_seed()))
         for index, mini_batch in enumerate(split_tensor_dict(shuffle_sequence_dict(output), s.budget.mini_batches)):
-            loss = self.grpo._compute_loss(self.model, mini_batch)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), s.training.optimizer.grad_clip)
-            if not torch.isfinite(grad_norm):
-                raise FloatingPointError(f"step {step}: non-finite gradient norm {float(grad_norm)}")
-            self.optimizer.step()
+            grad_norm = self.update(self.grpo._compute_loss(self.model, mini_batch), step)
             logged = self.grpo._metrics["train"]
-            metrics.append({"actor/pg_clipfrac": logged["clip_ratio/region_mean"][index], "grad_norm": float(grad_norm),
+            metrics.append({"actor/pg_clipfrac": logged["clip_ratio/region_mean"][index], "grad_norm": grad_norm,
                             **({"actor/kl_loss": logged["kl"][index]} if "kl" in logged else {})})
         self.model.eval()
         updated = time.perf_counter()
