@@ -9,7 +9,11 @@ two halves of the test command (README, ``.ci/run``), each timed:
    received meanwhile (``/proc/net/dev``, loopback excluded);
 2. ``.venv/bin/python -m pytest --durations=25`` (the flag only adds pytest's report of the 25 slowest tests; the vLLM
    suite, which the main suite runs in ``.venv-vllm`` beside itself, reports its own 25 slowest into its log);
-   meanwhile, how many cores were busy (:class:`CoresBusy`): whether the suite's wall time is work or waits.
+   meanwhile, how many cores were busy (:class:`CoresBusy`): whether the suite's wall time is work or waits, and
+   where the CPU went: each pytest process's ledger (tests/ledger.py, on by ``$EAD_TEST_LEDGER``), summed per test
+   file, its ten most expensive, and every file that grew by more than a quarter against the committed ledger
+   (:data:`COMMITTED_LEDGER`; ``--write-ledger`` replaces it with the run's). Before it, the machine's speed
+   (benchmarks/host_speed.py); on a machine faster than :data:`SLOWER_KIND`, that kind's time derived from it.
 
 Then, with ``--time-fast-lane``, the fast lane (:data:`FAST_LANE_COMMAND`) in the same clone (what a developer
 runs between edits). ``--fast-lane-only`` times only the fast lane, in this checkout, into its own block
@@ -18,7 +22,7 @@ come from pytest's collection. The report goes to ``--out`` and, with ``--doc``,
 ``--readme``, a one-line summary into its block ``test-command``.
 
     python benchmarks/test_suite.py --workdir /tmp/ead-test-clone --time-fast-lane \\
-        --out benchmarks/results/test_suite.md --doc docs/operations.md --readme README.md
+        --out benchmarks/results/test_suite.md --doc docs/operations.md --readme README.md --write-ledger
     python benchmarks/test_suite.py --fast-lane-only --out benchmarks/results/fast_lane.md \\
         --doc docs/operations.md --block fast-lane
 """
@@ -38,9 +42,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
+import host_speed  # noqa: E402
 from doc_blocks import replace_block  # noqa: E402
 
 from ead.io import atomic_path  # noqa: E402
+from tests import ledger  # noqa: E402
 
 #: pytest's last collection line: "649 tests collected in 9.1s" or "633/649 tests collected (16 deselected) in 9s".
 COLLECTED = re.compile(r"^(?:(\d+)/)?(\d+) tests? collected")
@@ -53,6 +61,12 @@ CLOSING = re.compile(r"^=+ (.*?) in ([\d.]+)s")
 #: other's when idle (whole files at a time left one worker idle for the last ~15 s).
 FAST_LANE = ["-m", "not slow", "-n", "2", "--dist", "worksteal"]
 FAST_LANE_COMMAND = '.venv/bin/python -m pytest -m "not slow" -n 2 --dist worksteal'
+#: The slower machine kind the budget must hold on (2 cores, an AVX2-only AMD EPYC), by its speed: seconds per
+#: benchmarks/host_speed.py reference step. From its SFT jobs (800 such steps in 28.0 and 28.5 min, 2026-11-28/29;
+#: TESTBED.md, "the same default DAG on an AVX-512 machine at level avx2"): derived, not measured by host_speed.py.
+SLOWER_KIND = ("a 2-core AVX2-only AMD EPYC", 2.1)
+#: the committed per-unit ledger the run's is compared with (tests/ledger.py)
+COMMITTED_LEDGER = ROOT / "benchmarks" / "results" / "test_ledger.csv"
 #: what setup.sh --tests installs with the system's package manager (workflow/scripts/slurm_local.sh install)
 SYSTEM_PACKAGES = "slurm-wlm, munge (Debian)"
 
@@ -183,6 +197,8 @@ def main():
     parser.add_argument("--doc", type=Path, help="Markdown file whose block --block gets the report")
     parser.add_argument("--block", default="test-suite", help="name of the marked block in --doc")
     parser.add_argument("--readme", type=Path, help="Markdown file whose block test-command gets the summary line")
+    parser.add_argument("--write-ledger", action="store_true",
+                        help=f"write the run's per-unit ledger over the committed one ({COMMITTED_LEDGER.name})")
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                             check=True).stdout.strip()
@@ -208,6 +224,8 @@ def main():
     setup_s, _ = run_timed(["bash", "workflow/scripts/setup.sh", "--tests"], args.workdir, logs / "setup.log", env)
     downloaded = (received_bytes() - received) / 1e9
     python = args.workdir / ".venv" / "bin" / "python"
+    step_s = host_speed.measure("avx2")  # the machine's speed, before the suite loads it
+    env[ledger.VARIABLE] = str(logs / "ledger")
     with CoresBusy() as busy:  # what the machine did meanwhile: both suites' work, or their waits
         pytest_s, output = run_timed([str(python), "-m", "pytest", "--durations=25"], args.workdir,
                                      logs / "pytest.log", env)
@@ -242,12 +260,53 @@ def main():
         "\nThe 25 slowest of the main suite (pytest's `--durations`; the vLLM suite's wrapper is its wait for the "
         "suite):\n\n" + durations_table(slowest(output))
         + "\nThe 25 slowest of tests/vllm (its own `--durations`, running beside the main suite):\n\n"
-        + durations_table(slowest(vllm_log)))
+        + durations_table(slowest(vllm_log))
+        + "\n" + speed_paragraph(step_s, setup_s, pytest_s)
+        + "\n" + ledger_report(ledger.by_unit(ledger.read(logs / "ledger")), args.write_ledger))
     readme_line = (f"Measured at commit `{commit}` ({dt.date.today():%Y-%m-%d}, fresh clone, {cores} cores): the "
                    f"test command takes {minutes(setup_s + pytest_s)} ({minutes(setup_s)} of installs), installs "
                    f"{installed['.venv'] + installed['.venv-vllm']:.1f} GB of venvs ({downloaded:.1f} GB downloaded"
                    + (", with an empty pip cache" if cache else "") + f") and, as root, {SYSTEM_PACKAGES}.\n")
     write(args, block, readme_line)
+
+
+def speed_paragraph(step_s: float, setup_s: float, pytest_s: float) -> str:
+    """The machine's speed beside the time, and, where it is faster than :data:`SLOWER_KIND`, the suite's time there
+    derived from the speed ratio (the installs, mostly downloads and disk, as they were)."""
+    name, slower_s = SLOWER_KIND
+    text = (f"This machine's speed: {step_s:.2f} s per reference step (`benchmarks/host_speed.py --level avx2`, "
+            "measured before the suite). ")
+    if step_s * 1.25 >= slower_s:
+        return text + f"That is the slower machine kind ({name}, about {slower_s} s per step): the time above is it.\n"
+    derived = setup_s + pytest_s * slower_s / step_s
+    return text + (f"This is the faster machine kind; on the slower one ({name}, about {slower_s} s per step, "
+                   f"{slower_s / step_s:.2f}x as long per step) the test command would take about "
+                   f"**{minutes(derived)} (derived, not measured)**: the suite's time scaled by the speed ratio, the "
+                   "installs as here.\n")
+
+
+def ledger_report(units: list[dict], write_ledger: bool) -> str:
+    """The suite's CPU by unit (tests/ledger.py): the total, the ten most expensive units, and every unit that grew
+    by more than a quarter against the committed ledger; with ``write_ledger``, the run's ledger replaces it."""
+    total = sum(unit["core_s"] for unit in units)
+    per_suite = {suite: sum(unit["core_s"] for unit in units if unit["suite"] == suite) for suite in ("main", "vllm")}
+    lines = [f"Where the suite's CPU went (core-seconds: user and system time of each test and of the processes it "
+             f"waited for, `tests/ledger.py`): **{total / 60:.1f} core-minutes**, {per_suite['main'] / 60:.1f} in the "
+             f"main suite and {per_suite['vllm'] / 60:.1f} in the vLLM suite. The ten most expensive units (a test "
+             "file's tests and the fixtures it defines; a shared fixture's cost is its defining file's):\n",
+             "| core-s | share | suite | unit | tests |", "|---:|---:|---|---|---:|"]
+    lines += [f"| {unit['core_s']:.0f} | {100 * unit['core_s'] / total:.0f}% | {unit['suite']} | `{unit['unit']}` | "
+              f"{unit['tests']} |" for unit in units[:10]]
+    if COMMITTED_LEDGER.exists():
+        grew = ledger.grown(units, ledger.read_units(COMMITTED_LEDGER))
+        lines.append("\nAgainst the committed ledger (`benchmarks/results/test_ledger.csv`): " + (
+            "; ".join(f"`{unit}` ({suite}) grew from {before:.0f} to {now:.0f} core-s" for suite, unit, before, now
+                      in grew) + "." if grew else "no unit grew by more than a quarter."))
+    else:
+        lines.append("\nNo committed ledger to compare with (`benchmarks/results/test_ledger.csv`).")
+    if write_ledger:
+        ledger.write_units(COMMITTED_LEDGER, units)
+    return "\n".join(lines) + "\n"
 
 
 def fast_lane_report(commit: str) -> str:

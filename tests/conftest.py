@@ -35,6 +35,7 @@ from ead.tables import (
     SETTINGS_COLUMNS,
     TRAIN_METRICS,
 )
+from tests import ledger
 
 # tests/vllm runs inside .venv-vllm (vLLM pins another transformers); from the main environment it is run by
 # tests/end_to_end/test_vllm_suite.py in that venv, so it is not collected here.
@@ -57,6 +58,12 @@ if "EAD_TEST_HOME" not in os.environ:
 #: collection, and an idle worker takes over the tail of the other's): the longest ones (the grader's runaway answers,
 #: killed by their CPU limits), so that they overlap the other worker's files instead of running alone at the end.
 FIRST_UNDER_XDIST = ("tests/rewards/test_worker.py", "tests/rewards/test_grader.py")
+
+
+def pytest_configure(config):
+    """With ``$EAD_TEST_LEDGER`` set, record where the session's CPU goes (tests/ledger.py)."""
+    if folder := os.environ.get(ledger.VARIABLE):
+        config.pluginmanager.register(ledger.Ledger(Path(folder)), "ead-test-ledger")
 
 
 def pytest_collection_modifyitems(config, items):

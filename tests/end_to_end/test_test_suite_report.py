@@ -45,3 +45,28 @@ def test_the_vllm_suites_wall_time_is_its_closing_lines():
     assert test_suite.vllm_wall(log) == "43.0 min"
     with pytest.raises(SystemExit, match="no pytest closing line"):
         test_suite.vllm_wall("collected 55 items\n")
+
+
+def test_a_faster_machine_derives_the_slower_kinds_time_and_says_it_is_derived(monkeypatch):
+    monkeypatch.setattr(test_suite, "SLOWER_KIND", ("the slow kind", 2.0))
+    text = test_suite.speed_paragraph(1.0, setup_s=120.0, pytest_s=600.0)
+    # installs as measured, the suite twice as long: 2 + 20 minutes
+    assert "1.00 s per reference step" in text and "faster machine kind" in text
+    assert "**22.0 min (derived, not measured)**" in text
+    slow = test_suite.speed_paragraph(1.9, setup_s=120.0, pytest_s=600.0)
+    assert "slower machine kind" in slow and "derived" not in slow
+
+
+def test_the_ledger_report_ranks_units_names_growth_and_writes_only_when_asked(tmp_path, monkeypatch):
+    committed = tmp_path / "test_ledger.csv"
+    monkeypatch.setattr(test_suite, "COMMITTED_LEDGER", committed)
+    units = [{"suite": "main", "unit": f"tests/test_{index}.py", "tests": 1, "core_s": float(100 - index)}
+             for index in range(12)]
+    report = test_suite.ledger_report(units, write_ledger=False)
+    assert "No committed ledger" in report and not committed.exists()
+    table = [line for line in report.splitlines() if line.startswith("| ") and "core-s" not in line]
+    assert len(table) == 10 and "`tests/test_0.py`" in table[0] and "`tests/test_9.py`" in table[-1]
+    test_suite.ledger_report(units, write_ledger=True)
+    assert "no unit grew" in test_suite.ledger_report(units, write_ledger=False)
+    units[3] = {**units[3], "core_s": 200.0}
+    assert "`tests/test_3.py` (main) grew from 97 to 200 core-s" in test_suite.ledger_report(units, False)
