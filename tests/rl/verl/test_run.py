@@ -244,6 +244,42 @@ def test_a_checkpoint_ahead_of_the_log_is_not_resumed_from(tmp_path):
     assert align_checkpoints_with_log(tmp_path / "new") == 0  # a first attempt: nothing to resume
 
 
+def test_a_damaged_validation_dump_is_validated_again_not_kept(tmp_path):
+    """verl writes a step's validation dump in a thread after it logs the step: a job stopped meanwhile leaves a dump
+    cut mid-line that no later step rewrites. The rerun resumes from a checkpoint before it (verl validates that step
+    again and rewrites the dump); a complete dump is left as it is, and the converter names a damaged one."""
+    from ead.rl.verl.convert import eval_problems_from_dumps
+    from ead.rl.verl.run import align_checkpoints_with_log
+
+    def run_dir(name, dumps):
+        path = tmp_path / name
+        for step in (1, 2, 3):
+            (path / "checkpoints" / f"global_step_{step}" / "actor").mkdir(parents=True)
+        (path / "checkpoints" / "latest_checkpointed_iteration.txt").write_text("3")
+        lines = [{"step": s, "data": {"critic/score/mean": 0.5}} for s in (1, 2, 3)]
+        (path / "metrics.1.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        (path / "validation").mkdir()
+        for step, text in dumps.items():
+            (path / "validation" / f"{step}.jsonl").write_text(text)
+        return path
+
+    whole = json.dumps({"input": "1+1", "output": "2", "score": 1.0}) + "\n"
+    cut = run_dir("cut", {0: whole, 2: whole + whole[:20], 3: whole})
+    assert align_checkpoints_with_log(cut) == 1
+    assert sorted(p.name for p in (cut / "validation").iterdir()) == ["0.jsonl", "3.jsonl"]
+    assert sorted(p.name for p in (cut / "checkpoints").glob("global_step_*")) == ["global_step_1"]
+    assert (cut / "checkpoints" / "latest_checkpointed_iteration.txt").read_text() == "1"
+    garbled = run_dir("garbled", {0: "{not json\n", 1: whole})
+    assert align_checkpoints_with_log(garbled) == 0  # the dump before training: start afresh
+    assert not list((garbled / "checkpoints").glob("global_step_*"))
+    intact = run_dir("intact", {0: whole, 2: whole})
+    assert align_checkpoints_with_log(intact) == 3 and (intact / "validation" / "2.jsonl").exists()
+
+    (intact / "validation" / "2.jsonl").write_text("{not json\n")
+    with pytest.raises(ValueError, match=r"validation/2\.jsonl: verl's validation dump of step 2 is damaged"):
+        eval_problems_from_dumps(intact / "validation")
+
+
 CELL_COLUMNS_OF_TEST = {"policy": "p", "algorithm": "dapo", "sampler": "ead", "n": 4, "seed": 0}
 
 

@@ -161,7 +161,12 @@ def eval_problems_from_dumps(validation_dir) -> pd.DataFrame:
     for path in files:
         if not path.stem.isdigit():
             continue
-        samples = pd.read_json(path, lines=True)
+        try:
+            samples = pd.read_json(path, lines=True)
+        except ValueError as error:
+            raise ValueError(f"{path}: verl's validation dump of step {path.stem} is damaged ({error}); the job was "
+                             f"stopped while verl wrote it: rerun the cell's job, which resumes from before that step "
+                             f"and validates it again") from None
         if samples.empty:
             continue
         correct_column = "acc" if "acc" in samples else "score"

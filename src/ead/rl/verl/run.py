@@ -24,6 +24,7 @@ import argparse
 import importlib
 import importlib.metadata
 import importlib.util
+import json
 import math
 import numbers
 import os
@@ -312,11 +313,20 @@ def align_checkpoints_with_log(run_dir: Path) -> int:
     if not saved:
         return 0
     logged = set(logged_training_steps(run_dir))
-    resume = max((step for step in saved if logged >= set(range(1, step + 1))), default=0)
+    # verl writes a step's validation dump in a thread after it logs the step, so a job stopped meanwhile leaves a
+    # damaged dump that no later step rewrites: resume from before it, so that verl validates that step again
+    damaged = damaged_validation_dumps(run_dir)
+    first_damaged = min(damaged, default=math.inf)
+    resume = max((step for step in saved if logged >= set(range(1, step + 1)) and step < first_damaged), default=0)
+    for step in sorted(damaged):
+        print(f"ead.rl.verl.run: validation dump {damaged[step]}; removed, resuming from step {resume}, before it",
+              flush=True)
+        (run_dir / "validation" / f"{step}.jsonl").unlink()
     for step in saved:
         if step > resume:
-            print(f"ead.rl.verl.run: checkpoint global_step_{step} is ahead of the logged steps (the job was stopped "
-                  f"between verl's checkpoint and its metrics); removed, resuming from step {resume}", flush=True)
+            print(f"ead.rl.verl.run: checkpoint global_step_{step} is ahead of the logged steps or of a complete "
+                  f"validation dump (the job was stopped between them); removed, resuming from step {resume}",
+                  flush=True)
             shutil.rmtree(checkpoints / f"global_step_{step}")
     marker = checkpoints / "latest_checkpointed_iteration.txt"
     if resume:
@@ -325,6 +335,28 @@ def align_checkpoints_with_log(run_dir: Path) -> int:
     elif marker.exists():
         marker.unlink()
     return resume
+
+
+def damaged_validation_dumps(run_dir: Path) -> dict[int, str]:
+    """{step: what is wrong} for each of verl's validation dumps (``validation/{step}.jsonl``) that is not whole: a
+    last line without its newline (cut mid-line) or a line that is not a JSON object."""
+    damaged = {}
+    for path in (run_dir / "validation").glob("*.jsonl"):
+        if not path.stem.isdigit():
+            continue
+        text = path.read_text(errors="replace")
+        if text and not text.endswith("\n"):
+            damaged[int(path.stem)] = f"{path} ends mid-line (the job was stopped while verl wrote it)"
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
+            try:
+                ok = isinstance(json.loads(line), dict)
+            except ValueError:
+                ok = False
+            if not ok:
+                damaged[int(path.stem)] = f"{path} line {number} is not a JSON object"
+                break
+    return damaged
 
 
 def keep_previous_metrics(run_dir: Path) -> None:
