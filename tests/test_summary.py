@@ -1,10 +1,11 @@
 """results/summary.md is rendered from the result tables: every quoted number is the table's, with its CI."""
 
 import pandas as pd
+import pytest
 
-from ead.summary import entropy_roles_section, main
+from ead.summary import entropy_roles_section, main, render
 from ead.tables import BASE_SUMMARY, ENTROPY_BY_ROLE, EVAL_CURVES, MAJORITY_SCALING, PREMISE_VERDICTS, RL_LEARNS
-from tests.conftest import FILLER
+from tests.conftest import FILLER, load
 
 
 def declared(table: pd.DataFrame, declaration) -> pd.DataFrame:
@@ -49,7 +50,8 @@ def test_summary_quotes_the_tables_values_with_their_cis(tmp_path):
                             effect=0.094, ci_low=0.055, ci_high=0.135, num_problems=64, verdict="supported")
     RL_LEARNS.write(declared(on_pool, RL_LEARNS), tmp_path / "rl_learns_train_pool.csv")
     out = tmp_path / "summary.md"
-    main(["--profile", "smoke", "--rerun", "snakemake --cores all --configfile configs/smoke.yaml",
+    main(["--profile", "smoke", "--results-meaning", "plumbing", "--rerun",
+          "snakemake --cores all --configfile configs/smoke.yaml",
           "--base-eval", str(tmp_path / "tiny1m_base.csv"), "--eval-curves",
           str(tmp_path / "eval_curves.csv"), "--entropy", "--entropy-roles", "--forking", "--premises",
           str(tmp_path / "tiny1m_verdicts.csv"), "--premise-metrics", "--claims",
@@ -94,7 +96,8 @@ def test_the_grid_breakdowns_are_rendered_only_when_given(tmp_path):
                            for key, problems, values in (("*", 24, (0.154, 0.895)), ("/", 20, (0.019, 0.029)))
                            for step, value in zip((0, 8, 16), (values[0], 0.5, values[1]))])
     EVAL_BY_GROUP.write(groups, tmp_path / "groups.csv")
-    empty = ["--base-eval", "--eval-curves", "--entropy", "--entropy-roles", "--forking", "--premises",
+    empty = ["--results-meaning", "findings", "--base-eval", "--eval-curves",
+             "--entropy", "--entropy-roles", "--forking", "--premises",
              "--premise-metrics", "--claims", "--rl-learns", "--majority"]
     out = tmp_path / "summary.md"
     main(["--profile", "positive_control", "--rerun", "snakemake", *empty, "--signal-by-phase",
@@ -143,7 +146,8 @@ def test_the_probe_by_group_is_rendered_only_when_given(tmp_path):
                          "ci_low": value - 0.05, "ci_high": value + 0.04, "diff": value - base,
                          "diff_ci_low": value - base - 0.02, "diff_ci_high": value - base + 0.03})
     PREMISES_BY_GROUP.write(pd.DataFrame(rows), tmp_path / "tiny_strategy_by_key.csv")
-    empty = ["--base-eval", "--eval-curves", "--entropy", "--entropy-roles", "--forking", "--premises",
+    empty = ["--results-meaning", "findings", "--base-eval", "--eval-curves",
+             "--entropy", "--entropy-roles", "--forking", "--premises",
              "--premise-metrics", "--claims", "--rl-learns", "--majority"]
     out = tmp_path / "summary.md"
     main(["--profile", "positive_control", "--rerun", "snakemake", *empty, "--premises-by-group",
@@ -190,3 +194,23 @@ def test_the_token_role_section_names_the_task_its_tables_hold(tmp_path):
     section = entropy_roles_section([str(tmp_path / "roles.csv")])
     assert section.startswith("### Entropy by token role (Fig. 1, strategy)")
     assert "| tiny_strategy | key | 0.620 [0.520, 0.720] | 40 | 8 |" in section
+
+
+def test_the_first_line_says_what_the_profiles_numbers_can_show_and_what_is_bitwise():
+    plumbing = render("smoke", "snakemake --cores all --configfile configs/smoke.yaml", meaning="plumbing")
+    first = plumbing.split("\n\n")[1]
+    assert first.startswith("**A plumbing check, not a result:**") and "`smoke`" in first
+    findings = render("default", "snakemake --cores all")
+    assert findings.split("\n\n")[1].startswith("**What this run can show:**")
+    # the fingerprints show CPU runs bit for bit: no "numbers differ between machines"
+    assert "bit for bit" in findings and "compare CIs, not digits" not in findings
+    with pytest.raises(ValueError, match="results_meaning must be one of"):
+        render("default", "snakemake --cores all", meaning="toy")
+
+
+def test_each_committed_profile_declares_what_its_numbers_mean():
+    meanings = {name: load("config.yaml", *files).get("results_meaning") for name, files in (
+        ("default", []), ("smoke", ["smoke.yaml"]), ("verl_cpu", ["verl_cpu.yaml"]), ("gpu_smoke", ["gpu_smoke.yaml"]),
+        ("full", ["full.yaml"]), ("paper", ["paper.yaml"]))}
+    assert meanings == {"default": "findings", "smoke": "plumbing", "verl_cpu": "plumbing", "gpu_smoke": "plumbing",
+                        "full": "findings", "paper": "findings"}

@@ -8,7 +8,8 @@ has ``rl.breakdown``, and the probe's tables by group (``--premises-by-group``),
 ``premises.group_by``.
 
 Run:
-    python -m ead.summary --profile default --rerun "snakemake --cores all" --base-eval results/eval/*_base.csv \
+    python -m ead.summary --profile default --results-meaning findings --rerun "snakemake --cores all" \
+        --base-eval results/eval/*_base.csv \
         --eval-curves results/rl/eval_curves.csv --entropy results/analyses/entropy_by_position/*.csv \
         --entropy-roles results/analyses/entropy_by_role/*.csv \
         --forking results/analyses/forking/*.csv --majority results/analyses/majority_scaling/*.csv \
@@ -369,13 +370,31 @@ def failures_by_group_section(path: str, table) -> str:
             + markdown_table(header, rows))
 
 
+#: the summary's first line, by the profile's ``results_meaning`` (workflow/schemas/config.schema.yaml)
+RESULTS_MEANINGS = {
+    "findings": "**What this run can show:** the profile `{profile}` is sized for its claims: each verdict below comes "
+                "with its CI and MDE (`results/claims.csv`), and a null says little where the MDE is large.",
+    "plumbing": "**A plumbing check, not a result:** the profile `{profile}` runs the DAG at toy sizes to check that "
+                "every job and table works; no number, CI or verdict below means anything about EAD (the default "
+                "profile's summary does).",
+}
+#: what is reproducible, as the fingerprints show it (docs/operations.md)
+REPRODUCIBILITY = ("Every CPU job runs at the declared kernel level (`numerics.cpu_level`), so another x86 CPU with "
+                   "AVX2 computes these numbers bit for bit (`python -m ead.fingerprint --compare` checks a run "
+                   "against a reference); GPU runs do not (docs/operations.md, \"Reproducibility: what is bitwise, "
+                   "what is not\").")
+
+
 def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(), forking=(), majority=(),
            premises=(), claims=None, premise_metrics=(), entropy_roles=(), rl_learns=(), signal_by_phase=None,
-           eval_by_group=None, premises_by_group=()) -> str:
-    """The summary of one run; ``rerun`` is the command that made it (and refreshes it), with its config files."""
-    sections = [f"# Results of this run (profile: {profile})\n\nRendered by `python -m ead.summary` from the result "
-                f"tables; rerun `{rerun}` to refresh. Numbers differ between machines "
-                "(docs/operations.md, \"Reproducibility\"): compare CIs, not digits."]
+           eval_by_group=None, premises_by_group=(), meaning: str = "findings") -> str:
+    """The summary of one run; ``rerun`` is the command that made it (and refreshes it), with its config files;
+    ``meaning`` the profile's ``results_meaning`` (:data:`RESULTS_MEANINGS`), said first."""
+    if meaning not in RESULTS_MEANINGS:
+        raise ValueError(f"results_meaning must be one of {list(RESULTS_MEANINGS)}, got {meaning!r}")
+    sections = [f"# Results of this run (profile: {profile})\n\n{RESULTS_MEANINGS[meaning].format(profile=profile)}"
+                f"\n\nRendered by `python -m ead.summary` from the result tables; rerun `{rerun}` to refresh. "
+                f"{REPRODUCIBILITY}"]
     if premises:
         sections.append(premises_section(list(premises)))
     if premise_metrics:
@@ -408,6 +427,8 @@ def render(profile: str, rerun: str, base_eval=(), eval_curves=None, entropy=(),
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", required=True, help="config profile that produced the tables")
+    parser.add_argument("--results-meaning", choices=sorted(RESULTS_MEANINGS), required=True,
+                        help="the profile's results_meaning: findings, or plumbing (a toy-sized run)")
     parser.add_argument("--rerun", required=True,
                         help="the snakemake command that made the run, with its --configfile (how to refresh it)")
     # every table option is required and may list no file: the workflow always states what it passes
@@ -437,7 +458,7 @@ def main(argv=None):
     text = render(args.profile, args.rerun, args.base_eval, (args.eval_curves or [None])[0], args.entropy, args.forking,
                   args.majority, args.premises, (args.claims or [None])[0], args.premise_metrics, args.entropy_roles,
                   args.rl_learns, args.signal_by_phase, args.eval_by_group,
-                  args.premises_by_group or ())
+                  args.premises_by_group or (), meaning=args.results_meaning)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text)
     log.info("wrote %s", args.out)

@@ -24,6 +24,7 @@ rule summary:
         report("results/summary.md", caption="../report/summary.rst", category="Summary"),
     params:
         profile=PROFILE,
+        meaning=SWITCHES.results_meaning,
         # the command that refreshes this run: its --configfile files (and --config), so a smoke summary says smoke's
         rerun=shlex.quote(get_rerun_command()),
         # the grid's breakdowns, only where the config has rl.breakdown, and the probe's table by group, only where it
@@ -36,7 +37,7 @@ rule summary:
     conda:
         CONDA_ENV
     shell:
-        "python -m ead.summary --profile {params.profile} --rerun {params.rerun} --base-eval {input.base_eval}"
+        "python -m ead.summary --profile {params.profile} --results-meaning {params.meaning} --rerun {params.rerun} --base-eval {input.base_eval}"
         " --eval-curves {input.eval_curves} --entropy {input.entropy} --entropy-roles {input.entropy_roles}"
         " --forking {input.forking}"
         " --majority {input.majority} --premises {input.premises} --premise-metrics {input.premise_metrics}"

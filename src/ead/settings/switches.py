@@ -28,6 +28,7 @@ class WorkflowSwitches:
     """The parse-time settings of the workflow (module docstring). Build with :func:`workflow_switches`."""
 
     profile: str  # `profile`: "default" writes results/ and figures/ at the top; any other, runs/<profile>/
+    results_meaning: str  # `results_meaning`: findings, or plumbing (a toy-sized run: no number in it is a result)
     cpu_level: str  # numerics.cpu_level (ead.numerics)
     job_threads: int  # numerics.threads: torch threads of each CPU torch job
     rl_backend: str  # rl.backend: cpu (tiny policies) or verl (the paper profile's hub models)
@@ -52,6 +53,7 @@ def workflow_switches(config: dict) -> WorkflowSwitches:
     paper_models = config.get("paper_models") or {}
     return WorkflowSwitches(
         profile=config.get("profile", "default"),
+        results_meaning=config.get("results_meaning", "findings"),
         cpu_level=config["numerics"]["cpu_level"],
         job_threads=config["numerics"]["threads"],
         rl_backend=config["rl"]["backend"],
