@@ -211,3 +211,18 @@ def test_a_figure_whose_cells_are_not_in_the_curves_names_the_files_it_read(tmp_
         main(["--figure", "fig04_pass_worst_at_16", "--eval-curves", str(paths["eval"]), "--train-curves",
               str(paths["train"]), "--paired-curves", str(paths["paired"]), "--experiment", json.dumps(elsewhere),
               "--k", "4", "--png", str(tmp_path / "f.png"), "--pdf", str(tmp_path / "f.pdf")])
+
+
+def test_a_curves_table_that_lacks_one_of_the_experiments_cells_is_refused_not_drawn_smaller():
+    """The experiment is a grid and every cell is evaluated: an eval_curves table that holds EAD's rows but not tau
+    1.0's (rows deleted, the extent column edited to match) is refused naming the missing cell, not drawn without it."""
+    from ead.plots.rl_curves import select
+
+    curves = eval_curves(problems_table(), [1, 4], seed=0)
+    assert len(select(curves, EXPERIMENT, "pass@4")) > 0
+    partial = curves[curves["sampler"] != "tau1.0"]
+    with pytest.raises(ValueError, match=r"1 of the experiment's cells \(policy/algorithm/sampler/n: p/dapo/tau1.0/8\)"
+                                         r".*delete it and rerun snakemake"):
+        select(partial, EXPERIMENT, "pass@4")
+    # a sampler the caller fixes narrows the grid: its own rows suffice
+    assert set(select(partial, EXPERIMENT, "pass@4", sampler="ead")["sampler"]) == {"ead"}

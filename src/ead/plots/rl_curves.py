@@ -9,6 +9,8 @@ Every RL figure reads the aggregated curves (`ead.rl.aggregate`) and an experime
 
 from __future__ import annotations
 
+import itertools
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
@@ -105,6 +107,20 @@ def select(curves: pd.DataFrame, experiment: dict, metric: str, **fixed) -> pd.D
         rows = rows[rows[column] == value]
     if rows.empty:
         raise ValueError(f"no rows for metric {metric!r} and cells {experiment} {fixed}; was the grid aggregated?")
+    # the experiment is a grid, and every cell is evaluated: a cell without evaluation rows means a table that lost
+    # some, not a smaller figure (a training metric may exist for some samplers only: TIS statistics)
+    if "evaluated_with" not in curves.columns:
+        return rows
+    wanted = [[fixed[column]] if column in fixed else list(experiment[key])
+              for column, key in (("policy", "policies"), ("algorithm", "algorithms"), ("sampler", "samplers"),
+                                  ("n", "n"))]
+    present = set(zip(rows["policy"], rows["algorithm"], rows["sampler"], rows["n"]))
+    missing = [cell for cell in itertools.product(*wanted) if cell not in present]
+    if missing:
+        shown = ", ".join("/".join(map(str, cell)) for cell in missing[:4]) + (" ..." if len(missing) > 4 else "")
+        raise ValueError(f"no rows for metric {metric!r} {fixed} of {len(missing)} of the experiment's cells "
+                         f"(policy/algorithm/sampler/n: {shown}): the table lacks part of the grid; delete it and "
+                         "rerun snakemake to rebuild it")
     return rows
 
 
