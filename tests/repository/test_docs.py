@@ -634,7 +634,7 @@ def test_the_positive_control_block_reads_its_premises_g4_and_claims_from_the_ta
     spread = MACHINE_SPREAD.validate(spread_of({"avx2": claims, "default": other}))
     marked = positive_control.render(PREMISE_VERDICTS.validate(verdicts, "v.csv"), RL_LEARNS.validate(learns, "l.csv"),
                                      claims, commit="c", date="d", fingerprint="", spread=spread)
-    assert "| 6 x 96 | **inconclusive**, not robust (default: supported) |" in marked
+    assert "| 6 x 96 | **inconclusive**, not robust (at cpu_level=default: supported) |" in marked
     assert [line.split(" | ")[0][2:] for line in marked.splitlines() if "not robust" in line] == ["P3"]
     swapped = MACHINE_SPREAD.validate(spread_of({"default": other, "avx2": claims}))
     with pytest.raises(ValueError, match=r"the spread table's first run \(default\) is not this run: claim P3"):
