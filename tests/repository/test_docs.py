@@ -729,7 +729,8 @@ def test_a_planted_issue_number_is_named_with_file_and_line(tmp_path):
 #: written by the program that measured it (BLOCK_SOURCES).
 #: A duration or size a reader could take for a measurement, its unit after a space or a hyphen ("40 min",
 #: "40-minute", "60-s"): on the pages and in config and script comments.
-DURATION_OR_SIZE = re.compile(r"\b\d+(?:\.\d+)?(?:\s*|-)(?:min|minutes?|s|sec|seconds?|h|hours?|GB|GiB|MB|MiB|KB|KiB|kB)\b")
+DURATION_OR_SIZE = re.compile(r"\b\d+(?:\.\d+)?(?:\s*|-)"
+                              r"(?:min|minutes?|s|sec|seconds?|h|hours?|GB|GiB|MB|MiB|KB|KiB|kB)\b")
 #: On the pages also a share or an effect: a percentage (but the CI level and the power every estimate declares) or
 #: a number of points.
 SHARE_OR_EFFECT = re.compile(r"\b(?!95%|80%)\d+(?:\.\d+)?\s?%|[+-]?\b\d+(?:\.\d+)?\s?points?\b")
@@ -781,7 +782,7 @@ NOT_MEASURED = [
     ("README.md", "less than 2 points", "the claims' declared 2-point bound, which the finding is stated against"),
     ("configs/ablations/mechanism_map.yaml", "45-minute aim", "the map overlay's time budget, an aim"),
     ("configs/full.yaml", "55-minute aim", "the default profile's time budget, an aim"),
-    ("workflow/scripts/slurm_local.sh", "5-s first poll delay", "the local SLURM profile's first poll delay, a setting"),
+    ("workflow/scripts/slurm_local.sh", "5-s first poll delay", "the local SLURM profile's first poll delay"),
 ]
 
 
@@ -1109,3 +1110,54 @@ def test_the_overlay_table_is_what_the_config_loader_accepts(profile):
             wrong.append(f"{overlay} over {profile}: the table says {'yes' if row[profile] else 'refused'}, "
                          f"the loader {'accepts' if valid else 'refuses'} it")
     assert not wrong, "configs/README.md, \"Which overlay runs over which profile\":\n" + "\n".join(wrong)
+
+
+# --- Citations of the notebook resolve to one entry -------------------------------------------------------------------
+
+#: A citation of the notebook: TESTBED.md, then a quoted title ("TESTBED.md, "the negligible verdict"").
+TESTBED_CITATION = re.compile(r'TESTBED(?:\.md)?(?:,|\s*\(|:)?\s*"([^"]+)"')
+
+
+def notebook_headings(root: Path) -> list[tuple[str, str]]:
+    """(heading, title) of every entry and section of TESTBED.md; the title is the heading without its date."""
+    headings = [re.sub(r"^#+\s*", "", line).strip() for line in (root / "TESTBED.md").read_text().splitlines()
+                if re.match(r"^#{2,3} ", line)]
+    return [(heading, re.sub(r"^\d{4}-\d\d-\d\d: ", "", heading)) for heading in headings]
+
+
+def unresolved_testbed_citations(root: Path) -> list[str]:
+    """``file: "quote" (n headings)`` for every citation of TESTBED.md in the pages, configs, code and benchmarks
+    whose quote is neither one heading's title (or whole heading) nor inside exactly one heading: a reader must land
+    on one entry (the notebook has entries of one title, e.g. a pre-registration and its result)."""
+    headings = notebook_headings(root)
+    files = {*root.glob("README.md"), *root.glob("BENCHMARKS.md"), *root.glob("docs/*.md"),
+             *root.rglob("configs/*.yaml"), *root.rglob("src/ead/*.py"), *root.glob("workflow/**/*.smk"),
+             *root.glob("tools/*.py"), *root.glob("benchmarks/*.py")}
+    problems = []
+    for path in sorted(files):
+        text = re.sub(r"\s+", " ", re.sub(r"\n\s*(?:#+:?|\*)?\s*", " ", path.read_text()))  # quotes across lines
+        for match in TESTBED_CITATION.finditer(text):
+            quote = match.group(1).strip().lower()
+            exact = [heading for heading, title in headings if quote in (title.lower(), heading.lower())]
+            within = [heading for heading, _ in headings if quote in heading.lower()]
+            if len(exact) != 1 and (exact or len(within) != 1):
+                problems.append(f'{path.relative_to(root)}: "{match.group(1)}" ({len(exact) or len(within)} headings)')
+    return problems
+
+
+def test_every_citation_of_the_notebook_lands_on_one_entry():
+    problems = unresolved_testbed_citations(ROOT)
+    assert not problems, "quote the entry's whole title (its '(pre-registration)' or '(the run)' too):\n" + "\n".join(
+        problems)
+
+
+def test_an_ambiguous_or_missing_citation_is_found(tmp_path):
+    shutil.copy(ROOT / "TESTBED.md", tmp_path / "TESTBED.md")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text(
+        'As TESTBED.md, "the mechanism map" says; see TESTBED.md, "a heading that is not there"; and (TESTBED.md,\n'
+        '"the negligible verdict") resolves.\n')
+    ambiguous, missing = unresolved_testbed_citations(tmp_path)
+    assert re.fullmatch(r'docs/page.md: "the mechanism map" \((\d+) headings\)', ambiguous)
+    assert int(re.search(r"\((\d+) headings", ambiguous)[1]) > 1
+    assert missing == 'docs/page.md: "a heading that is not there" (0 headings)'
