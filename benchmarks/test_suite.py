@@ -62,8 +62,9 @@ CLOSING = re.compile(r"^=+ (.*?) in ([\d.]+)s")
 FAST_LANE = ["-m", "not slow", "-n", "2", "--dist", "worksteal"]
 FAST_LANE_COMMAND = '.venv/bin/python -m pytest -m "not slow" -n 2 --dist worksteal'
 #: The slower machine kind the budget must hold on (2 cores, an AVX2-only AMD EPYC), by its speed: seconds per
-#: benchmarks/host_speed.py reference step. From its SFT jobs (800 such steps in 28.0 and 28.5 min, 2026-11-28/29;
-#: TESTBED.md, "the same default DAG on an AVX-512 machine at level avx2"): derived, not measured by host_speed.py.
+#: benchmarks/host_speed.py reference step, derived from its SFT jobs (800 such steps in 28.0 and 28.5 min,
+#: 2026-11-28/29), not measured by host_speed.py; the derivation:
+#: TESTBED.md, "the same default DAG on an AVX-512 machine at level avx2 (predictions, written during the run)".
 SLOWER_KIND = ("a 2-core AVX2-only AMD EPYC", 2.1)
 #: the committed per-unit ledger the run's is compared with (tests/ledger.py)
 COMMITTED_LEDGER = ROOT / "benchmarks" / "results" / "test_ledger.csv"
@@ -104,6 +105,10 @@ class CoresBusy:
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
+
+    def busy_core_seconds(self, seconds: float) -> float | None:
+        """The mean number of busy cores times ``seconds`` (the run's wall time); None if nothing was sampled."""
+        return sum(self.samples) / len(self.samples) * seconds if self.samples else None
 
     def summary(self) -> str:
         if not self.samples:
@@ -261,12 +266,16 @@ def main():
         + "\nThe 25 slowest of tests/vllm (its own `--durations`, running beside the main suite):\n\n"
         + durations_table(slowest(vllm_log))
         + "\n" + speed_paragraph(step_s, setup_s, pytest_s)
-        + "\n" + ledger_report(ledger.by_unit(ledger.read(logs / "ledger")), args.write_ledger))
+        + "\n" + ledger_report(ledger.by_unit(ledger.read(logs / "ledger")), args.write_ledger,
+                                busy.busy_core_seconds(pytest_s)))
     readme_line = (f"Measured at commit `{commit}` ({dt.date.today():%Y-%m-%d}, fresh clone, a {host_speed.machine()}, "
                    f"{step_s:.2f} s per reference step): the "
                    f"test command takes {minutes(setup_s + pytest_s)} ({minutes(setup_s)} of installs), installs "
                    f"{installed['.venv'] + installed['.venv-vllm']:.1f} GB of venvs ({downloaded:.1f} GB downloaded"
-                   + (", with an empty pip cache" if cache else "") + f") and, as root, {SYSTEM_PACKAGES}.\n")
+                   + (", with an empty pip cache" if cache else "") + f") and, as root, {SYSTEM_PACKAGES}"
+                   + ("" if (slow := slower_kind_minutes(step_s, setup_s, pytest_s)) is None else
+                      f"; on the slower machine kind ({SLOWER_KIND[0]}, about {SLOWER_KIND[1]} s per reference step) "
+                      f"about {slow:.1f} min, derived from the speed ratio, not measured") + ".\n")
     write(args, block, readme_line)
 
 
@@ -276,24 +285,36 @@ def speed_paragraph(step_s: float, setup_s: float, pytest_s: float) -> str:
     name, slower_s = SLOWER_KIND
     text = (f"The machine's speed: {step_s:.2f} s per reference step (`benchmarks/host_speed.py --level avx2`, "
             "measured before the suite). ")
-    if step_s * 1.25 >= slower_s:
+    derived = slower_kind_minutes(step_s, setup_s, pytest_s)
+    if derived is None:
         return text + f"That is the slower machine kind ({name}, about {slower_s} s per step): the time above is it.\n"
-    derived = setup_s + pytest_s * slower_s / step_s
     return text + (f"This is the faster machine kind; on the slower one ({name}, about {slower_s} s per step, "
                    f"{slower_s / step_s:.2f}x as long per step) the test command would take about "
-                   f"**{minutes(derived)} (derived, not measured)**: the suite's time scaled by the speed ratio, the "
+                   f"**{derived:.1f} min (derived, not measured)**: the suite's time scaled by the speed ratio, the "
                    "installs as here.\n")
 
 
-def ledger_report(units: list[dict], write_ledger: bool) -> str:
-    """The suite's CPU by unit (tests/ledger.py): the total, the ten most expensive units, and every unit that grew
-    by more than a quarter against the committed ledger; with ``write_ledger``, the run's ledger replaces it."""
+def slower_kind_minutes(step_s: float, setup_s: float, pytest_s: float) -> float | None:
+    """The test command's minutes on :data:`SLOWER_KIND`, derived from a faster machine's (the suite's time scaled by
+    the speed ratio, the installs as measured); None where this machine is about as slow (within a quarter)."""
+    slower_s = SLOWER_KIND[1]
+    return None if step_s * 1.25 >= slower_s else (setup_s + pytest_s * slower_s / step_s) / 60
+
+
+def ledger_report(units: list[dict], write_ledger: bool, busy_core_s: float | None = None) -> str:
+    """The suite's CPU by unit (tests/ledger.py): the total (beside ``busy_core_s``, what /proc/stat saw the cores
+    do meanwhile), the ten most expensive units, and every unit that grew by more than a quarter against the
+    committed ledger; with ``write_ledger``, the run's ledger replaces it."""
     total = sum(unit["core_s"] for unit in units)
     per_suite = {suite: sum(unit["core_s"] for unit in units if unit["suite"] == suite) for suite in ("main", "vllm")}
+    machine = ("" if busy_core_s is None else
+               f" The cores were busy for {busy_core_s / 60:.1f} core-minutes meanwhile (/proc/stat); what the ledger "
+               "lacks of it is mostly processes no test waits for (Ray's workers and the vLLM engines they start in "
+               "the verl runs) and the machine's own.")
     lines = [f"Where the suite's CPU went (core-seconds: user and system time of each test and of the processes it "
              f"waited for, `tests/ledger.py`): **{total / 60:.1f} core-minutes**, {per_suite['main'] / 60:.1f} in the "
-             f"main suite and {per_suite['vllm'] / 60:.1f} in the vLLM suite. The ten most expensive units (a test "
-             "file's tests and the fixtures it defines; a shared fixture's cost is its defining file's):\n",
+             f"main suite and {per_suite['vllm'] / 60:.1f} in the vLLM suite.{machine} The ten most expensive units "
+             "(a test file's tests and the fixtures it defines; a shared fixture's cost is its defining file's):\n",
              "| core-s | share | suite | unit | tests |", "|---:|---:|---|---|---:|"]
     lines += [f"| {unit['core_s']:.0f} | {100 * unit['core_s'] / total:.0f}% | {unit['suite']} | `{unit['unit']}` | "
               f"{unit['tests']} |" for unit in units[:10]]

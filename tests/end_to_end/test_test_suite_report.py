@@ -70,3 +70,16 @@ def test_the_ledger_report_ranks_units_names_growth_and_writes_only_when_asked(t
     assert "no unit grew" in test_suite.ledger_report(units, write_ledger=False)
     units[3] = {**units[3], "core_s": 200.0}
     assert "`tests/test_3.py` (main) grew from 97 to 200 core-s" in test_suite.ledger_report(units, False)
+
+
+def test_the_ledger_report_sets_the_machines_busy_core_minutes_beside_its_total(tmp_path, monkeypatch):
+    monkeypatch.setattr(test_suite, "COMMITTED_LEDGER", tmp_path / "none.csv")
+    busy = test_suite.CoresBusy(every=5)
+    busy.samples = [1.5, 2.0]
+    assert busy.busy_core_seconds(600.0) == 1050.0
+    units = [{"suite": "main", "unit": "tests/test_a.py", "tests": 2, "core_s": 600.0},
+             {"suite": "vllm", "unit": "tests/vllm/test_b.py", "tests": 1, "core_s": 300.0}]
+    report = test_suite.ledger_report(units, False, busy.busy_core_seconds(600.0))
+    assert "**15.0 core-minutes**, 10.0 in the main suite and 5.0 in the vLLM suite." in report
+    assert "busy for 17.5 core-minutes meanwhile" in report
+    assert test_suite.CoresBusy(every=5).busy_core_seconds(600.0) is None
