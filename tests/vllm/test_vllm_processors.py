@@ -148,26 +148,29 @@ def generate_with_vllm(model_dir: str, register: str, out_path: str, request_set
         model=model_dir, dtype="float32", enforce_eager=True, max_model_len=128, max_num_seqs=4,
         seed=0, logits_processors=logits_processors, logprobs_mode="processed_logprobs",
     )
-    requests = REQUEST_SETS[request_set]
-    prompts = prompt_token_ids(len(requests))
-    params = [
-        SamplingParams(
-            temperature=1.0, max_tokens=max_tokens, ignore_eos=True, logprobs=0, seed=100 + i, extra_args=extra
-        )
-        for i, (extra, max_tokens) in enumerate(requests)
-    ]
-    outputs = llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
-    results = []
-    for prompt, output in zip(prompts, outputs):
-        completion = output.outputs[0]
-        tokens = list(completion.token_ids)
-        results.append({
-            "prompt": prompt,
-            "tokens": tokens,
-            "logprobs": [step[token].logprob for step, token in zip(completion.logprobs, tokens)],
-        })
+    sets = {}
+    for name in request_set.split("+"):  # several sets: one batch each, in one engine (one start-up for all)
+        requests = REQUEST_SETS[name]
+        prompts = prompt_token_ids(len(requests))
+        params = [
+            SamplingParams(
+                temperature=1.0, max_tokens=max_tokens, ignore_eos=True, logprobs=0, seed=100 + i, extra_args=extra
+            )
+            for i, (extra, max_tokens) in enumerate(requests)
+        ]
+        outputs = llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
+        sets[name] = []
+        for prompt, output in zip(prompts, outputs):
+            completion = output.outputs[0]
+            tokens = list(completion.token_ids)
+            sets[name].append({
+                "prompt": prompt,
+                "tokens": tokens,
+                "logprobs": [step[token].logprob for step, token in zip(completion.logprobs, tokens)],
+            })
     runner = "v2" if llm.llm_engine.vllm_config.use_v2_model_runner else "v1"
-    Path(out_path).write_text(json.dumps({"runner": runner, "results": results}))
+    Path(out_path).write_text(json.dumps({"runner": runner, "results": sets[request_set.split("+")[0]],
+                                          "sets": sets}))
 
 
 def run_engine_subprocess(model_dir: Path, runner: str, register: str, tmp_path: Path,
@@ -285,10 +288,20 @@ def check_against_reference(generated: dict, hf_model) -> list[str]:
 # --------------------------------------------------------------------------------------------------------
 # Engine tests
 # --------------------------------------------------------------------------------------------------------
-def test_v1_runner_fqcn_matches_reference(tiny_model_dir, hf_model, tmp_path):
-    generated = run_engine_subprocess(tiny_model_dir, "v1", "fqcn", tmp_path)
+@pytest.fixture(scope="module")
+def v1_fqcn_engine(tiny_model_dir, tmp_path_factory) -> dict:
+    """One V1-runner engine with the processor registered by name, sampling both request sets (each its own batch):
+    the EAD requests and every registered schedule's, so the two tests below share one engine start-up."""
+    generated = run_engine_subprocess(tiny_model_dir, "v1", "fqcn", tmp_path_factory.mktemp("v1_fqcn"),
+                                      request_set="ead+schedules")
     assert "error" not in generated, generated.get("error")
     assert generated["runner"] == "v1"
+    assert [len(generated["sets"][name]) for name in ("ead", "schedules")] == [len(REQUESTS), len(SCHEDULE_REQUESTS)]
+    return generated
+
+
+def test_v1_runner_fqcn_matches_reference(v1_fqcn_engine, hf_model):
+    generated = {**v1_fqcn_engine, "results": v1_fqcn_engine["sets"]["ead"]}
     print("\n".join(check_against_reference(generated, hf_model)))
 
 
@@ -343,15 +356,13 @@ REVISED_SHAPE_TAUS = {
 }
 
 
-def test_v1_runner_samples_every_registered_schedule_as_the_hf_sampler(tiny_model_dir, hf_model, tmp_path):
+def test_v1_runner_samples_every_registered_schedule_as_the_hf_sampler(v1_fqcn_engine, hf_model):
     """One batch of two-stage, linear, EAD-mean, entropy-aware (gate and EDT), EAD in both forms, the authors' revised
     shapes (linear, two-stage, mean-matched growing with d_s) and a plain request:
     each sampled token's vLLM log-prob is log_softmax(logits / tau_t) with tau_t from the same schedule object the
     HF sampler uses, evaluated on the HF forward pass's logits."""
-    generated = run_engine_subprocess(tiny_model_dir, "v1", "fqcn", tmp_path, request_set="schedules")
-    assert "error" not in generated, generated.get("error")
     heated_and_cooled = set()
-    for (extra_args, max_tokens), result in zip(SCHEDULE_REQUESTS, generated["results"]):
+    for (extra_args, max_tokens), result in zip(SCHEDULE_REQUESTS, v1_fqcn_engine["sets"]["schedules"]):
         tokens = result["tokens"]
         assert len(tokens) == max_tokens
         temperatures, entropy = scheduled_reference(hf_model, result["prompt"], tokens, extra_args)
@@ -692,6 +703,6 @@ if __name__ == "__main__":
     parser.add_argument("--model", required=True)
     parser.add_argument("--register", choices=["fqcn", "entrypoint", "both"], required=True)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--requests", choices=sorted(REQUEST_SETS), default="ead")
+    parser.add_argument("--requests", default="ead", help=f"one of {sorted(REQUEST_SETS)}, or several joined by +")
     args = parser.parse_args()
     generate_with_vllm(args.model, args.register, args.out, args.requests)
