@@ -275,7 +275,8 @@ def main():
                    + (", with an empty pip cache" if cache else "") + f") and, as root, {SYSTEM_PACKAGES}"
                    + ("" if (slow := slower_kind_minutes(step_s, setup_s, pytest_s)) is None else
                       f"; on the slower machine kind ({SLOWER_KIND[0]}, about {SLOWER_KIND[1]} s per reference step) "
-                      f"about {slow:.1f} min, derived from the speed ratio, not measured") + ".\n")
+                      f"about {slow:.1f} min, derived from the speed ratio, not measured")
+                   + f". A first look, the unit tests only: the fast lane, `{FAST_LANE_COMMAND}`.\n")
     write(args, block, readme_line)
 
 
