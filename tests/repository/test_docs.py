@@ -86,14 +86,15 @@ def github_anchor(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-def headings(path: Path) -> list[str]:
-    """The headings of a Markdown file, outside code fences, as written (without the #s)."""
+def headings(path: Path, lowest: int = 1) -> list[str]:
+    """The headings of a Markdown file, outside code fences, as written (without the #s); from level ``lowest`` on
+    (2: the sections, without the page's title)."""
     found, fenced = [], False
     for line in path.read_text().splitlines():
         if line.startswith("```"):
             fenced = not fenced
-        elif not fenced and (match := re.match(r"^#{1,6} +(.+?)\s*$", line)):
-            found.append(match.group(1))
+        elif not fenced and (match := re.match(r"^(#{1,6}) +(.+?)\s*$", line)) and len(match.group(1)) >= lowest:
+            found.append(match.group(2))
     return found
 
 
@@ -124,6 +125,12 @@ def _starts_with(heading: str, quoted: str) -> bool:
     return text.startswith(quoted) or re.sub(r"^\d{4}-\d\d-\d\d: ", "", text).startswith(quoted)
 
 
+def _is_title(heading: str, quoted: str) -> bool:
+    """Whether the quoted words are the whole heading (any case; a log's heading also without its date)."""
+    text = heading.replace("`", "").lower()
+    return quoted in (text, re.sub(r"^\d{4}-\d\d-\d\d: ", "", text))
+
+
 def _source_files(root: Path) -> list[Path]:
     files = [root / name for name in ("README.md", "TESTBED.md", "BENCHMARKS.md", "Snakefile")]
     for folder in SOURCES:
@@ -146,8 +153,16 @@ def dangling_references(root: Path) -> list[str]:
             quoted = " ".join(match.group(2).split()).lower()
             if not target.exists():
                 problems.append(f"{where}: {match.group(0)!r}: no file {target.relative_to(root)}")
-            elif not any(_starts_with(heading, quoted) for heading in headings(target)):
+                continue
+            if not any(_starts_with(heading, quoted) for heading in headings(target)):
                 problems.append(f"{where}: {match.group(0)!r}: no heading of {target.name} starts with it")
+                continue
+            # a reader must land on one section (TESTBED.md has entries of one title: a pre-registration and its
+            # result): the whole title, or words only one section starts with (the page's own title aside)
+            starting = [heading for heading in headings(target, lowest=2) if _starts_with(heading, quoted)]
+            if len(starting) > 1 and sum(_is_title(heading, quoted) for heading in starting) != 1:
+                problems.append(f"{where}: {match.group(0)!r}: {len(starting)} sections of {target.name} start with "
+                                "it; quote the whole title")
         if path.suffix not in {".md", ".py", ".smk", ".yaml", ".yml", ".sh", ""}:
             continue
         for line_number, line in enumerate(raw.splitlines(), 1):
@@ -232,6 +247,18 @@ def test_a_renamed_heading_breaks_its_references(tmp_path):
     readme = root / "README.md"
     readme.write_text(readme.read_text().replace("\n## Runtime\n", "\n## Run times\n"))
     assert any("README" in problem and '"Runtime"' in problem for problem in dangling_references(root))
+
+
+def test_a_quote_that_starts_several_headings_is_named(tmp_path):
+    """TESTBED.md has entries of one title (a pre-registration and its result): a quote must land on one of them."""
+    root = _copy_of_the_docs(tmp_path)
+    readme = root / "README.md"
+    whole = '"the main comparison on the fixed pool (after its pre-registration)"'
+    assert whole in readme.read_text()
+    readme.write_text(readme.read_text().replace(whole, '"the main comparison on the fixed pool"'))
+    (problem,) = dangling_references(root)
+    assert problem.startswith("README.md: ") and problem.endswith("2 sections of TESTBED.md start with it; quote the "
+                                                                  "whole title"), problem
 
 
 def test_a_missing_page_is_named(tmp_path):
@@ -1110,54 +1137,3 @@ def test_the_overlay_table_is_what_the_config_loader_accepts(profile):
             wrong.append(f"{overlay} over {profile}: the table says {'yes' if row[profile] else 'refused'}, "
                          f"the loader {'accepts' if valid else 'refuses'} it")
     assert not wrong, "configs/README.md, \"Which overlay runs over which profile\":\n" + "\n".join(wrong)
-
-
-# --- Citations of the notebook resolve to one entry -------------------------------------------------------------------
-
-#: A citation of the notebook: TESTBED.md, then a quoted title ("TESTBED.md, "the negligible verdict"").
-TESTBED_CITATION = re.compile(r'TESTBED(?:\.md)?(?:,|\s*\(|:)?\s*"([^"]+)"')
-
-
-def notebook_headings(root: Path) -> list[tuple[str, str]]:
-    """(heading, title) of every entry and section of TESTBED.md; the title is the heading without its date."""
-    headings = [re.sub(r"^#+\s*", "", line).strip() for line in (root / "TESTBED.md").read_text().splitlines()
-                if re.match(r"^#{2,3} ", line)]
-    return [(heading, re.sub(r"^\d{4}-\d\d-\d\d: ", "", heading)) for heading in headings]
-
-
-def unresolved_testbed_citations(root: Path) -> list[str]:
-    """``file: "quote" (n headings)`` for every citation of TESTBED.md in the pages, configs, code and benchmarks
-    whose quote is neither one heading's title (or whole heading) nor inside exactly one heading: a reader must land
-    on one entry (the notebook has entries of one title, e.g. a pre-registration and its result)."""
-    headings = notebook_headings(root)
-    files = {*root.glob("README.md"), *root.glob("BENCHMARKS.md"), *root.glob("docs/*.md"),
-             *root.rglob("configs/*.yaml"), *root.rglob("src/ead/*.py"), *root.glob("workflow/**/*.smk"),
-             *root.glob("tools/*.py"), *root.glob("benchmarks/*.py")}
-    problems = []
-    for path in sorted(files):
-        text = re.sub(r"\s+", " ", re.sub(r"\n\s*(?:#+:?|\*)?\s*", " ", path.read_text()))  # quotes across lines
-        for match in TESTBED_CITATION.finditer(text):
-            quote = match.group(1).strip().lower()
-            exact = [heading for heading, title in headings if quote in (title.lower(), heading.lower())]
-            within = [heading for heading, _ in headings if quote in heading.lower()]
-            if len(exact) != 1 and (exact or len(within) != 1):
-                problems.append(f'{path.relative_to(root)}: "{match.group(1)}" ({len(exact) or len(within)} headings)')
-    return problems
-
-
-def test_every_citation_of_the_notebook_lands_on_one_entry():
-    problems = unresolved_testbed_citations(ROOT)
-    assert not problems, "quote the entry's whole title (its '(pre-registration)' or '(the run)' too):\n" + "\n".join(
-        problems)
-
-
-def test_an_ambiguous_or_missing_citation_is_found(tmp_path):
-    shutil.copy(ROOT / "TESTBED.md", tmp_path / "TESTBED.md")
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "page.md").write_text(
-        'As TESTBED.md, "the mechanism map" says; see TESTBED.md, "a heading that is not there"; and (TESTBED.md,\n'
-        '"the negligible verdict") resolves.\n')
-    ambiguous, missing = unresolved_testbed_citations(tmp_path)
-    assert re.fullmatch(r'docs/page.md: "the mechanism map" \((\d+) headings\)', ambiguous)
-    assert int(re.search(r"\((\d+) headings", ambiguous)[1]) > 1
-    assert missing == 'docs/page.md: "a heading that is not there" (0 headings)'
