@@ -327,7 +327,7 @@ def ledger_report(units: list[dict], write_ledger: bool, busy_core_s: float | No
     else:
         lines.append("\nNo committed ledger to compare with (`benchmarks/results/test_ledger.csv`).")
     if write_ledger:
-        ledger.write_units(COMMITTED_LEDGER, units)
+        ledger.write(COMMITTED_LEDGER, units, ledger.UNIT_COLUMNS)
     return "\n".join(lines) + "\n"
 
 

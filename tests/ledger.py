@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import inspect
+import math
 import os
 import resource
 import sys
@@ -26,6 +27,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from ead.io import atomic_path
 
 #: kind (test, fixture, session), name (a test's node id; a fixture's "<where it is defined>::<name>"; the session's
 #: Python), unit (what the ledger adds up: a test's or fixture's file; the session's "session"), suite (main, or
@@ -114,15 +117,24 @@ def fixture_home(function, root: Path) -> str:
     return f"<{path.parent.name}>/{path.name}"
 
 
-def write(path: Path, rows: list[dict]) -> None:
-    """The rows as a CSV of :data:`COLUMNS`, atomically (a temporary file, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+def write(path: Path, rows: list[dict], columns: tuple[str, ...] = COLUMNS) -> None:
+    """The rows as a CSV of ``columns`` (:data:`COLUMNS`, or :data:`UNIT_COLUMNS` for the per-unit ledger),
+    atomically (:func:`ead.io.atomic_path`)."""
+    with atomic_path(path) as temporary, open(temporary, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
-    os.replace(temporary, path)
+
+
+def seconds(value, path: Path, line: int, column: str) -> float:
+    """``value`` as a number of seconds; ValueError naming file, line and column unless it is one >= 0."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not number >= 0:  # also NaN
+        raise ValueError(f"{path}:{line}: {column} {value!r} is not a non-negative number")
+    return number
 
 
 def read(folder: Path) -> list[dict]:
@@ -142,12 +154,7 @@ def read(folder: Path) -> list[dict]:
                 if row["kind"] not in KINDS:
                     raise ValueError(f"{path}:{line}: kind {row['kind']!r} is none of {KINDS}")
                 for column in ("core_s", "wall_s"):
-                    try:
-                        row[column] = float(row[column])
-                    except (TypeError, ValueError):
-                        row[column] = -1.0
-                    if not row[column] >= 0:  # also NaN
-                        raise ValueError(f"{path}:{line}: {column} {row[column]!r} is not a non-negative number")
+                    row[column] = seconds(row[column], path, line, column)
                 if row["name"] != VLLM_WRAPPER:
                     rows.append(row)
     return rows
@@ -171,17 +178,6 @@ def by_unit(rows: list[dict]) -> list[dict]:
                   key=lambda unit: -unit["core_s"])
 
 
-def write_units(path: Path, units: list[dict]) -> None:
-    """The per-unit ledger as a CSV of :data:`UNIT_COLUMNS`, atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=UNIT_COLUMNS)
-        writer.writeheader()
-        writer.writerows(units)
-    os.replace(temporary, path)
-
-
 def read_units(path: Path) -> dict[tuple[str, str], float]:
     """Core-seconds per (suite, unit) of a per-unit ledger; refuses another header or a value that is not a
     non-negative number, naming file and line."""
@@ -191,13 +187,7 @@ def read_units(path: Path) -> dict[tuple[str, str], float]:
             raise ValueError(f"{path}: header {reader.fieldnames}, expected {list(UNIT_COLUMNS)}")
         units = {}
         for line, row in enumerate(reader, start=2):
-            try:
-                seconds = float(row["core_s"])
-            except (TypeError, ValueError):
-                seconds = -1.0
-            if not seconds >= 0:
-                raise ValueError(f"{path}:{line}: core_s {row['core_s']!r} is not a non-negative number")
-            units[(row["suite"], row["unit"])] = seconds
+            units[(row["suite"], row["unit"])] = seconds(row["core_s"], path, line, "core_s")
     return units
 
 

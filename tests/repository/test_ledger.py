@@ -120,7 +120,7 @@ def test_the_reader_leaves_the_vllm_wrapper_out_and_refuses_damage_naming_file_a
     assert [r["name"] for r in ledger.read(tmp_path)] == ["tests/test_a.py::test_x"]
 
     path = write_rows(tmp_path, [row(), row(core_s=math.nan)])
-    with pytest.raises(ValueError, match=rf"{path}:3: core_s nan is not a non-negative number"):
+    with pytest.raises(ValueError, match=rf"{path}:3: core_s 'nan' is not a non-negative number"):
         ledger.read(tmp_path)
     write_rows(tmp_path, [row(kind="module")])
     with pytest.raises(ValueError, match=r"ledger-1.csv:2: kind 'module'"):
@@ -138,8 +138,8 @@ def test_the_comparison_names_what_grew_by_more_than_a_quarter_and_what_is_new(t
              {"suite": "vllm", "unit": "c", "tests": 1, "core_s": 50.0},    # new: named
              {"suite": "main", "unit": "d", "tests": 1, "core_s": 5.0}]     # new but below the floor
     path = tmp_path / "units.csv"
-    ledger.write_units(path, [{"suite": "main", "unit": "a", "tests": 1, "core_s": 100.0},
-                              {"suite": "main", "unit": "b", "tests": 1, "core_s": 100.0}])
+    ledger.write(path, [{"suite": "main", "unit": "a", "tests": 1, "core_s": 100.0},
+                        {"suite": "main", "unit": "b", "tests": 1, "core_s": 100.0}], ledger.UNIT_COLUMNS)
     committed = ledger.read_units(path)
     assert ledger.grown(units, committed) == [("vllm", "c", 0.0, 50.0), ("main", "a", 100.0, 130.0)]
     path.write_text("suite,unit,tests,core_s\nmain,a,1,-3\n")
