@@ -1,4 +1,4 @@
-"""The README's main-finding numbers, read from one default run's tables, never typed by hand.
+"""The default profile's main-finding numbers (docs/findings.md), read from its tables, never typed by hand.
 
 Premise G4 (``results/premises/rl_learns.csv``: does tau 1.0 learn on the claims' policy?) and the main comparison's
 rows of ``results/claims.csv`` (EAD + TIS and EAD against the fixed temperatures, at the last step and over the
@@ -9,7 +9,7 @@ markers ``<!-- main-finding:begin -->`` / ``<!-- main-finding:end -->``, into ``
 Run (after a default run, e.g. the fresh clone timed by benchmarks/dag_runtime.py):
     python tools/main_finding.py --results /tmp/fresh/results \
         --commit "$(git -C /tmp/fresh rev-parse --short HEAD)" --date 2026-11-26 \
-        --out benchmarks/results/main_finding.md --doc README.md --block main-finding
+        --out benchmarks/results/main_finding.md --doc docs/findings.md --block main-finding
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The README's positive-control numbers, read from one run of the positive-control overlay, never typed by hand.
+"""The positive control's numbers (docs/findings.md), read from one run of its overlay, never typed by hand.
 
 The overlay ``configs/ablations/positive_control.yaml`` (docs/testbed.md) runs the premise probe on its policy
 (``results/premises/<policy>_verdicts.csv``: G1-G3), premise G4 on its tau 1.0 cells
@@ -13,7 +13,7 @@ Run (after a run of the overlay, e.g. from a fresh clone):
     python tools/positive_control.py --results /tmp/fresh/runs/positive_control/results \
         --commit "$(git -C /tmp/fresh rev-parse --short HEAD)" --date 2026-11-27 \
         --spread benchmarks/results/positive_control_machine_spread.csv \
-        --out benchmarks/results/positive_control.md --doc README.md --block positive-control
+        --out benchmarks/results/positive_control.md --doc docs/findings.md --block positive-control
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Result-table rows as the README's generated result blocks print them (tools/main_finding.py,
+"""Result-table rows as the generated result blocks of docs/findings.md print them (tools/main_finding.py,
 tools/positive_control.py): rates in points, a claims table's rows picked and ordered by claim id, and the run's
 fingerprint quoted beside them."""
 

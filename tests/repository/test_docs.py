@@ -68,8 +68,10 @@ BLOCK_SOURCES = {
     ("docs/operations.md", "fast-lane"): "fast_lane.md",
     ("BENCHMARKS.md", "verl-cpu-runtime"): "verl_cpu.md",
     ("BENCHMARKS.md", "verl-ranks"): "verl_ranks.md",
-    ("README.md", "main-finding"): "main_finding.md",
-    ("README.md", "positive-control"): "positive_control.md",
+    ("docs/findings.md", "main-finding"): "main_finding.md",
+    ("docs/findings.md", "findings"): None,  # tools/findings.py; tests/repository/test_findings.py
+    ("README.md", "findings-summary"): None,
+    ("docs/findings.md", "positive-control"): "positive_control.md",
     ("docs/rl-learns.md", "mechanism-map"): "mechanism_map.md",
     ("docs/operations.md", "machine-spread"): "machine_spread.md",
     ("docs/rl-learns.md", "mechanism-map-tis"): "mechanism_map_tis.md",
@@ -252,13 +254,13 @@ def test_a_renamed_heading_breaks_its_references(tmp_path):
 def test_a_quote_that_starts_several_headings_is_named(tmp_path):
     """TESTBED.md has entries of one title (a pre-registration and its result): a quote must land on one of them."""
     root = _copy_of_the_docs(tmp_path)
-    readme = root / "README.md"
+    page = root / "docs" / "findings.md"
     whole = '"the main comparison on the fixed pool (after its pre-registration)"'
-    assert whole in readme.read_text()
-    readme.write_text(readme.read_text().replace(whole, '"the main comparison on the fixed pool"'))
+    assert whole in page.read_text()
+    page.write_text(page.read_text().replace(whole, '"the main comparison on the fixed pool"'))
     (problem,) = dangling_references(root)
-    assert problem.startswith("README.md: ") and problem.endswith("2 sections of TESTBED.md start with it; quote the "
-                                                                  "whole title"), problem
+    assert problem.startswith("docs/findings.md: "), problem
+    assert problem.endswith("2 sections of TESTBED.md start with it; quote the whole title"), problem
 
 
 def test_a_missing_page_is_named(tmp_path):
@@ -806,7 +808,6 @@ NOT_MEASURED = [
     ("docs/revisions.md", "fewer than 1% of sequences", "the revised paper's claim, quoted"),
     ("docs/revisions.md", "Fewer than 1% of sequences", "the revised paper's claim, quoted"),
     ("docs/testbed.md", "fewer than 1% of sequences", "the revised paper's claim, quoted"),
-    ("README.md", "less than 2 points", "the claims' declared 2-point bound, which the finding is stated against"),
     ("configs/ablations/mechanism_map.yaml", "45-minute aim", "the map overlay's time budget, an aim"),
     ("configs/full.yaml", "55-minute aim", "the default profile's time budget, an aim"),
     ("workflow/scripts/slurm_local.sh", "5-s first poll delay", "the local SLURM profile's first poll delay"),
