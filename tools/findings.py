@@ -3,10 +3,11 @@
 For each experiment of ``tools/findings.yaml`` (the default profile, the positive control, the fixed pool, the
 mechanism map and its later runs), the question, each claim's prediction (from the overlay's config ``prediction`` keys
 or the TESTBED.md entry that pre-registered it, or the paper's claim for the default profile), its result and verdict
-(copied from the program report the run's tables were rendered into, ``benchmarks/results/*.md``, or from the TESTBED.md
-entry of a run whose tables were not kept), whether the verdict is the predicted one, and what a reader may and may
-not conclude. Nothing is typed by hand: a claim of the config missing from its results, a prediction that differs from
-its pre-registration or from the prediction its report printed, are errors naming the claim and the file.
+(copied from the program report the run's tables were rendered into, ``benchmarks/results/*.md``, from the run's own
+claims table committed beside them, or from the TESTBED.md entry of a run whose tables were not kept), whether the
+verdict is the predicted one, and what a reader may and may not conclude. Nothing is typed by hand: a claim of the
+config missing from its results, a prediction that differs from its pre-registration or from the prediction its report
+printed, are errors naming the claim and the file.
 
 The page's block goes to ``--doc`` (docs/findings.md, block ``findings``), the summary to ``--readme`` (README.md, block
 ``findings-summary``); ``tests/repository/test_findings.py`` checks that both are this program's output.
@@ -25,8 +26,11 @@ from pathlib import Path
 
 import yaml
 
+from ead.tables import CLAIMS
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import replace_block  # noqa: E402
+from result_rows import interval  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "tools" / "findings.yaml"
@@ -158,7 +162,9 @@ def experiment_rows(root: Path, experiment: dict) -> tuple[list[Row], str]:
     if unknown:
         raise FindingsError(f"tools/findings.yaml, {key}: claims {unknown} are not in {experiment['claims_from']}")
     results = experiment["results"]
-    if isinstance(results, dict):
+    if isinstance(results, dict) and "claims_csv" in results:
+        source_text, source = claims_as_markdown(root, results["claims_csv"]), results["claims_csv"]
+    elif isinstance(results, dict):
         source_text, source = testbed_entry(root, results["testbed"]), f'{TESTBED}, "{results["testbed"]}"'
     else:
         source_text, source = (root / results).read_text(), results
@@ -205,10 +211,25 @@ def experiment_rows(root: Path, experiment: dict) -> tuple[list[Row], str]:
     return rows, describe_source(source_text, source)
 
 
+def claims_as_markdown(root: Path, path: str) -> str:
+    """A run's claims table (``results/claims.csv`` committed under ``path``: ead.tables.CLAIMS) as a report's table:
+    one row per claim, its effect with its CI in points, its verdict and the prediction the run recorded beside it
+    (checked against the config's like a report's)."""
+    claims = CLAIMS.read(root / path)
+    lines = ["| claim | effect, verdict (prediction) |", "|---|---|"]
+    for row in claims.itertuples():
+        recorded = getattr(row, "predicted_verdict", None)
+        said = f" (predicted {recorded})" if isinstance(recorded, str) and recorded else ""
+        lines.append(f"| {row.claim} | {interval(row)} **{row.verdict}**{said} |")
+    return "\n".join(lines) + "\n"
+
+
 def describe_source(text: str, source: str) -> str:
     """Where an experiment's numbers come from: the run's commit, date and fingerprint as its report gave them."""
     if source.startswith(TESTBED):
         return f"{source} (the run's own tables were not kept)"
+    if source.endswith(".csv"):
+        return f"`{source}`, the run's claims table"
     origin, fingerprint = ORIGIN.search(text), FINGERPRINT.search(text)
     if origin is None:
         raise FindingsError(f"{source}: its first line names no `commit ..., run <date>`")

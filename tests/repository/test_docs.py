@@ -194,7 +194,7 @@ def test_every_reference_to_a_doc_resolves():
 #: A path into the repository's own folders, as the reference pages and config comments name them.
 REPOSITORY_PATH = re.compile(r"(?<![\w/.${}-])((?:src|tests|workflow|configs|benchmarks|tools|docs)/[\w./-]*[\w/])")
 #: Paths the pages write as examples of a form, not as files.
-EXAMPLE_PATHS = {"tests/X/test_Y.py", "configs/ablations/x.yaml"}
+EXAMPLE_PATHS = {"tests/X/test_Y.py", "configs/ablations/x.yaml", "configs/ablations/my_question.yaml"}
 
 
 def missing_repository_paths(root: Path) -> list[str]:

@@ -103,3 +103,70 @@ def test_a_verdict_that_replaced_an_older_prediction_word_is_said_not_counted():
     assert (p2.predicted, p2.verdict, p2.as_predicted) == ("inconclusive", "negligible", False)
     assert findings.as_predicted_cell(p2, before_negligible=True).startswith("no: negligible, a verdict added after")
     assert findings.tally(rows) == (2, 5)
+
+
+def _own_experiment_block() -> str:
+    """The overlay of configs/README.md, "Your own experiment, pre-registered"."""
+    section = (ROOT / "configs" / "README.md").read_text().split("## Your own experiment, pre-registered")[1]
+    return section.split("```yaml\n")[1].split("```")[0]
+
+
+def test_the_configs_pages_own_experiment_resolves_to_its_cells_and_its_predicted_claim(tmp_path):
+    """Step 1 of the recipe, as the page says it: the resolved config runs only the experiment's cells (2 samplers x 4
+    seeds) and only its claim, with the prediction beside it."""
+    import subprocess
+
+    import yaml
+
+    from ead.settings.rl import expand_grid
+
+    overlay = tmp_path / "my_question.yaml"
+    overlay.write_text(_own_experiment_block())
+    result = subprocess.run([sys.executable, "-m", "ead.workflow", "--configfile", "configs/smoke.yaml",
+                             str(overlay)], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    config = yaml.safe_load(result.stdout)
+    assert config["profile"] == "my_question" and config["rl"]["run"] == ["my_question"]
+    cells = expand_grid(config["rl"], config["rl"]["run"])
+    assert {(cell.sampler, cell.seed) for cell in cells} == {(s, seed) for s in ("tau1.2", "ead") for seed in range(4)}
+    (claim,) = config["claims"]
+    assert (claim["id"], claim["policy"], claim["prediction"]) == (
+        "Y1", "tiny1m_sharp", {"verdict": "inconclusive", "effect": 0.01})
+
+
+def _claims_table(path: Path, recorded_prediction: str) -> None:
+    from ead.tables import CLAIMS
+
+    row = {column: 0 for column in CLAIMS.columns}
+    row.update(claim="Y1", figure="none", statement="EAD raises Pass@1 over tau 1.2 over the learning curve",
+               policy="tiny1m_sharp", algorithm="dapo", n=8, sampler="ead", baseline="tau1.2", metric="pass@1",
+               evaluated_with="eval_tau", step=16, effect=0.005, ci_low=-0.003, ci_high=0.014, standard_error=0.004,
+               mde=0.012, num_seeds=4, num_units=384, smallest_effect=0.02, verdict="inconclusive", rule="ci_vs_zero",
+               scope="curve", over="curve", predicted_verdict=recorded_prediction, predicted_effect=0.01)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    CLAIMS.validate(__import__("pandas").DataFrame([row]), path).to_csv(path, index=False)
+
+
+def _own_experiment_entry() -> dict:
+    """Step 4 of the recipe: the findings entry it says to add."""
+    return {"key": "my_question", "title": "My question", "kind": "pre-registered", "question": "Q?",
+            "predictions": {"source": "config"}, "claims_from": "configs/ablations/my_question.yaml",
+            "primary": "Y1", "results": {"claims_csv": "benchmarks/results/my_question_claims.csv"},
+            "locate": {"row": "id", "column": "effect, verdict (prediction)"}, "conclude": "C.", "not_conclude": "N."}
+
+
+def test_the_recipes_run_goes_on_the_findings_page_from_its_committed_claims_table(sources):
+    (sources / "configs" / "ablations" / "my_question.yaml").write_text(_own_experiment_block())
+    _claims_table(sources / "benchmarks" / "results" / "my_question_claims.csv", "inconclusive")
+    page = findings.render_page(sources, [_own_experiment_entry()])
+    assert ("| Y1 (primary) | EAD raises Pass@1 over tau 1.2 over the learning curve | inconclusive +1.0 | "
+            "+0.5 [-0.3, +1.4] | **inconclusive** | yes |") in page
+    assert "**1 of 1 claims as predicted.**" in page
+    assert "`benchmarks/results/my_question_claims.csv`, the run's claims table" in page
+
+
+def test_a_claims_table_that_recorded_another_prediction_than_the_overlay_is_refused(sources):
+    (sources / "configs" / "ablations" / "my_question.yaml").write_text(_own_experiment_block())
+    _claims_table(sources / "benchmarks" / "results" / "my_question_claims.csv", "supported")
+    with pytest.raises(findings.FindingsError, match="printed the prediction 'supported', the config says 'inconc"):
+        findings.render_page(sources, [_own_experiment_entry()])
