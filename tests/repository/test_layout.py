@@ -35,7 +35,7 @@ UNMIRRORED_MODULES = {
     "plots/fig03_annealing_schedule": "tests/repository/test_readme_picture.py (its plot draws the README picture)",
     "plots/fig08_rollout_n_comparison": "an RL figure of its own kind: tests/plots/test_rl_figure.py",
     "plots/fig11_off_policy": "an RL figure of its own kind: tests/plots/test_rl_figure.py",
-    "plots/inference_only": "tests/analyses/test_inference_only.py and the inference-only overlay's dry run",
+    "plots/inference_only": "tests/analyses/test_inference_only.py (the job writes its tables, the figure reads them)",
     "plots/rl_curves": "the curve panels every RL figure draws: tests/plots/test_rl_figure.py",
     "rl/verl/local": "the verl_cpu profile's local assets: tests/vllm/test_verl_cpu_trainer.py",
 }
