@@ -30,7 +30,7 @@ from ead.tables import CLAIMS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ siblings, also when loaded by file path
 from doc_blocks import replace_block  # noqa: E402
-from result_rows import interval  # noqa: E402
+from result_rows import interval, size  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "tools" / "findings.yaml"
@@ -60,6 +60,7 @@ class Row:
     effect: str  # "+1.6 [+0.2, +3.2]", as the source printed it
     verdict: str
     robustness: str  # ", not robust (...)" as the report printed it, or ""
+    mde: str  # the minimum detectable effect as the source printed it (points), or "" where it prints none
 
     @property
     def as_predicted(self) -> bool:
@@ -131,6 +132,13 @@ def read_result(row: dict[str, str], column: str | None, where: str) -> tuple[st
     return effect.group(0), verdict.group(1), verdict.group(2) or "", text
 
 
+def printed_mde(text: str, claim_id: str) -> str:
+    """A claim's MDE where its report prints it in a sentence rather than a column ("<id> ...: ..., MDE 2.1 points",
+    the map's primary), or ""."""
+    found = re.search(rf"{re.escape(claim_id)}\b[^\n]*?MDE ({NUMBER.replace('[+-]?', '')}) points", text)
+    return found.group(1) if found else ""
+
+
 def check_printed_prediction(text: str, predicted: str, result: str, where: str) -> None:
     """The prediction a report printed beside a result agrees with the one the page takes from the config."""
     printed = PRINTED_PREDICTION.search(text)
@@ -181,7 +189,8 @@ def experiment_rows(root: Path, experiment: dict) -> tuple[list[Row], str]:
     for premise in experiment.get("premises", []):
         found = find_row(tables, premise["row"], cell=premise.get("cell"), where=source)
         effect, verdict, robustness, _ = read_result(found, None, f"{source}, {premise['id']}")
-        rows.append(Row(premise["id"], premise["what"], None, None, effect, verdict, robustness))
+        rows.append(Row(premise["id"], premise["what"], None, None, effect, verdict, robustness,
+                        found.get("MDE", "")))
     for claim_id in wanted:
         claim = claims[claim_id]
         where = f"{source}, claim {claim_id}"
@@ -207,7 +216,7 @@ def experiment_rows(root: Path, experiment: dict) -> tuple[list[Row], str]:
         else:  # the paper's claim, in the claim's direction
             predicted = "supported"
         rows.append(Row(claim_id, claim.get("statement", ""), predicted, predicted_effect, effect, verdict,
-                        robustness))
+                        robustness, found.get("MDE") or printed_mde(source_text, claim_id)))
     return rows, describe_source(source_text, source)
 
 
@@ -216,11 +225,11 @@ def claims_as_markdown(root: Path, path: str) -> str:
     one row per claim, its effect with its CI in points, its verdict and the prediction the run recorded beside it
     (checked against the config's like a report's)."""
     claims = CLAIMS.read(root / path)
-    lines = ["| claim | effect, verdict (prediction) |", "|---|---|"]
+    lines = ["| claim | effect, verdict (prediction) | MDE |", "|---|---|---:|"]
     for row in claims.itertuples():
         recorded = getattr(row, "predicted_verdict", None)
         said = f" (predicted {recorded})" if isinstance(recorded, str) and recorded else ""
-        lines.append(f"| {row.claim} | {interval(row)} **{row.verdict}**{said} |")
+        lines.append(f"| {row.claim} | {interval(row)} **{row.verdict}**{said} | {size(row.mde)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -282,11 +291,11 @@ def render_page(root: Path, experiments: list[dict]) -> str:
         lines += [f"### {experiment['title']} ({experiment['kind']})", "",
                   f"**Question.** {experiment['question']}", "",
                   f"**Predictions:** {prediction_source(experiment)}. **Results:** {source}.", "",
-                  "| id | claim | predicted | result, points [95% CI] | verdict | as predicted |",
-                  "|---|---|---|---|---|---|"]
+                  "| id | claim | predicted | result, points [95% CI] | MDE | verdict | as predicted |",
+                  "|---|---|---|---|---:|---|---|"]
         for row in rows:
             primary = " (primary)" if row.id == experiment.get("primary") else ""
-            lines.append(f"| {row.id}{primary} | {row.statement} | {predicted_cell(row)} | {row.effect} | "
+            lines.append(f"| {row.id}{primary} | {row.statement} | {predicted_cell(row)} | {row.effect} | {row.mde} | "
                          f"**{row.verdict}**{row.robustness} | {as_predicted_cell(row, before)} |")
         lines += ["", f"**{met} of {total} claims as predicted.** **May conclude:** {experiment['conclude']} "
                       f"**May not conclude:** {experiment['not_conclude']}", ""]
@@ -302,8 +311,9 @@ def render_summary(root: Path, experiments: list[dict]) -> str:
         line = f"- **{experiment['title']}** ({experiment['kind']}): {met} of {total} as predicted"
         primary = next((row for row in rows if row.id == experiment.get("primary")), None)
         if primary is not None:
-            line += (f"; primary {primary.id}: {primary.effect} points, **{primary.verdict}**{primary.robustness} "
-                     f"(predicted {primary.predicted})")
+            power = f" (MDE {primary.mde})" if primary.mde else ""
+            line += (f"; primary {primary.id}: {primary.effect} points{power}, **{primary.verdict}**"
+                     f"{primary.robustness} (predicted {primary.predicted})")
         lines.append(line + ".")
     return "\n".join(lines) + "\n"
 

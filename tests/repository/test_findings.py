@@ -55,6 +55,11 @@ def test_every_claim_of_every_experiment_is_on_the_page_with_its_prediction():
             prediction = claims[claim_id].get("prediction", {}).get("verdict")
             if prediction:
                 assert f"| {prediction} " in line, (claim_id, line)
+    # Each claim's MDE as its report prints it: a column (P1), or the sentence on the map's primary.
+    rows = {line.split(" | ")[0][2:]: line for line in page.splitlines() if line.startswith("| ")}
+    assert "| -0.9 [-2.3, +0.4] | 1.9 |" in rows["P1 (primary)"]
+    assert "| +1.6 [+0.2, +3.2] | 2.1 |" in rows["M-p05-fragile-b (primary)"]
+    assert "| +2.6 [+1.0, +4.4] |  |" in rows["M-p15-fragile-b"]  # printed nowhere: left empty, not guessed
     # The map's 18 pre-registered claims and its tally, as its own report counts them.
     report = (ROOT / "benchmarks" / "results" / "mechanism_map.md").read_text()
     assert "10 of 18 verdicts as pre-registered" in report and "**10 of 18 claims as predicted.**" in page
@@ -160,7 +165,7 @@ def test_the_recipes_run_goes_on_the_findings_page_from_its_committed_claims_tab
     _claims_table(sources / "benchmarks" / "results" / "my_question_claims.csv", "inconclusive")
     page = findings.render_page(sources, [_own_experiment_entry()])
     assert ("| Y1 (primary) | EAD raises Pass@1 over tau 1.2 over the learning curve | inconclusive +1.0 | "
-            "+0.5 [-0.3, +1.4] | **inconclusive** | yes |") in page
+            "+0.5 [-0.3, +1.4] | 1.2 | **inconclusive** | yes |") in page
     assert "**1 of 1 claims as predicted.**" in page
     assert "`benchmarks/results/my_question_claims.csv`, the run's claims table" in page
 
