@@ -217,6 +217,9 @@ def experiment_rows(root: Path, experiment: dict) -> tuple[list[Row], str]:
             predicted = "supported"
         rows.append(Row(claim_id, claim.get("statement", ""), predicted, predicted_effect, effect, verdict,
                         robustness, found.get("MDE") or printed_mde(source_text, claim_id)))
+    if experiment.get("primary") and experiment["primary"] not in wanted:
+        raise FindingsError(f"tools/findings.yaml, {key}: its primary {experiment['primary']!r} is not one of its "
+                            f"claims {wanted}")
     return rows, describe_source(source_text, source)
 
 
@@ -318,8 +321,25 @@ def render_summary(root: Path, experiments: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: An experiment's keys in tools/findings.yaml: those it must give, and those it may.
+REQUIRED_KEYS = {"key", "title", "kind", "question", "predictions", "claims_from", "results", "locate", "conclude",
+                 "not_conclude"}
+OPTIONAL_KEYS = {"claims", "primary", "premises"}
+PREDICTION_SOURCES = {"paper", "testbed", "config"}
+
+
 def load(path: Path = EXPERIMENTS) -> list[dict]:
-    return yaml.safe_load(Path(path).read_text())["experiments"]
+    """The experiments of ``path``, each checked for its keys (a misspelt key would be ignored silently otherwise)."""
+    experiments = yaml.safe_load(Path(path).read_text())["experiments"]
+    for number, experiment in enumerate(experiments, 1):
+        name = f"{path}, experiment {number} ({experiment.get('key', 'no key')})"
+        missing, unknown = REQUIRED_KEYS - set(experiment), set(experiment) - REQUIRED_KEYS - OPTIONAL_KEYS
+        if missing or unknown:
+            raise FindingsError(f"{name}: missing keys {sorted(missing)}, unknown keys {sorted(unknown)}")
+        if experiment["predictions"].get("source") not in PREDICTION_SOURCES:
+            raise FindingsError(f"{name}: predictions.source = {experiment['predictions'].get('source')!r}; "
+                                f"one of {sorted(PREDICTION_SOURCES)}")
+    return experiments
 
 
 def main(argv=None):

@@ -175,3 +175,12 @@ def test_a_claims_table_that_recorded_another_prediction_than_the_overlay_is_ref
     _claims_table(sources / "benchmarks" / "results" / "my_question_claims.csv", "supported")
     with pytest.raises(findings.FindingsError, match="printed the prediction 'supported', the config says 'inconc"):
         findings.render_page(sources, [_own_experiment_entry()])
+
+
+def test_a_misspelt_key_in_the_declarations_is_refused_naming_it(tmp_path):
+    declarations = tmp_path / "findings.yaml"
+    text = (ROOT / "tools" / "findings.yaml").read_text()
+    declarations.write_text(text.replace("    primary: P1\n", "    primray: P1\n", 1))
+    with pytest.raises(findings.FindingsError, match=r"experiment 2 \(positive_control\): missing keys \[\], "
+                                                     r"unknown keys \['primray'\]"):
+        findings.load(declarations)
