@@ -21,6 +21,7 @@ from ead.data.countdown import generate_countdown
 from ead.io import write_table
 from ead.schedule import build_schedule
 from ead.settings import load_layered_config
+from ead.settings.premises import ProbeSettings
 from ead.tables import (
     PREMISE_VERDICTS,
     PREMISES,
@@ -38,14 +39,14 @@ def test_the_premise_probe_samples_measured_samplers_with_the_measured_c_and_d0(
     config = load_layered_config(ROOT / "configs" / "config.yaml", ROOT / "configs" / "ablations" /
                                  "measured_schedule.yaml")
     settings = premise_settings(config)
-    assert settings["measured"] == ["ead_measured_tis"]
-    assert "measured" not in premise_settings(load_layered_config(ROOT / "configs" / "config.yaml"))
+    assert settings.measured == ("ead_measured_tis",)
+    assert "measured" not in premise_settings(load_layered_config(ROOT / "configs" / "config.yaml")).to_document()
     out = measured_table(tmp_path)
     applied = with_measured_schedules(settings, str(out))
-    sized = applied["samplers"]["ead_measured_tis"]
+    sized = applied.samplers["ead_measured_tis"]
     assert (sized["warmup"], sized["d0"]) == (3, pytest.approx(16.5 / math.log(2.1)))
-    assert applied["samplers"]["ead_measured_tis"]["tau_max"] == settings["samplers"]["ead"]["tau_max"]
-    assert applied["samplers"]["ead"] == settings["samplers"]["ead"]  # the hand-sized EAD keeps the ead block's
+    assert applied.samplers["ead_measured_tis"]["tau_max"] == settings.samplers["ead"]["tau_max"]
+    assert applied.samplers["ead"] == settings.samplers["ead"]  # the hand-sized EAD keeps the ead block's
     with pytest.raises(SystemExit, match=r"\['ead_measured_tis'\] are `measured: true`: pass"):
         with_measured_schedules(settings, None)
     with pytest.raises(SystemExit, match="no probed sampler is `measured: true`"):
@@ -155,8 +156,10 @@ def verdict_input(hot_diff, cold_diff, strategy_share, ead_diffs):
                  ci_low=strategy_share[1], ci_high=strategy_share[2])]
     rows += [dict(sampler="ead", step=step, metric="informative@4", diff=d[0], diff_ci_low=d[1], diff_ci_high=d[2],
                   mde=0.01) for step, d in zip((1, 16), ead_diffs)]
-    settings = {"n": 4, "steps": [1, 16], "baseline": "tau1.0",
-                "premises": {"hot": "hot", "cold": "cold", "strategy_share_min": 0.3, "ead": "ead", "informative_k": 4}}
+    settings = ProbeSettings.from_document({
+        "split": "val", "limit": 2, "n": 4, "max_new_tokens": 8, "seed": 0, "batch_size": 8, "bootstrap": 10,
+        "steps": [1, 16], "baseline": "tau1.0", "group_sizes": [4], "tis_cap": 2.0, "samplers": {},
+        "premises": {"hot": "hot", "cold": "cold", "strategy_share_min": 0.3, "ead": "ead", "informative_k": 4}})
     return premise_verdicts(pd.DataFrame(rows), settings)
 
 

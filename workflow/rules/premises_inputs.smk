@@ -35,13 +35,13 @@ def get_premise_data(wildcards):
 
 
 def get_premise_settings():
-    """The probe's settings as one JSON document (ead.settings.premises.premise_settings)."""
-    return shlex.quote(json.dumps(premise_settings(config), sort_keys=True))
+    """The probe's settings as one JSON document (ead.settings.premises.ProbeSettings)."""
+    return shlex.quote(premise_settings(config).to_json())
 
 
 def get_premise_measured_input(wildcards):
     """The policy's measured schedule table when a probed sampler is `measured: true` (ead.analyses.measured_schedule)."""
-    if premise_settings(config).get("measured"):
+    if premise_settings(config).measured:
         return [f"results/schedule/measured_{wildcards.policy}.csv"]
     return []
 

@@ -36,8 +36,9 @@ Run:
     python -m ead.analyses.premises --model results/models/tiny1m --data results/data/countdown.parquet \
         --settings '{"split": "val", "limit": 256, "n": 16, ...}' --out results/premises/tiny1m.csv \
         --verdicts results/premises/tiny1m_verdicts.csv [--groups-out results/premises/tiny1m_by_key.csv]
-(``--settings`` is the config's ``premises`` section with the samplers resolved to schedules; the workflow
-builds it, see workflow/rules/premises.smk.) Samplers listed in its ``measured`` key take c and d0 from
+(``--settings`` is the config's ``premises`` section with the samplers resolved to schedules, one typed document,
+:class:`ead.settings.premises.ProbeSettings`, read strictly: an unknown or missing key is refused by name; the
+workflow builds it, see workflow/rules/premises.smk.) Samplers listed in its ``measured`` key take c and d0 from
 ``--measured-schedule`` (the policy's table of ``ead.analyses.measured_schedule``), as RL cells of them do.
 """
 
@@ -67,6 +68,8 @@ from ead.models import load_hf_model
 from ead.numerics import pin_job
 from ead.samplers.engines import sample_hf
 from ead.schedule import build_schedule
+from ead.settings.base import ConfigError
+from ead.settings.premises import ProbeSettings
 from ead.tables import PREMISE_VERDICTS, PREMISES, PREMISES_BY_GROUP
 from ead.verdicts import combine, decide
 
@@ -207,11 +210,11 @@ def problem_groups(problems: pd.DataFrame, group_by: str, source: str) -> pd.Ser
     return problems.set_index("id")[group_by]
 
 
-def premise_verdicts(table: pd.DataFrame, settings: dict) -> pd.DataFrame:
+def premise_verdicts(table: pd.DataFrame, settings: ProbeSettings) -> pd.DataFrame:
     """G1-G3 as rows: the effects they rest on, their CIs and the verdict with its rule."""
-    premises, n = settings["premises"], settings["n"]
+    premises, n = settings.premises, settings.n
     indexed = table.set_index(["sampler", "step", "metric"])
-    first_step = settings["steps"][0]
+    first_step = settings.steps[0]
 
     def effect_row(sampler, step, metric, column="diff"):
         row = indexed.loc[(sampler, step, metric)]
@@ -222,7 +225,7 @@ def premise_verdicts(table: pd.DataFrame, settings: dict) -> pd.DataFrame:
         return sorted(table.loc[table["sampler"] == sampler, "step"].unique())
 
     rows = []
-    hot, cold = premises["hot"], premises["cold"]
+    hot, cold = premises.hot, premises.cold
     g1_parts = []
     for sampler, metric, claim in ((hot, f"pass@{n}", G1_HEAT_PART),
                                    (cold, "pass@1", "cold late raises accuracy")):
@@ -235,7 +238,7 @@ def premise_verdicts(table: pd.DataFrame, settings: dict) -> pd.DataFrame:
     g1 = combine(g1_parts)
     rows.append({"premise": "G1", "part": "a trade-off exists (both parts)", "verdict": g1.verdict, "rule": g1.rule})
 
-    baseline, share_min = settings["baseline"], premises["strategy_share_min"]
+    baseline, share_min = settings.baseline, premises.strategy_share_min
     g2 = {"premise": "G2", "part": "strategy errors are a large share of failures", "sampler": baseline,
           "step": first_step, "metric": "failure_share_strategy", "threshold": share_min}
     if (baseline, first_step, "failure_share_strategy") in indexed.index:
@@ -246,7 +249,7 @@ def premise_verdicts(table: pd.DataFrame, settings: dict) -> pd.DataFrame:
     else:  # no failed sample: no share to measure
         rows.append({**g2, "verdict": "inconclusive", "rule": "the baseline failed on no sample"})
 
-    ead, k = premises["ead"], premises["informative_k"]
+    ead, k = premises.ead, premises.informative_k
     g3_parts = []
     for step in steps_of(ead):
         effect, low, high, mde = effect_row(ead, step, f"informative@{k}")
@@ -261,10 +264,10 @@ def premise_verdicts(table: pd.DataFrame, settings: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def with_measured_schedules(settings: dict, path: str | None) -> dict:
-    """The probe's settings with c and d0 of every sampler in ``settings["measured"]`` taken from the policy's
+def with_measured_schedules(settings: ProbeSettings, path: str | None) -> ProbeSettings:
+    """The probe's settings with c and d0 of every sampler in ``settings.measured`` taken from the policy's
     measured schedule table (the rest of each schedule is the config's ``ead`` block and the sampler's overrides)."""
-    measured = settings.get("measured", [])
+    measured = list(settings.measured)
     if measured and path is None:
         raise SystemExit(f"samplers {measured} are `measured: true`: pass the policy's --measured-schedule table")
     if path is not None and not measured:
@@ -272,8 +275,8 @@ def with_measured_schedules(settings: dict, path: str | None) -> dict:
     if not measured:
         return settings
     sized = read_measured_schedule(path)
-    samplers = {name: ({**spec, **sized} if name in measured else spec) for name, spec in settings["samplers"].items()}
-    return {**settings, "samplers": samplers}
+    samplers = {name: ({**spec, **sized} if name in measured else spec) for name, spec in settings.samplers.items()}
+    return settings.with_samplers(samplers)
 
 
 def main(argv=None):
@@ -288,54 +291,57 @@ def main(argv=None):
     parser.add_argument("--measured-schedule", help="the policy's measured schedule table (samplers in `measured`)")
     parser.add_argument("--groups-out", help="the table by value of the settings' group_by column (given with it)")
     args = parser.parse_args(argv)
-    group_by = json.loads(args.settings).get("group_by")
+    try:
+        settings = ProbeSettings.from_json(args.settings)
+    except ConfigError as error:
+        parser.error(f"--settings: {error}")
+    group_by = settings.group_by
     if (group_by is None) != (args.groups_out is None):
         parser.error("--groups-out and the settings' group_by go together (config premises.group_by): "
                      f"group_by = {group_by!r}, --groups-out = {args.groups_out!r}")
 
     pin_job(args.threads)
-    settings = with_measured_schedules(json.loads(args.settings), args.measured_schedule)
+    settings = with_measured_schedules(settings, args.measured_schedule)
     log = setup_logging("premises")
     model, tokenizer = load_hf_model(args.model)
     table = read_table(args.data)
     task = table_task(table, args.data)
-    problems = first_problems_of_split(table, settings["split"], settings["limit"], args.data)
+    problems = first_problems_of_split(table, settings.split, settings.limit, args.data)
     groups = problem_groups(problems, group_by, args.data) if group_by else None
     ids, prompts = problems["id"].tolist(), problems["question"].tolist()
-    n, steps = settings["n"], settings["steps"]
+    n, steps = settings.n, settings.steps
     # the same seed and batch size for every sampler: batch by batch the same random numbers (common random numbers,
     # ead.samplers.engines.sample_hf)
-    options = dict(n=n, max_new_tokens=settings["max_new_tokens"], seed=settings["seed"],
-                   batch_size=settings["batch_size"])
+    options = dict(n=n, max_new_tokens=settings.max_new_tokens, seed=settings.seed, batch_size=settings.batch_size)
     quantities = {}
-    for name, spec in settings["samplers"].items():
+    for name, spec in settings.samplers.items():
         schedule = build_schedule(spec)
         for step in (steps if step_dependent(schedule, steps) else steps[:1]):
             samples = sample_hf(model, tokenizer, ids, prompts, schedule, step=step, **options)
-            quantities[(name, step)] = per_problem_quantities(samples, problems, settings["tis_cap"], task)
+            quantities[(name, step)] = per_problem_quantities(samples, problems, settings.tis_cap, task)
             done = quantities[(name, step)]
             log.info("%s at step %d: pass@1 %.4f, distinct correct %.2f", name, step,
                      done["num_correct"].sum() / done["num_samples"].sum(), done["distinct_correct"].mean())
-    table = paired_premise_table(quantities, (settings["baseline"], steps[0]), n, settings["group_sizes"],
-                      resamples=settings["bootstrap"], seed=settings["seed"])
+    table = paired_premise_table(quantities, (settings.baseline, steps[0]), n, settings.group_sizes,
+                                 resamples=settings.bootstrap, seed=settings.seed)
     greedy = sample_hf(model, tokenizer, ids, prompts, build_schedule({"name": "fixed", "tau": 1.0}), greedy=True,
                        **{**options, "n": 1})
     correct = [get_task(task).classify_failure(text, answer) == "ok"
                for text, answer in zip(greedy["text"], problems.set_index("id").loc[greedy["prompt_id"], "answer"])]
-    value, low, high = bootstrap_mean_ci(np.asarray(correct, dtype=float), resamples=settings["bootstrap"],
-                                         seed=settings["seed"])
+    value, low, high = bootstrap_mean_ci(np.asarray(correct, dtype=float), resamples=settings.bootstrap,
+                                         seed=settings.seed)
     table = pd.concat([table, pd.DataFrame([{"sampler": "greedy", "step": steps[0], "metric": "greedy_accuracy",
                                              "value": value, "ci_low": low, "ci_high": high}])], ignore_index=True)
-    provenance = {"model": args.model, "data": args.data, "split": settings["split"], "num_problems": len(ids),
-                  "n": n, "baseline": settings["baseline"], "seed": settings["seed"],
-                  "schedules": json.dumps(settings["samplers"], sort_keys=True)}
+    provenance = {"model": args.model, "data": args.data, "split": settings.split, "num_problems": len(ids),
+                  "n": n, "baseline": settings.baseline, "seed": settings.seed,
+                  "schedules": json.dumps(settings.samplers, sort_keys=True)}
     PREMISES.write(table.assign(**provenance), args.out)
     verdicts = premise_verdicts(table, settings)
     PREMISE_VERDICTS.write(verdicts.assign(**provenance), args.verdicts)
     if group_by:
-        by_group = premises_by_group(quantities, (settings["baseline"], steps[0]), groups, group_by,
-                                     settings["premises"]["informative_k"], resamples=settings["bootstrap"],
-                                     seed=settings["seed"])
+        by_group = premises_by_group(quantities, (settings.baseline, steps[0]), groups, group_by,
+                                     settings.premises.informative_k, resamples=settings.bootstrap,
+                                     seed=settings.seed)
         PREMISES_BY_GROUP.write(by_group.assign(**{key: value for key, value in provenance.items()
                                                    if key != "num_problems"}), args.groups_out)
         log.info("wrote %s (%d rows, %d values of %s)", args.groups_out, len(by_group), by_group["group"].nunique(),

@@ -16,15 +16,13 @@ and ``backend`` (verl's section, null on the CPU backend).
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import types
-import typing
 from dataclasses import dataclass
 
 from ead.rewards.grader import GraderSettings
 from ead.schedule import build_schedule
 from ead.settings.base import ConfigError
+from ead.settings.documents import as_document, read_document
 from ead.tables import CELL_COLUMNS
 
 __all__ = ["AlgorithmParams", "Budget", "CellSettings", "Evaluation", "GraderSettings", "Optimizer", "TrainPool",
@@ -54,7 +52,7 @@ class AlgorithmParams:
 
     def stated(self) -> dict:
         """The keys the config states, with their values (what verl's configs receive)."""
-        return {key: value for key, value in _document(self).items() if value is not None}
+        return {key: value for key, value in as_document(self).items() if value is not None}
 
     def forking(self) -> tuple[float, str]:
         """(the share of response tokens the loss keeps, over a response or the batch): every token of each response
@@ -191,7 +189,7 @@ class CellSettings:
 
     def to_document(self) -> dict:
         """The JSON-ready document (nested dicts and lists)."""
-        return _document(self)
+        return as_document(self)
 
     def to_json(self) -> str:
         """The document as the job receives it (keys sorted: reordering the config reruns nothing)."""
@@ -202,7 +200,7 @@ class CellSettings:
         """The settings of ``document``; ConfigError naming the first unknown or missing key or mistyped value, or a
         schedule that does not build (a document of ead.schedule's registry, whose classes type its parameters; the
         DAG's own documents are built when they are resolved)."""
-        settings = _read(cls, document, "")
+        settings = read_document(cls, document, "cell settings")
         try:
             build_schedule(settings.schedule)
         except (TypeError, ValueError) as error:
@@ -216,61 +214,3 @@ class CellSettings:
         except json.JSONDecodeError as error:
             raise ConfigError(f"cell settings: not a JSON document ({error})") from None
         return cls.from_document(document)
-
-
-def _document(value):
-    if dataclasses.is_dataclass(value):
-        return {field.name: _document(getattr(value, field.name)) for field in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [_document(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _document(item) for key, item in value.items()}
-    return value
-
-
-#: What a value of each plain type must be (bool is an int to Python, never to the document).
-_PLAIN = {
-    int: ("an integer", lambda value: isinstance(value, int) and not isinstance(value, bool)),
-    float: ("a number", lambda value: isinstance(value, (int, float)) and not isinstance(value, bool)),
-    str: ("a string", lambda value: isinstance(value, str)),
-    bool: ("true or false", lambda value: isinstance(value, bool)),
-    dict: ("a mapping", lambda value: isinstance(value, dict) and all(isinstance(key, str) for key in value)),
-}
-
-
-def _read(kind, value, where: str):
-    """``value`` of the document read as ``kind`` (a dataclass, a plain type, ``tuple[X, ...]`` or ``X | None``);
-    ``where`` is its dotted key. Values are kept as written (an int where a float is declared stays an int), so a
-    document reads back to itself and its verl overrides are the config's values exactly."""
-    if typing.get_origin(kind) in (typing.Union, types.UnionType):
-        if value is None and type(None) in typing.get_args(kind):
-            return None
-        (kind,) = [option for option in typing.get_args(kind) if option is not type(None)]
-    if dataclasses.is_dataclass(kind):
-        if not isinstance(value, dict):
-            raise ConfigError(f"cell settings: {where!r} = {value!r} is not a mapping" if where
-                              else f"cell settings: the document is not a mapping: {value!r}")
-        fields = typing.get_type_hints(kind)
-        for key in value:
-            if key not in fields:
-                raise ConfigError(f"cell settings: unknown key {_key(where, key)!r}")
-        for key in fields:
-            if key not in value:
-                raise ConfigError(f"cell settings: missing key {_key(where, key)!r}")
-        try:
-            return kind(**{key: _read(field, value[key], _key(where, key)) for key, field in fields.items()})
-        except ValueError as error:  # a group's own checks (the grader's ranges)
-            raise ConfigError(f"cell settings: {where or 'the document'}: {error}") from None
-    if typing.get_origin(kind) is tuple:
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"cell settings: {where!r} = {value!r} is not a list")
-        (item, _) = typing.get_args(kind)
-        return tuple(_read(item, element, f"{where}[{index}]") for index, element in enumerate(value))
-    description, fits = _PLAIN[kind]
-    if not fits(value):
-        raise ConfigError(f"cell settings: {where!r} = {value!r} is not {description}")
-    return value
-
-
-def _key(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key

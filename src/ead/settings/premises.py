@@ -1,11 +1,23 @@
-"""``premises``: the premise probe's cross-key rules and the settings of its job (python -m ead.analyses.premises)."""
+"""``premises``: the premise probe's cross-key rules and the settings of its job (python -m ead.analyses.premises).
+
+:class:`ProbeSettings` is the job's one typed document: made once at DAG build time (:func:`premise_settings`), handed
+to the job as JSON (``--settings``, :meth:`ProbeSettings.to_json`) and read back there with
+:meth:`ProbeSettings.from_json`, which refuses an unknown or a missing key and a value of the wrong type, naming it
+(``probe settings: unknown key 'premises.hott'``; ead.settings.documents).
+"""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, replace
+
 from ead.data.tasks import task_names
 from ead.settings.base import ConfigError, sampler_training
+from ead.settings.documents import as_document, read_document
 from ead.settings.policies import policy_task
 from ead.settings.rl import sampler_schedule
+
+__all__ = ["ProbeRoles", "ProbeSettings", "check_premises", "premise_data", "premise_group_by", "premise_settings"]
 
 _JOB_KEYS = ("split", "limit", "n", "max_new_tokens", "seed", "batch_size", "bootstrap", "steps", "baseline",
              "group_sizes", "tis_cap")
@@ -17,19 +29,86 @@ def premise_data(config: dict, policy: str) -> str:
     return f"results/data/{policy_task(config, policy)}.parquet"
 
 
-def premise_settings(config: dict) -> dict:
-    """The probe's settings as one document, its samplers resolved to their schedules."""
+@dataclass(frozen=True)
+class ProbeRoles:
+    """The samplers and thresholds each premise reads (config ``premises``: G1's hot and cold samplers, G2's share,
+    G3's EAD sampler and its group size)."""
+
+    hot: str
+    cold: str
+    strategy_share_min: float
+    ead: str
+    informative_k: int
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    """Everything the premise probe's job reads: the problems (``split``, ``limit``), sampling (``n``,
+    ``max_new_tokens``, ``seed``, ``batch_size``), the samplers resolved to their schedule documents and the RL
+    ``steps`` their schedules are probed at, the ``baseline`` every comparison is paired against, the
+    ``group_sizes`` of informative@k, the TIS cap whose reach is reported, the bootstrap, the premises' roles, the
+    samplers whose c and d0 come from the policy's measured schedule (``measured``) and the data column of the table
+    by group (``group_by``). The last two are left out of the document when unused, so the job's command is then
+    what it was before they existed."""
+
+    split: str
+    limit: int
+    n: int
+    max_new_tokens: int
+    seed: int
+    batch_size: int
+    bootstrap: int
+    steps: tuple[int, ...]
+    baseline: str
+    group_sizes: tuple[int, ...]
+    tis_cap: float
+    samplers: dict  # sampler name -> its schedule document (ead.schedule's registry)
+    premises: ProbeRoles
+    measured: tuple[str, ...] = ()
+    group_by: str | None = None
+
+    def to_document(self) -> dict:
+        document = as_document(self)
+        if not self.measured:
+            del document["measured"]
+        if self.group_by is None:
+            del document["group_by"]
+        return document
+
+    def to_json(self) -> str:
+        """The document as the job receives it (keys sorted: reordering the config reruns nothing)."""
+        return json.dumps(self.to_document(), sort_keys=True)
+
+    @classmethod
+    def from_document(cls, document: dict) -> ProbeSettings:
+        if not isinstance(document, dict):
+            raise ConfigError(f"probe settings: the document is not a mapping: {document!r}")
+        return read_document(cls, {"measured": [], "group_by": None, **document}, "probe settings")
+
+    @classmethod
+    def from_json(cls, text: str) -> ProbeSettings:
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"probe settings: not a JSON document ({error})") from None
+        return cls.from_document(document)
+
+    def with_samplers(self, samplers: dict) -> ProbeSettings:
+        """These settings with other schedule documents for the samplers (the measured ones sized)."""
+        return replace(self, samplers=samplers)
+
+
+def premise_settings(config: dict) -> ProbeSettings:
+    """The probe's settings, its samplers resolved to their schedules."""
     premises = config["premises"]
-    settings = {key: premises[key] for key in _JOB_KEYS}
-    settings["samplers"] = {name: sampler_schedule(config, name) for name in premises["samplers"]}
-    settings["premises"] = {key: premises[key] for key in _ROLE_KEYS}
-    measured = [name for name in premises["samplers"]
-                if sampler_training(config["rl"], config["rl"]["samplers"][name])["measured"]]
-    if measured:  # c and d0 from the policy's measured schedule table, read by the job (ead.analyses.premises)
-        settings["measured"] = measured
-    if premises["group_by"] is not None:  # the table by a data column (absent otherwise: the job's command unchanged)
-        settings["group_by"] = premises["group_by"]
-    return settings
+    document = {key: premises[key] for key in _JOB_KEYS}
+    document["samplers"] = {name: sampler_schedule(config, name) for name in premises["samplers"]}
+    document["premises"] = {key: premises[key] for key in _ROLE_KEYS}
+    # c and d0 of these from the policy's measured schedule table, read by the job (ead.analyses.premises)
+    document["measured"] = [name for name in premises["samplers"]
+                            if sampler_training(config["rl"], config["rl"]["samplers"][name])["measured"]]
+    document["group_by"] = premises["group_by"]  # the table by a data column, or None: no such table
+    return ProbeSettings.from_document(document)
 
 
 def premise_group_by(config: dict) -> str | None:
