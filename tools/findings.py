@@ -149,10 +149,10 @@ def check_printed_prediction(text: str, predicted: str, result: str, where: str)
         raise FindingsError(f"{where}: the report printed the prediction {said!r}, the config says {predicted!r}")
 
 
-def testbed_prediction(entry_text: str, claim: str, verdict: str, where: str) -> None:
-    """The pre-registration's table row for ``claim`` (its ``prediction`` column) starts with ``verdict``, the
-    prediction the page copies."""
-    rows = [row for table in markdown_tables(entry_text) for row in table
+def testbed_prediction(tables: list[list[dict[str, str]]], claim: str, verdict: str, where: str) -> None:
+    """The pre-registration's table row for ``claim`` (its ``prediction`` column; ``tables``: the entry's
+    markdown_tables) starts with ``verdict``, the prediction the page copies."""
+    rows = [row for table in tables for row in table
             if re.sub(r"\s*\(primary\)", "", plain(next(iter(row.values())))) == claim]
     written = [plain(row.get("prediction", "")) for row in rows]
     if len(written) != 1 or written[0].split(" ")[0] != verdict:
@@ -184,6 +184,9 @@ def experiment_rows(root: Path, experiment: dict) -> tuple[list[Row], str]:
             raise FindingsError(f"tools/findings.yaml, {key}: {source} holds claims {left_out} that the page "
                                 "leaves out")
     predictions = experiment["predictions"]
+    # the pre-registration's tables, read once for all the experiment's claims
+    registered = (markdown_tables(testbed_entry(root, predictions["entry"])) if predictions["source"] == "testbed"
+                  else None)
     locate = experiment["locate"]
     rows = []
     for premise in experiment.get("premises", []):
@@ -211,8 +214,7 @@ def experiment_rows(root: Path, experiment: dict) -> tuple[list[Row], str]:
             check_printed_prediction(text, predicted, verdict, where)
         elif predictions["source"] == "testbed":
             predicted = predictions["verdicts"][claim_id]
-            testbed_prediction(testbed_entry(root, predictions["entry"]), claim_id, predicted,
-                               f"tools/findings.yaml, {key}")
+            testbed_prediction(registered, claim_id, predicted, f"tools/findings.yaml, {key}")
         else:  # the paper's claim, in the claim's direction
             predicted = "supported"
         rows.append(Row(claim_id, claim.get("statement", ""), predicted, predicted_effect, effect, verdict,
@@ -283,12 +285,17 @@ def prediction_source(experiment: dict) -> str:
     return f"the `prediction` keys of `{experiment['claims_from']}`, committed before the cells they predict ran"
 
 
-def render_page(root: Path, experiments: list[dict]) -> str:
-    """The findings block: per experiment its question, sources, a table of prediction beside result, the tally and
-    what may and may not be concluded."""
+def collect(root: Path, experiments: list[dict]) -> list[tuple[dict, list[Row], str]]:
+    """Each experiment with its rows and where its results came from (experiment_rows), read once for the page and
+    the summary."""
+    return [(experiment, *experiment_rows(root, experiment)) for experiment in experiments]
+
+
+def render_page(collected: list[tuple[dict, list[Row], str]]) -> str:
+    """The findings block: per experiment (``collect``) its question, sources, a table of prediction beside result,
+    the tally and what may and may not be concluded."""
     lines = []
-    for experiment in experiments:
-        rows, source = experiment_rows(root, experiment)
+    for experiment, rows, source in collected:
         met, total = tally(rows)
         before = experiment["predictions"].get("before_negligible", False)
         lines += [f"### {experiment['title']} ({experiment['kind']})", "",
@@ -305,11 +312,11 @@ def render_page(root: Path, experiments: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def render_summary(root: Path, experiments: list[dict]) -> str:
-    """The README's summary: one line per experiment, its tally and its primary claim's result beside its prediction."""
+def render_summary(collected: list[tuple[dict, list[Row], str]]) -> str:
+    """The README's summary: one line per experiment (``collect``), its tally and its primary claim's result beside
+    its prediction."""
     lines = []
-    for experiment in experiments:
-        rows, _ = experiment_rows(root, experiment)
+    for experiment, rows, _ in collected:
         met, total = tally(rows)
         line = f"- **{experiment['title']}** ({experiment['kind']}): {met} of {total} as predicted"
         primary = next((row for row in rows if row.id == experiment.get("primary")), None)
@@ -347,8 +354,8 @@ def main(argv=None):
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "findings.md", help="the findings page")
     parser.add_argument("--readme", type=Path, default=ROOT / "README.md", help="the README holding the summary")
     args = parser.parse_args(argv)
-    experiments = load()
-    page, summary = render_page(ROOT, experiments), render_summary(ROOT, experiments)
+    collected = collect(ROOT, load())
+    page, summary = render_page(collected), render_summary(collected)
     replace_block(args.doc, "findings", page)
     replace_block(args.readme, "findings-summary", summary)
     print(summary)

@@ -40,9 +40,9 @@ def _experiment(key: str) -> dict:
 
 
 def test_the_page_and_the_readmes_summary_are_the_programs_output():
-    experiments = findings.load()
-    assert doc_blocks.read_block(ROOT / "docs" / "findings.md", "findings") == findings.render_page(ROOT, experiments)
-    assert doc_blocks.read_block(ROOT / "README.md", "findings-summary") == findings.render_summary(ROOT, experiments)
+    collected = findings.collect(ROOT, findings.load())
+    assert doc_blocks.read_block(ROOT / "docs" / "findings.md", "findings") == findings.render_page(collected)
+    assert doc_blocks.read_block(ROOT / "README.md", "findings-summary") == findings.render_summary(collected)
 
 
 def test_every_claim_of_every_experiment_is_on_the_page_with_its_prediction():
@@ -68,7 +68,7 @@ def test_every_claim_of_every_experiment_is_on_the_page_with_its_prediction():
 def test_a_number_changed_in_a_report_changes_the_page(sources):
     report = sources / "benchmarks" / "results" / "positive_control.md"
     report.write_text(report.read_text().replace("-0.9 [-2.3, +0.4]", "-0.8 [-2.3, +0.4]"))
-    page = findings.render_page(sources, [_experiment("positive_control")])
+    page = findings.render_page(findings.collect(sources, [_experiment("positive_control")]))
     assert "| P1 (primary) |" in page and "-0.8 [-2.3, +0.4]" in page and "-0.9 [-2.3, +0.4]" not in page
     assert page not in doc_blocks.read_block(ROOT / "docs" / "findings.md", "findings")
 
@@ -163,7 +163,7 @@ def _own_experiment_entry() -> dict:
 def test_the_recipes_run_goes_on_the_findings_page_from_its_committed_claims_table(sources):
     (sources / "configs" / "ablations" / "my_question.yaml").write_text(_own_experiment_block())
     _claims_table(sources / "benchmarks" / "results" / "my_question_claims.csv", "inconclusive")
-    page = findings.render_page(sources, [_own_experiment_entry()])
+    page = findings.render_page(findings.collect(sources, [_own_experiment_entry()]))
     assert ("| Y1 (primary) | EAD raises Pass@1 over tau 1.2 over the learning curve | inconclusive +1.0 | "
             "+0.5 [-0.3, +1.4] | 1.2 | **inconclusive** | yes |") in page
     assert "**1 of 1 claims as predicted.**" in page
@@ -174,7 +174,7 @@ def test_a_claims_table_that_recorded_another_prediction_than_the_overlay_is_ref
     (sources / "configs" / "ablations" / "my_question.yaml").write_text(_own_experiment_block())
     _claims_table(sources / "benchmarks" / "results" / "my_question_claims.csv", "supported")
     with pytest.raises(findings.FindingsError, match="printed the prediction 'supported', the config says 'inconc"):
-        findings.render_page(sources, [_own_experiment_entry()])
+        findings.collect(sources, [_own_experiment_entry()])
 
 
 def test_a_misspelt_key_in_the_declarations_is_refused_naming_it(tmp_path):
