@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ead.rewards.grader import GraderSettings
 from ead.schedule import build_schedule
 from ead.settings.base import ConfigError
-from ead.settings.documents import as_document, read_document
+from ead.settings.documents import as_document, json_document, read_document
 from ead.tables import CELL_COLUMNS
 
 __all__ = ["AlgorithmParams", "Budget", "CellSettings", "Evaluation", "GraderSettings", "Optimizer", "TrainPool",
@@ -209,8 +209,4 @@ class CellSettings:
 
     @classmethod
     def from_json(cls, text: str) -> CellSettings:
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ConfigError(f"cell settings: not a JSON document ({error})") from None
-        return cls.from_document(document)
+        return cls.from_document(json_document(text, "cell settings"))

@@ -10,12 +10,13 @@ settings (:class:`ead.settings.cell.CellSettings`) and the premise probe's
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
 
 from ead.settings.base import ConfigError
 
-__all__ = ["as_document", "read_document"]
+__all__ = ["as_document", "json_document", "read_document"]
 
 
 def as_document(value):
@@ -27,6 +28,14 @@ def as_document(value):
     if isinstance(value, dict):
         return {key: as_document(item) for key, item in value.items()}
     return value
+
+
+def json_document(text: str, what: str):
+    """The document a job was handed as JSON text; ConfigError naming ``what`` where the text is not JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{what}: not a JSON document ({error})") from None
 
 
 #: What a value of each plain type must be (bool is an int to Python, never to the document).

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from ead.data.tasks import task_names
 from ead.settings.base import ConfigError, sampler_training
-from ead.settings.documents import as_document, read_document
+from ead.settings.documents import as_document, json_document, read_document
 from ead.settings.policies import policy_task
 from ead.settings.rl import sampler_schedule
 
@@ -81,17 +81,13 @@ class ProbeSettings:
 
     @classmethod
     def from_document(cls, document: dict) -> ProbeSettings:
-        if not isinstance(document, dict):
-            raise ConfigError(f"probe settings: the document is not a mapping: {document!r}")
-        return read_document(cls, {"measured": [], "group_by": None, **document}, "probe settings")
+        if isinstance(document, dict):  # the keys left out when unused (to_document)
+            document = {"measured": [], "group_by": None, **document}
+        return read_document(cls, document, "probe settings")
 
     @classmethod
     def from_json(cls, text: str) -> ProbeSettings:
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ConfigError(f"probe settings: not a JSON document ({error})") from None
-        return cls.from_document(document)
+        return cls.from_document(json_document(text, "probe settings"))
 
     def with_samplers(self, samplers: dict) -> ProbeSettings:
         """These settings with other schedule documents for the samplers (the measured ones sized)."""
