@@ -96,6 +96,16 @@ def pytest_sessionfinish(session):
         shutil.rmtree(SESSION_HOME, ignore_errors=True)
 
 
+def load_tool(name: str):
+    """The maintainer program ``tools/<name>.py`` as a module (tools/ is not a package: each runs as a script), under
+    its own name in ``sys.modules``, where dataclasses look their module up."""
+    spec = importlib.util.spec_from_file_location(name, WORKFLOW_ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def copy_workflow(directory: Path) -> Path:
     """A copy of the workflow (Snakefile, environments, workflow/, configs/) in ``directory``, so a test's runs write
     their results/ and .snakemake/ there and never into the checkout."""

@@ -17,33 +17,24 @@ loader gives. TESTBED.md and BENCHMARKS.md are dated logs and exempt.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 from ead.workflow import FIGURES
+from tests.conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-doc_blocks = _load("doc_blocks")
-readme_tables = _load("readme_tables")
-main_finding = _load("main_finding")
-positive_control = _load("positive_control")
-mechanism_map = _load("mechanism_map")
-machine_spread = _load("machine_spread")
+doc_blocks = load_tool("doc_blocks")
+readme_tables = load_tool("readme_tables")
+main_finding = load_tool("main_finding")
+positive_control = load_tool("positive_control")
+mechanism_map = load_tool("mechanism_map")
+machine_spread = load_tool("machine_spread")
 
 #: Docs whose headings can be referred to by name.
 NAMED_DOCS = r"README(?:\.md)?|TESTBED\.md|BENCHMARKS\.md|docs/[\w-]+\.md|configs/README\.md|tests/fixtures/README\.md"

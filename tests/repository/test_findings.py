@@ -4,26 +4,19 @@ printed another prediction than its config holds."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import load_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-findings = _load("findings")
-doc_blocks = _load("doc_blocks")
+findings = load_tool("findings")
+doc_blocks = load_tool("doc_blocks")
 
 
 @pytest.fixture

@@ -2,15 +2,14 @@
 on a fresh clone, and is current: it records the digest of the schedule table it was drawn from, which equals the
 table the current code and default config give."""
 
-import importlib.util
 from pathlib import Path
 
 from PIL import Image
 
+from tests.conftest import load_tool
+
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("readme_picture", ROOT / "tools" / "readme_picture.py")
-readme_picture = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(readme_picture)
+readme_picture = load_tool("readme_picture")
 
 
 def test_the_readme_links_the_committed_picture_and_it_shows_the_current_schedule():
